@@ -1,0 +1,33 @@
+# vectorflow: `make demo` tries it, `make test` proves it.
+GO ?= go
+BIN := bin/vectorflow
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: build test test-short fuzz bench demo generate fmt vet tools
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/vectorflow
+
+# Every test, against the real parts (git server, gpg, ssh-keygen, kustomize).
+test: tools
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+tools:
+	@hack/tools.sh >/dev/null
+
+fuzz:
+	hack/fuzz.sh
+
+bench: tools
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+demo: build
+	$(BIN) demo
+
+generate:
+	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object:headerFile=hack/boilerplate.go.txt paths=./api/...
+
+fmt:
+	gofmt -l -w $$(git ls-files '*.go')

@@ -1,0 +1,66 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StageSpec places a stage: a Kustomize overlay inside a Landscape. The
+// stage's current vector is read from that overlay, never from a side file.
+type StageSpec struct {
+	// Landscape is the name of the Landscape the stage lives in.
+	Landscape string `json:"landscape"`
+
+	// Path of the Kustomize overlay, relative to the landscape root.
+	Path string `json:"path"`
+}
+
+// StageStatus is what vectorflow observed in the stage's overlay.
+type StageStatus struct {
+	// Vector is the vector the overlay names, `<template>:<version>`.
+	// +optional
+	Vector string `json:"vector,omitempty"`
+
+	// VectorSince is when the overlay started to name Vector, as far as
+	// vectorflow observed it. It drives spec.updateDelay of configs whose
+	// source is this stage.
+	// +optional
+	VectorSince *metav1.Time `json:"vectorSince,omitempty"`
+
+	// Commit is the commit of the landscape repository the status was read at.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// Stage is a deployment target: one Kustomize overlay that Flux or Argo CD deploys.
+type Stage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   StageSpec   `json:"spec,omitempty"`
+	Status StageStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *Stage) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *Stage) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// StageList is a list of Stages.
+type StageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Stage `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Stage{}, &StageList{})
+}

@@ -1,0 +1,129 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Labels that select StageVersions.
+const (
+	StageNameLabel = "vectorflow.dev/stage-name"
+	VectorLabel    = "vectorflow.dev/vector"
+)
+
+// StageVersionSpec is one rendered version of a stage: the stage with a vector.
+type StageVersionSpec struct {
+	// Stage is the name of the Stage.
+	Stage string `json:"stage"`
+
+	// Landscape of the Stage.
+	Landscape string `json:"landscape"`
+
+	// Vector the stage ran in this version, `<template>:<version>`.
+	Vector string `json:"vector"`
+
+	// Commit of the overlay's repository this version was rendered at.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+
+	// RenderDigest is the sha256 of the overlay's rendered manifests.
+	// +optional
+	RenderDigest string `json:"renderDigest,omitempty"`
+}
+
+// StageVersionStatus tells whether the version can serve.
+type StageVersionStatus struct {
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// StageVersion is a stage rendered with one vector. It is deleted only when no
+// StageVersionUsage references it.
+type StageVersion struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   StageVersionSpec   `json:"spec,omitempty"`
+	Status StageVersionStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *StageVersion) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *StageVersion) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// StageVersionList is a list of StageVersions.
+type StageVersionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []StageVersion `json:"items"`
+}
+
+// Usage reasons of the two usages the stage itself keeps (ADR-0013).
+const (
+	TargetUsageReason = "target"
+	ActiveUsageReason = "active"
+)
+
+// StageVersionUsageSpec says that something uses a StageVersion. Exactly one
+// of StageVersionRef and StageVersionSelector is set.
+type StageVersionUsageSpec struct {
+	// Reason is why the StageVersion is in use ("target", "active", or a
+	// human-readable reason for other users).
+	Reason string `json:"reason"`
+
+	// StageVersionRef names the StageVersion directly.
+	// +optional
+	StageVersionRef *LocalObjectReference `json:"stageVersionRef,omitempty"`
+
+	// StageVersionSelector selects StageVersions by label.
+	// +optional
+	StageVersionSelector *metav1.LabelSelector `json:"stageVersionSelector,omitempty"`
+}
+
+// LocalObjectReference names an object of the same repository.
+type LocalObjectReference struct {
+	Name string `json:"name"`
+}
+
+// StageVersionUsageStatus tells whether the used StageVersion exists.
+type StageVersionUsageStatus struct {
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// StageVersionUsage keeps a StageVersion from being deleted.
+type StageVersionUsage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   StageVersionUsageSpec   `json:"spec,omitempty"`
+	Status StageVersionUsageStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *StageVersionUsage) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *StageVersionUsage) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// StageVersionUsageList is a list of StageVersionUsages.
+type StageVersionUsageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []StageVersionUsage `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&StageVersion{}, &StageVersionList{}, &StageVersionUsage{}, &StageVersionUsageList{})
+}

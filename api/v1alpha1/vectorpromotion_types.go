@@ -1,0 +1,125 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types of a VectorPromotion. There are exactly two; the state is
+// derived from them.
+const (
+	ApprovedCondition  = "Approved"
+	SucceededCondition = "Succeeded"
+)
+
+// Reasons on a VectorPromotion's conditions.
+const (
+	WaitingForApprovalReason        = "WaitingForApproval"
+	ApprovalNotRequiredReason       = "ApprovalNotRequired"
+	ApprovedReason                  = "Approved"
+	PromotionRunningReason          = "PromotionRunning"
+	PromotionTargetUnresolvedReason = "PromotionTargetUnresolved"
+	PromotionSupersededReason       = "PromotionSuperseded"
+	PromotionTimedOutReason         = "PromotionTimedOut"
+	PromotionFailedReason           = "PromotionFailed"
+	PromotionSucceededReason        = "PromotionSucceeded"
+)
+
+// PromotionState is the display state of a promotion, derived from its
+// Approved and Succeeded conditions on every write.
+type PromotionState string
+
+const (
+	PromotionWaiting    PromotionState = "Waiting"
+	PromotionReady      PromotionState = "Ready"
+	PromotionInProgress PromotionState = "InProgress"
+	PromotionBlocked    PromotionState = "Blocked"
+	PromotionSucceeded  PromotionState = "Succeeded"
+	PromotionFailed     PromotionState = "Failed"
+	PromotionSuperseded PromotionState = "Superseded"
+)
+
+// VectorPromotionSpec is the immutable snapshot taken from the config when the
+// promotion was created. Execution reads only this, never the config, so an
+// approval approves exactly this vector for exactly this target.
+type VectorPromotionSpec struct {
+	// VectorPromotionConfigName is the config that created the promotion.
+	VectorPromotionConfigName string `json:"vectorPromotionConfigName"`
+
+	// Source is the config's source at creation time.
+	Source SourceReference `json:"source"`
+
+	// Target is the config's target at creation time.
+	Target StageReference `json:"target"`
+
+	// Vector is the source's vector at creation time, `<template>:<version>`.
+	Vector string `json:"vector"`
+
+	// TTLAfterFinished is copied from the config.
+	TTLAfterFinished metav1.Duration `json:"ttlAfterFinished"`
+
+	// RequireApproval is copied from the config (defaulted by source kind).
+	RequireApproval bool `json:"requireApproval"`
+
+	// Sequence is the monotonic ordinal allocated by the config.
+	Sequence int64 `json:"sequence"`
+}
+
+// VectorPromotionStatus holds the two conditions and what follows from them.
+type VectorPromotionStatus struct {
+	// State is derived from the conditions, for display.
+	// +optional
+	State PromotionState `json:"state,omitempty"`
+
+	// Conditions are Approved and Succeeded, the source of truth.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Approval records the single grant of approval.
+	// +optional
+	Approval *ApprovalRecord `json:"approval,omitempty"`
+
+	// PromotedStageRef is the Stage a successful promotion wrote to.
+	// +optional
+	PromotedStageRef *StageReference `json:"promotedStageRef,omitempty"`
+
+	// Commit is the promotion commit on the target branch.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+}
+
+// ApprovalRecord is who approved a promotion and when.
+type ApprovalRecord struct {
+	ApprovedBy string      `json:"approvedBy"`
+	ApprovedAt metav1.Time `json:"approvedAt"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// VectorPromotion is one snapshotted promotion of a vector to a stage.
+type VectorPromotion struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VectorPromotionSpec   `json:"spec,omitempty"`
+	Status VectorPromotionStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *VectorPromotion) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *VectorPromotion) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// VectorPromotionList is a list of VectorPromotions.
+type VectorPromotionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VectorPromotion `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VectorPromotion{}, &VectorPromotionList{})
+}

@@ -1,0 +1,147 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Defaults of a VectorPromotionConfig.
+const (
+	DefaultKeepLastPromotions = 10
+	DefaultTTLAfterFinished   = 24 * 60 * 60 // seconds
+)
+
+// VectorPromotionConfigSpec connects a source of vectors to a target stage.
+type VectorPromotionConfigSpec struct {
+	// Source is where vectors come from: a VectorTemplate's latest vector or
+	// the vector a Stage currently runs.
+	Source SourceReference `json:"source"`
+
+	// Target is the Stage the vector is promoted to.
+	Target StageReference `json:"target"`
+
+	// TTLAfterFinished is how long a finished promotion is kept. Default 24h.
+	// +optional
+	TTLAfterFinished *metav1.Duration `json:"ttlAfterFinished,omitempty"`
+
+	// KeepLastPromotions caps how many finished promotions are kept, so an
+	// aggressive TTL cannot erase the audit trail. Default 10.
+	// +optional
+	KeepLastPromotions *int32 `json:"keepLastPromotions,omitempty"`
+
+	// Approval says whether promotions wait for an approval and whose.
+	// +optional
+	Approval *ApprovalPolicy `json:"approval,omitempty"`
+
+	// UpdateDelay is how long the source's vector must have been current,
+	// without interruption, before a promotion of it is created.
+	// +optional
+	UpdateDelay *metav1.Duration `json:"updateDelay,omitempty"`
+}
+
+// SourceReference names a VectorTemplate, or a Stage within a Landscape.
+type SourceReference struct {
+	// Kind is VectorTemplate or Stage.
+	Kind string `json:"kind"`
+
+	// Name of the VectorTemplate or Stage.
+	Name string `json:"name"`
+
+	// Landscape of the Stage; required for Stage, forbidden for VectorTemplate.
+	// +optional
+	Landscape string `json:"landscape,omitempty"`
+}
+
+// StageReference names a Stage within a Landscape.
+type StageReference struct {
+	// Kind is Stage.
+	Kind string `json:"kind"`
+
+	// Name of the Stage.
+	Name string `json:"name"`
+
+	// Landscape the Stage lives in.
+	Landscape string `json:"landscape"`
+}
+
+// ApprovalPolicy says who may approve a config's promotions.
+type ApprovalPolicy struct {
+	// Required overrides the default (true for Stage sources, false for
+	// VectorTemplate sources).
+	// +optional
+	Required *bool `json:"required,omitempty"`
+
+	// Approvers are the people whose signed approvals count.
+	// +optional
+	Approvers []Approver `json:"approvers,omitempty"`
+}
+
+// Approver is a person trusted to approve, identified by a public key.
+type Approver struct {
+	// Name is who the approver is, as the audit trail shows it.
+	Name string `json:"name"`
+
+	// PublicKey is an armored OpenPGP public key block or an SSH public key line.
+	PublicKey string `json:"publicKey"`
+}
+
+// VectorPromotionConfigStatus is the config's aggregate view.
+type VectorPromotionConfigStatus struct {
+	// Sequence is the last promotion ordinal allocated; promotions are named
+	// `<config>-<sequence>`.
+	// +optional
+	Sequence int64 `json:"sequence,omitempty"`
+
+	// SourceVector is the vector the source offered when last observed, and
+	// SourceVectorSince when it started to offer it (for updateDelay).
+	// +optional
+	SourceVector string `json:"sourceVector,omitempty"`
+	// +optional
+	SourceVectorSince *metav1.Time `json:"sourceVectorSince,omitempty"`
+
+	// LastPromotionConditions mirrors the conditions of the newest promotion.
+	// +optional
+	LastPromotionConditions []metav1.Condition `json:"lastPromotionConditions,omitempty"`
+
+	// LastSuccessfulPromotionConditions mirrors the conditions of the newest
+	// succeeded promotion.
+	// +optional
+	LastSuccessfulPromotionConditions []metav1.Condition `json:"lastSuccessfulPromotionConditions,omitempty"`
+
+	// ObservedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// VectorPromotionConfig moves vectors from a source to a target stage.
+type VectorPromotionConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VectorPromotionConfigSpec   `json:"spec,omitempty"`
+	Status VectorPromotionConfigStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *VectorPromotionConfig) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *VectorPromotionConfig) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// VectorPromotionConfigList is a list of VectorPromotionConfigs.
+type VectorPromotionConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VectorPromotionConfig `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VectorPromotionConfig{}, &VectorPromotionConfigList{})
+}

@@ -1,0 +1,99 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// VectorTemplateSpec says how a vector is assembled: a base template's
+// components, overridden by this template's own.
+type VectorTemplateSpec struct {
+	// Base is another VectorTemplate whose components this one starts from.
+	// +optional
+	Base *TemplateReference `json:"base,omitempty"`
+
+	// Components are the component versions of the vector. A component of the
+	// same name in the base is replaced.
+	// +optional
+	Components []ComponentSpec `json:"components,omitempty"`
+
+	// UploadTarget is an OCI repository (oci://host/path) that each assembled
+	// vector is pushed to as a small artifact tagged with its version.
+	// +optional
+	UploadTarget string `json:"uploadTarget,omitempty"`
+}
+
+// TemplateReference names a VectorTemplate in the same repository.
+type TemplateReference struct {
+	// Kind is VectorTemplate; empty means VectorTemplate.
+	// +optional
+	Kind string `json:"kind,omitempty"`
+
+	// Name of the VectorTemplate.
+	Name string `json:"name"`
+}
+
+// ComponentSpec is one component of a vector template.
+type ComponentSpec struct {
+	// Name of the component; it is also the image name the overlay's
+	// `images:` entry matches, unless Image says otherwise.
+	Name string `json:"name"`
+
+	// Image repository the component's versions come from (e.g.
+	// ghcr.io/acme/service-a). Empty means Name.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Version is an exact tag (1.4.2), a semver range (>=1.2.0 <2.0.0, 1.4.x)
+	// resolved against the registry, or a digest (sha256:...).
+	Version string `json:"version"`
+}
+
+// VectorTemplateStatus is the template's assembly result.
+type VectorTemplateStatus struct {
+	// LatestVector is the newest vector assembled from this template,
+	// `<template>:<version>`.
+	// +optional
+	LatestVector string `json:"latestVector,omitempty"`
+
+	// LatestVectorSince is when LatestVector was assembled.
+	// +optional
+	LatestVectorSince *metav1.Time `json:"latestVectorSince,omitempty"`
+
+	// ObservedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+
+// VectorTemplate assembles vectors: immutable sets of component versions.
+type VectorTemplate struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VectorTemplateSpec   `json:"spec,omitempty"`
+	Status VectorTemplateStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *VectorTemplate) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *VectorTemplate) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// +kubebuilder:object:root=true
+
+// VectorTemplateList is a list of VectorTemplates.
+type VectorTemplateList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VectorTemplate `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VectorTemplate{}, &VectorTemplateList{})
+}
