@@ -1,0 +1,322 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"golang.org/x/crypto/ssh"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Validate reports every problem of a VectorPromotionConfig, each at the path
+// of the field to fix. It does not need Default to have run.
+func (in *VectorPromotionConfig) Validate() field.ErrorList {
+	errs := validateName(in.Name)
+	spec := field.NewPath("spec")
+	errs = append(errs, validateSourceReference(in.Spec.Source, spec.Child("source"))...)
+	errs = append(errs, validateStageReference(in.Spec.Target, spec.Child("target"))...)
+	if in.Spec.Source.Kind == StageKind && in.Spec.Source.Name != "" &&
+		in.Spec.Source.Name == in.Spec.Target.Name && in.Spec.Source.Landscape == in.Spec.Target.Landscape {
+		errs = append(errs, field.Invalid(spec.Child("target"), in.Spec.Target.Landscape+"/"+in.Spec.Target.Name,
+			"must be a different stage than spec.source: a stage cannot be promoted to itself"))
+	}
+	if k := in.Spec.KeepLastPromotions; k != nil && *k < 0 {
+		errs = append(errs, field.Invalid(spec.Child("keepLastPromotions"), int64(*k), "must be greater than or equal to 0"))
+	}
+	errs = append(errs, validateNonNegative(in.Spec.TTLAfterFinished, spec.Child("ttlAfterFinished"))...)
+	errs = append(errs, validateNonNegative(in.Spec.UpdateDelay, spec.Child("updateDelay"))...)
+	if in.Spec.Approval != nil {
+		errs = append(errs, validateApprovers(in.Spec.Approval.Approvers, spec.Child("approval", "approvers"))...)
+	}
+	return errs
+}
+
+// Validate reports every problem of a Stage.
+func (in *Stage) Validate() field.ErrorList {
+	errs := validateName(in.Name)
+	spec := field.NewPath("spec")
+	errs = append(errs, validateReferenceName(in.Spec.Landscape, spec.Child("landscape"))...)
+	if in.Spec.Path == "" {
+		errs = append(errs, field.Required(spec.Child("path"), "the Kustomize overlay of the stage, relative to the landscape root"))
+	} else {
+		errs = append(errs, validateRelativePath(in.Spec.Path, spec.Child("path"), "the landscape root")...)
+	}
+	return errs
+}
+
+// Validate reports every problem of a Landscape.
+func (in *Landscape) Validate() field.ErrorList {
+	errs := validateName(in.Name)
+	spec := field.NewPath("spec")
+	if in.Spec.Repository != nil && in.Spec.Repository.URL == "" {
+		errs = append(errs, field.Required(spec.Child("repository", "url"),
+			"the repository holding the stages; omit spec.repository to use the config repository"))
+	}
+	if in.Spec.Path != "" {
+		errs = append(errs, validateRelativePath(in.Spec.Path, spec.Child("path"), "the repository root")...)
+	}
+	return errs
+}
+
+// Validate reports every problem of a VectorTemplate.
+func (in *VectorTemplate) Validate() field.ErrorList {
+	errs := validateName(in.Name)
+	spec := field.NewPath("spec")
+	if base := in.Spec.Base; base != nil {
+		if base.Kind != "" && base.Kind != VectorTemplateKind {
+			errs = append(errs, field.NotSupported(spec.Child("base", "kind"), base.Kind, []string{VectorTemplateKind}))
+		}
+		errs = append(errs, validateReferenceName(base.Name, spec.Child("base", "name"))...)
+		if base.Name != "" && base.Name == in.Name {
+			errs = append(errs, field.Invalid(spec.Child("base", "name"), base.Name, "must name another VectorTemplate, not this one"))
+		}
+	}
+	seen := make(map[string]bool, len(in.Spec.Components))
+	for i, c := range in.Spec.Components {
+		p := spec.Child("components").Index(i)
+		switch {
+		case c.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), "the image name the overlay's images: entry matches"))
+		case seen[c.Name]:
+			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+		}
+		seen[c.Name] = true
+		errs = append(errs, validateComponentVersion(c.Version, p.Child("version"))...)
+	}
+	if in.Spec.UploadTarget != "" {
+		errs = append(errs, validateUploadTarget(in.Spec.UploadTarget, spec.Child("uploadTarget"))...)
+	}
+	return errs
+}
+
+// Validate reports every problem of a StageVersionUsage.
+func (in *StageVersionUsage) Validate() field.ErrorList {
+	errs := validateName(in.Name)
+	spec := field.NewPath("spec")
+	if in.Spec.Reason == "" {
+		errs = append(errs, field.Required(spec.Child("reason"), "why the StageVersion is in use"))
+	}
+	ref, selector := in.Spec.StageVersionRef, in.Spec.StageVersionSelector
+	switch {
+	case ref == nil && selector == nil:
+		errs = append(errs, field.Required(spec.Child("stageVersionRef"),
+			"set exactly one of spec.stageVersionRef and spec.stageVersionSelector"))
+	case ref != nil && selector != nil:
+		errs = append(errs, field.Forbidden(spec.Child("stageVersionSelector"),
+			"set exactly one of spec.stageVersionRef and spec.stageVersionSelector, not both"))
+	}
+	if ref != nil {
+		errs = append(errs, validateReferenceName(ref.Name, spec.Child("stageVersionRef", "name"))...)
+	}
+	if selector != nil {
+		errs = append(errs, validateStageVersionSelector(selector, spec.Child("stageVersionSelector"))...)
+	}
+	return errs
+}
+
+// ociTag is the OCI distribution spec's tag grammar.
+var ociTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// sha256Digest is the only digest form a component may be pinned to.
+var sha256Digest = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+
+func validateName(n string) field.ErrorList {
+	return validateReferenceName(n, field.NewPath("metadata", "name"))
+}
+
+// validateReferenceName checks a name, or a reference to one: every object's
+// name is a DNS-1123 label, so a reference that is not one can never resolve.
+func validateReferenceName(n string, p *field.Path) field.ErrorList {
+	if n == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Label(n) {
+		errs = append(errs, field.Invalid(p, n, msg))
+	}
+	return errs
+}
+
+func validateSourceReference(ref SourceReference, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch ref.Kind {
+	case "":
+		errs = append(errs, field.Required(p.Child("kind"), "VectorTemplate or Stage"))
+	case VectorTemplateKind, StageKind:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("kind"), ref.Kind, []string{VectorTemplateKind, StageKind}))
+	}
+	errs = append(errs, validateReferenceName(ref.Name, p.Child("name"))...)
+	switch ref.Kind {
+	case StageKind:
+		errs = append(errs, validateReferenceName(ref.Landscape, p.Child("landscape"))...)
+	case VectorTemplateKind:
+		if ref.Landscape != "" {
+			errs = append(errs, field.Forbidden(p.Child("landscape"),
+				"a VectorTemplate lives in the config's own repository; remove landscape"))
+		}
+	}
+	return errs
+}
+
+func validateStageReference(ref StageReference, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch ref.Kind {
+	case "":
+		errs = append(errs, field.Required(p.Child("kind"), "Stage"))
+	case StageKind:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("kind"), ref.Kind, []string{StageKind}))
+	}
+	errs = append(errs, validateReferenceName(ref.Name, p.Child("name"))...)
+	errs = append(errs, validateReferenceName(ref.Landscape, p.Child("landscape"))...)
+	return errs
+}
+
+func validateNonNegative(d *metav1.Duration, p *field.Path) field.ErrorList {
+	if d == nil || d.Duration >= 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, d.Duration.String(), "must be greater than or equal to 0")}
+}
+
+func validateApprovers(approvers []Approver, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := make(map[string]bool, len(approvers))
+	for i, a := range approvers {
+		ap := p.Index(i)
+		switch {
+		case a.Name == "":
+			errs = append(errs, field.Required(ap.Child("name"), "who the approver is, as the audit trail shows it"))
+		case seen[a.Name]:
+			errs = append(errs, field.Duplicate(ap.Child("name"), a.Name))
+		}
+		seen[a.Name] = true
+		if err := validatePublicKey(a.PublicKey, ap.Child("publicKey")); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// validatePublicKey accepts an armored OpenPGP public key block or SSH
+// authorized-key lines. Its errors never echo the value: a pasted private key
+// must not end up in logs and statuses.
+func validatePublicKey(key string, p *field.Path) *field.Error {
+	trimmed := strings.TrimSpace(key)
+	switch {
+	case trimmed == "":
+		return field.Required(p, "an armored OpenPGP public key block or an SSH public key line")
+	case hasPrivateKeyHeader(trimmed):
+		return field.Invalid(p, field.OmitValueType{}, "is a private key: remove it from the config and rotate it, "+
+			"then paste the public key (gpg --armor --export <id>, or the .pub file of an SSH key)")
+	case strings.HasPrefix(trimmed, "-----BEGIN PGP"):
+		entities, err := openpgp.ReadArmoredKeyRing(strings.NewReader(trimmed))
+		if err != nil {
+			return field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("is not a valid armored OpenPGP public key: %v", err))
+		}
+		for _, e := range entities {
+			if e.PrivateKey != nil {
+				return field.Invalid(p, field.OmitValueType{}, "is an OpenPGP private key: remove it from the config "+
+					"and rotate it, then paste the public key (gpg --armor --export <id>)")
+			}
+		}
+		return nil
+	}
+	rest := []byte(trimmed)
+	for len(bytes.TrimSpace(rest)) > 0 {
+		var err error
+		if _, _, _, rest, err = ssh.ParseAuthorizedKey(rest); err != nil {
+			return field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("is neither an armored OpenPGP public key "+
+				"block nor an SSH public key line (\"ssh-ed25519 AAAA... name\"): %v", err))
+		}
+	}
+	return nil
+}
+
+// hasPrivateKeyHeader spots PEM and OpenPGP private key armor (OpenSSH, PKCS#1,
+// PKCS#8, SEC1, "PGP PRIVATE KEY BLOCK") before any parser sees it.
+func hasPrivateKeyHeader(key string) bool {
+	for line := range strings.Lines(key) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "-----BEGIN ") && strings.Contains(line, "PRIVATE KEY") {
+			return true
+		}
+	}
+	return false
+}
+
+// validateRelativePath keeps a path inside root: relative, clean, slash-separated,
+// and without ".." climbing out, so no config can make vectorflow read or write
+// outside the repository it names.
+func validateRelativePath(p string, fp *field.Path, root string) field.ErrorList {
+	clean := path.Clean(p)
+	switch {
+	case strings.HasPrefix(p, "/"):
+		return field.ErrorList{field.Invalid(fp, p, "must be relative to "+root+", without a leading /")}
+	case strings.Contains(p, `\`):
+		return field.ErrorList{field.Invalid(fp, p, `must use / as the separator, not \`)}
+	case clean == ".." || strings.HasPrefix(clean, "../"):
+		return field.ErrorList{field.Invalid(fp, p, "must stay inside "+root+": it climbs out with ..")}
+	case clean != p:
+		return field.ErrorList{field.Invalid(fp, p, fmt.Sprintf("must be a clean path: write %q", clean))}
+	}
+	return nil
+}
+
+func validateComponentVersion(v string, p *field.Path) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(p, "an exact tag (1.4.2), a semver range (>=1.2.0 <2.0.0, 1.4.x, ^1.2) or a digest (sha256:...)")}
+	}
+	if strings.HasPrefix(v, "sha256:") {
+		if !sha256Digest.MatchString(v) {
+			return field.ErrorList{field.Invalid(p, v, "a digest must be sha256: followed by 64 lowercase hex digits")}
+		}
+		return nil
+	}
+	if ociTag.MatchString(v) {
+		return nil
+	}
+	// The semver error only repeats the value ("improper constraint: v"), so
+	// the detail names the accepted forms instead.
+	if _, err := semver.NewConstraint(v); err != nil {
+		return field.ErrorList{field.Invalid(p, v,
+			"must be an exact tag (1.4.2), a semver range (>=1.2.0 <2.0.0, 1.4.x, ^1.2) or a digest (sha256:...)")}
+	}
+	return nil
+}
+
+// validateUploadTarget wants oci://<registry host>/<repository>, with the host
+// written out: "acme/vectors" would silently mean Docker Hub. A host has a dot
+// or a port, or is localhost, as in Docker image references.
+func validateUploadTarget(target string, p *field.Path) field.ErrorList {
+	const hint = "must be oci://<registry host>/<repository>, e.g. oci://registry.example.com/acme/vectors, without a tag"
+	repo, ok := strings.CutPrefix(target, "oci://")
+	host, rest, _ := strings.Cut(repo, "/")
+	if !ok || rest == "" || !(strings.ContainsAny(host, ".:") || host == "localhost") {
+		return field.ErrorList{field.Invalid(p, target, hint)}
+	}
+	if _, err := name.NewRepository(repo, name.StrictValidation); err != nil {
+		return field.ErrorList{field.Invalid(p, target, hint+": "+err.Error())}
+	}
+	return nil
+}
+
+// validateStageVersionSelector refuses an empty selector: it would select, and
+// so keep alive, every StageVersion there is.
+func validateStageVersionSelector(s *metav1.LabelSelector, p *field.Path) field.ErrorList {
+	errs := metav1validation.ValidateLabelSelector(s, metav1validation.LabelSelectorValidationOptions{}, p)
+	if len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0 {
+		errs = append(errs, field.Required(p, "select by at least one label, e.g. "+StageNameLabel))
+	}
+	return errs
+}
