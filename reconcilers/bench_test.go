@@ -1,0 +1,59 @@
+package reconcilers
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+)
+
+// BenchmarkReconcileConfigs decides 200 configs with 1,000 promotions in total
+// when nothing changed: the steady-state cost of a reconcile pass.
+func BenchmarkReconcileConfigs(b *testing.B) {
+	inputs := steadyConfigs(b, 200, 5)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range inputs {
+			if plan := ReconcileConfig(inputs[i], at(time.Hour)); plan.Changed() {
+				b.Fatalf("config %d: steady state changed", i)
+			}
+		}
+	}
+}
+
+// steadyConfigs builds n configs with per promotions each, in every state,
+// already reconciled once so that the next pass changes nothing.
+func steadyConfigs(tb testing.TB, n, per int) []ConfigInput {
+	inputs := make([]ConfigInput, n)
+	for c := range inputs {
+		w := newWorld(devSource, "", "")
+		w.in.Config.Name = fmt.Sprintf("config-%d", c)
+		for seq := int64(1); seq <= int64(per); seq++ {
+			var p v1alpha1.VectorPromotion
+			switch {
+			case seq == int64(per):
+				p = promo(seq, true, waitingCond())
+			case seq%3 == 0:
+				p = promo(seq, true, approvedCond(), failedCond(0))
+			case seq%3 == 1:
+				p = promo(seq, true, waitingCond(), supersededCond(0))
+			default:
+				p = promo(seq, true, approvedCond(), succeededCond(0))
+			}
+			p.Name = fmt.Sprintf("config-%d-%d", c, seq)
+			p.Spec.VectorPromotionConfigName = w.in.Config.Name
+			w.in.Promotions = append(w.in.Promotions, p)
+		}
+		w.in.Config.Status.Sequence = int64(per)
+		w.in.Source.Vector = w.in.Promotions[per-1].Spec.Vector
+		w.in.TargetVector = w.in.Promotions[per-2].Spec.Vector
+		w.apply(ReconcileConfig(w.in, at(time.Hour)))
+		if plan := ReconcileConfig(w.in, at(time.Hour)); plan.Changed() {
+			tb.Fatalf("config %d is not steady: %v", c, transitionStrings(plan.Transitions))
+		}
+		inputs[c] = w.in
+	}
+	return inputs
+}

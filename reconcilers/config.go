@@ -1,0 +1,412 @@
+package reconcilers
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+)
+
+// Condition types and reasons of a VectorPromotionConfig.
+const (
+	ReadyCondition         = "Ready"
+	UpdateDelayedCondition = "UpdateDelayed"
+
+	ResolvedReason          = "Resolved"
+	SourceNotFoundReason    = "SourceNotFound"
+	TargetNotFoundReason    = "TargetNotFound"
+	LandscapeNotFoundReason = "LandscapeNotFound"
+	InvalidSpecReason       = "InvalidSpec"
+	UpdateDelayedReason     = "UpdateDelayed"
+)
+
+var errNoVector = errors.New("the source offers no vector yet")
+
+// Role says which of a config's references a missing object belongs to.
+type Role string
+
+const (
+	RoleSource Role = "source"
+	RoleTarget Role = "target"
+)
+
+// MissingReference is an object a config refers to that does not resolve.
+type MissingReference struct {
+	Role Role
+	// Kind is Landscape, Stage or VectorTemplate.
+	Kind string
+	Name string
+	// Landscape of a missing Stage.
+	Landscape string
+}
+
+func (m MissingReference) String() string {
+	if m.Kind == v1alpha1.LandscapeKind {
+		return fmt.Sprintf("Landscape %s of the %s not found", m.Name, m.Role)
+	}
+	if m.Landscape != "" {
+		return fmt.Sprintf("%s %s %s in Landscape %s not found", m.Role, m.Kind, m.Name, m.Landscape)
+	}
+	return fmt.Sprintf("%s %s %s not found", m.Role, m.Kind, m.Name)
+}
+
+// SourceState is the source's current vector: a template's
+// status.latestVector, or the vector a source stage's overlay names.
+type SourceState struct {
+	Vector string
+	// Since is when the source started to offer Vector, as the source
+	// reports it (VectorTemplate status.latestVectorSince, Stage
+	// status.vectorSince). Zero: the config's own observation is used.
+	Since time.Time
+}
+
+// ConfigInput is what ReconcileConfig decides from.
+type ConfigInput struct {
+	Config v1alpha1.VectorPromotionConfig
+	// Missing lists the config's references that do not resolve.
+	Missing []MissingReference
+	Source  SourceState
+	// TargetVector is the vector the target stage's overlay names ("" if none).
+	TargetVector string
+	// Promotions are all promotions the config owns, in any order.
+	Promotions []v1alpha1.VectorPromotion
+}
+
+// ConfigPlan is what one config pass writes; see the package documentation
+// for the order to apply it in.
+type ConfigPlan struct {
+	// Status is the config's new status; Sequence is already incremented
+	// when Create is set.
+	Status        v1alpha1.VectorPromotionConfigStatus
+	StatusChanged bool
+	// Create are new promotions, in their state after this pass.
+	Create []v1alpha1.VectorPromotion
+	// Update are existing promotions whose status changed.
+	Update []v1alpha1.VectorPromotion
+	// Delete names finished promotions past their TTL or the keep count.
+	Delete []string
+	// Start is the promotion to execute now; it is InProgress in Create or Update.
+	Start *v1alpha1.VectorPromotion
+	// Transitions are the pass's state changes, for the commit message.
+	Transitions  []Transition
+	RequeueAfter time.Duration
+}
+
+// Changed reports whether the plan writes anything.
+func (p *ConfigPlan) Changed() bool {
+	return p.StatusChanged || len(p.Create) > 0 || len(p.Update) > 0 || len(p.Delete) > 0 || p.Start != nil
+}
+
+// Drift is whether the target lags the source: the source offers a vector
+// the target does not run.
+func Drift(sourceVector, targetVector string) bool {
+	return sourceVector != "" && sourceVector != targetVector
+}
+
+// ReconcileConfig is one pass over a config: Ready condition, source
+// observation, drift (with updateDelay and one promotion per source vector),
+// scheduling, aggregate status and cleanup, in that order.
+func ReconcileConfig(in ConfigInput, now time.Time) ConfigPlan {
+	p := newConfigPass(&in, now)
+	p.checkReferences()
+	p.observeSource()
+	p.promoteOnDrift()
+	p.finish()
+	return p.plan
+}
+
+// Promote is the manual `vectorflow promote`: a fresh promotion of the
+// source's current vector with a new sequence, even if one exists, without
+// updateDelay; the rest of the pass (scheduling, cleanup) runs as usual.
+func Promote(in ConfigInput, now time.Time) (ConfigPlan, error) {
+	p := newConfigPass(&in, now)
+	p.checkReferences()
+	if p.notReady != nil {
+		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w", in.Config.Name, p.notReady)
+	}
+	if in.Source.Vector == "" {
+		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w; assemble or deploy one first", in.Config.Name, errNoVector)
+	}
+	p.observeSource()
+	removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
+	p.create()
+	p.finish()
+	return p.plan, nil
+}
+
+// configPass carries one pass's working state through its steps.
+type configPass struct {
+	in         *ConfigInput
+	now        time.Time
+	plan       ConfigPlan
+	notReady   error // why the config cannot create promotions now
+	noSource   bool  // the source cannot be observed: invalid spec or missing
+	promotions []v1alpha1.VectorPromotion
+	created    map[string]bool
+}
+
+func newConfigPass(in *ConfigInput, now time.Time) *configPass {
+	return &configPass{
+		in: in, now: now,
+		plan:       ConfigPlan{Status: *in.Config.Status.DeepCopy()},
+		promotions: in.Promotions,
+		created:    map[string]bool{},
+	}
+}
+
+// checkReferences sets the Ready condition from the spec and the references.
+func (p *configPass) checkReferences() {
+	cfg := &p.in.Config
+	c := metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionTrue, Reason: ResolvedReason,
+		Message: describeSource(cfg.Spec.Source) + " and target " + describeStage(cfg.Spec.Target) + " resolve"}
+	if problems := validateSpec(&cfg.Spec); len(problems) > 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, InvalidSpecReason, strings.Join(problems, "; ")
+		p.noSource = true
+	} else if missing := sortedMissing(p.in.Missing); len(missing) > 0 {
+		msgs := make([]string, len(missing))
+		for i, m := range missing {
+			msgs[i] = m.String()
+		}
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, missingReason(missing[0]), strings.Join(msgs, "; ")
+		p.noSource = missing[0].Role == RoleSource // sorted: a source problem comes first
+	}
+	if c.Status == metav1.ConditionFalse {
+		p.notReady = errors.New(c.Message)
+	}
+	c.ObservedGeneration = cfg.Generation
+	setCondition(&p.plan.Status.Conditions, c, p.now)
+}
+
+// observeSource records the source's vector and since when it is current,
+// which is what updateDelay measures. A changed or vanished vector restarts
+// the clock; a target outage does not.
+func (p *configPass) observeSource() {
+	st := &p.plan.Status
+	vector := p.in.Source.Vector
+	if p.noSource || vector == "" {
+		st.SourceVector, st.SourceVectorSince = "", nil
+		return
+	}
+	var since metav1.Time
+	switch {
+	case !p.in.Source.Since.IsZero():
+		since = stamp(p.in.Source.Since)
+	case st.SourceVector == vector && st.SourceVectorSince != nil:
+		since = *st.SourceVectorSince
+	default:
+		since = stamp(p.now)
+	}
+	st.SourceVector, st.SourceVectorSince = vector, &since
+}
+
+// promoteOnDrift creates a promotion of the source's vector when the target
+// lags, the vector has no promotion yet (in any state: a failed one is not
+// recreated) and it has been current for the whole updateDelay.
+func (p *configPass) promoteOnDrift() {
+	vector := p.in.Source.Vector
+	if p.notReady != nil || !Drift(vector, p.in.TargetVector) || p.hasPromotionOf(vector) {
+		removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
+		return
+	}
+	if left := p.updateDelayLeft(); left > 0 {
+		delay := p.in.Config.Spec.UpdateDelay.Duration
+		until := p.plan.Status.SourceVectorSince.Add(delay)
+		setCondition(&p.plan.Status.Conditions, metav1.Condition{
+			Type: UpdateDelayedCondition, Status: metav1.ConditionTrue, Reason: UpdateDelayedReason,
+			ObservedGeneration: p.in.Config.Generation,
+			Message: fmt.Sprintf("vector %s must stay current at the source until %s (updateDelay %s); %s left",
+				vector, until.UTC().Format(time.RFC3339), delay, ceilSecond(left)),
+		}, p.now)
+		p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, left)
+		return
+	}
+	removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
+	p.create()
+}
+
+func (p *configPass) updateDelayLeft() time.Duration {
+	d := p.in.Config.Spec.UpdateDelay
+	if d == nil || d.Duration <= 0 {
+		return 0
+	}
+	return d.Duration - p.now.Sub(p.plan.Status.SourceVectorSince.Time)
+}
+
+// ceilSecond keeps the message readable ("6m0s left", not nanoseconds)
+// without ever claiming less time than is left.
+func ceilSecond(d time.Duration) time.Duration {
+	return (d + time.Second - 1).Truncate(time.Second)
+}
+
+func (p *configPass) hasPromotionOf(vector string) bool {
+	for i := range p.promotions {
+		if p.promotions[i].Spec.Vector == vector {
+			return true
+		}
+	}
+	return false
+}
+
+// create allocates the next sequence (above the status and every existing
+// promotion, so a lost status write cannot reuse a name) and snapshots the
+// config into a new promotion.
+func (p *configPass) create() {
+	seq := p.plan.Status.Sequence
+	for i := range p.promotions {
+		seq = max(seq, p.promotions[i].Spec.Sequence)
+	}
+	seq++
+	p.plan.Status.Sequence = seq
+	np := NewPromotion(&p.in.Config, p.in.Source.Vector, seq, p.now)
+	p.promotions = append(slices.Clip(p.promotions), np)
+	p.created[np.Name] = true
+	p.plan.Transitions = append(p.plan.Transitions, Transition{Promotion: np.Name, To: np.Status.State})
+}
+
+// finish schedules, aggregates and cleans up, then fills in the plan.
+func (p *configPass) finish() {
+	cfg := &p.in.Config
+	targetMissing := slices.ContainsFunc(p.in.Missing, func(m MissingReference) bool { return m.Role == RoleTarget })
+	sched := SchedulePromotions(p.promotions, func(t v1alpha1.StageReference) bool {
+		// Only the config's own target is known here; a different snapshot
+		// target is found out by the executor (Complete with TargetUnresolved).
+		return !targetMissing || t != cfg.Spec.Target
+	}, p.now)
+	p.plan.Transitions = append(p.plan.Transitions, sched.Transitions...)
+	p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, sched.RequeueAfter)
+
+	p.plan.Status.LastPromotionConditions, p.plan.Status.LastSuccessfulPromotionConditions =
+		AggregateStatus(sched.Promotions, p.plan.Status)
+
+	cleanup := Cleanup(sched.Promotions, keepLast(&cfg.Spec), p.now)
+	p.plan.Delete = cleanup.Delete
+	p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, cleanup.RequeueAfter)
+	p.plan.Transitions = append(p.plan.Transitions, cleanup.Transitions...)
+
+	changed := map[string]bool{}
+	for _, n := range sched.Changed {
+		changed[n] = true
+	}
+	for _, n := range cleanup.Delete {
+		changed[n] = false // deleting supersedes updating
+	}
+	for i := range sched.Promotions {
+		sp := &sched.Promotions[i]
+		switch {
+		case p.created[sp.Name]:
+			p.plan.Create = append(p.plan.Create, *sp)
+		case changed[sp.Name]:
+			p.plan.Update = append(p.plan.Update, *sp)
+		}
+	}
+	if sched.Start != "" {
+		for _, list := range [][]v1alpha1.VectorPromotion{p.plan.Create, p.plan.Update} {
+			for i := range list {
+				if list[i].Name == sched.Start {
+					p.plan.Start = &list[i]
+				}
+			}
+		}
+	}
+	p.plan.Status.ObservedGeneration = cfg.Generation
+	p.plan.StatusChanged = !sameStatus(&p.plan.Status, &cfg.Status)
+}
+
+// sameStatus compares by hand: reflection (equality.Semantic) was most of a
+// steady pass's cost.
+func sameStatus(a, b *v1alpha1.VectorPromotionConfigStatus) bool {
+	return a.Sequence == b.Sequence && a.SourceVector == b.SourceVector &&
+		sameTime(a.SourceVectorSince, b.SourceVectorSince) && a.ObservedGeneration == b.ObservedGeneration &&
+		sameConditions(a.Conditions, b.Conditions) &&
+		sameConditions(a.LastPromotionConditions, b.LastPromotionConditions) &&
+		sameConditions(a.LastSuccessfulPromotionConditions, b.LastSuccessfulPromotionConditions)
+}
+
+func sameTime(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
+}
+
+func sameConditions(a, b []metav1.Condition) bool {
+	return slices.EqualFunc(a, b, sameCondition)
+}
+
+func validateSpec(spec *v1alpha1.VectorPromotionConfigSpec) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	switch s := spec.Source; {
+	case s.Kind != v1alpha1.StageKind && s.Kind != v1alpha1.VectorTemplateKind:
+		add("spec.source.kind is %q; use VectorTemplate or Stage", s.Kind)
+	case s.Name == "":
+		add("spec.source.name is empty")
+	case s.Kind == v1alpha1.StageKind && s.Landscape == "":
+		add("spec.source.landscape is required for a Stage source")
+	case s.Kind == v1alpha1.VectorTemplateKind && s.Landscape != "":
+		add("spec.source.landscape must be empty for a VectorTemplate source; templates resolve in the config's namespace")
+	}
+	switch t := spec.Target; {
+	case t.Kind != v1alpha1.StageKind:
+		add("spec.target.kind is %q, only Stage can be a target", t.Kind)
+	case t.Name == "" || t.Landscape == "":
+		add("spec.target needs a name and a landscape")
+	case spec.Source.Kind == v1alpha1.StageKind && spec.Source.Name == t.Name && spec.Source.Landscape == t.Landscape:
+		add("spec.source and spec.target are the same Stage %s in Landscape %s; a stage cannot promote to itself", t.Name, t.Landscape)
+	}
+	if spec.TTLAfterFinished != nil && spec.TTLAfterFinished.Duration < 0 {
+		add("spec.ttlAfterFinished is %s, it cannot be negative", spec.TTLAfterFinished.Duration)
+	}
+	if spec.KeepLastPromotions != nil && *spec.KeepLastPromotions < 0 {
+		add("spec.keepLastPromotions is %d, it cannot be negative", *spec.KeepLastPromotions)
+	}
+	if spec.UpdateDelay != nil && spec.UpdateDelay.Duration < 0 {
+		add("spec.updateDelay is %s, it cannot be negative", spec.UpdateDelay.Duration)
+	}
+	return problems
+}
+
+// sortedMissing orders source before target, so the reason is stable.
+func sortedMissing(missing []MissingReference) []MissingReference {
+	out := slices.Clone(missing)
+	slices.SortStableFunc(out, func(a, b MissingReference) int {
+		if a.Role == b.Role {
+			return 0
+		}
+		if a.Role == RoleSource {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+func missingReason(m MissingReference) string {
+	switch {
+	case m.Kind == v1alpha1.LandscapeKind:
+		return LandscapeNotFoundReason
+	case m.Role == RoleSource:
+		return SourceNotFoundReason
+	default:
+		return TargetNotFoundReason
+	}
+}
+
+func describeSource(s v1alpha1.SourceReference) string {
+	if s.Kind == v1alpha1.StageKind {
+		return "source " + describeStage(v1alpha1.StageReference{Kind: s.Kind, Name: s.Name, Landscape: s.Landscape})
+	}
+	return fmt.Sprintf("source %s %s", s.Kind, s.Name)
+}
+
+func keepLast(spec *v1alpha1.VectorPromotionConfigSpec) int {
+	if spec.KeepLastPromotions == nil {
+		return v1alpha1.DefaultKeepLastPromotions
+	}
+	return max(0, int(*spec.KeepLastPromotions))
+}

@@ -1,0 +1,37 @@
+// Package reconcilers is the decision core of vectorflow: pure functions of
+// (inputs, current state, now) that return plans. Nothing here reads Git,
+// talks to a registry, starts a goroutine or looks at a clock; the executors
+// load the state, call these functions and apply the plans.
+//
+// Three reconcilers, none of which needs the others' executors:
+//
+//   - AssembleVector turns a VectorTemplate (and its base chain) plus the
+//     registry's resolved versions into at most one new immutable Vector.
+//   - ReconcileConfig decides everything a VectorPromotionConfig owns: its
+//     Ready and UpdateDelayed conditions, drift, the promotions to create,
+//     the scheduling of its promotions (SchedulePromotions), cleanup
+//     (Cleanup) and the aggregate status (AggregateStatus). Promote is the
+//     manual `vectorflow promote`.
+//   - The VectorPromotion executor uses Start, Complete, Approve and
+//     ReconcilePromotion; the state is always DeriveState of the conditions.
+//
+// # Applying a ConfigPlan
+//
+// The order matters wherever the store is not atomic:
+//
+//  1. Persist Status. When Create is set it carries the incremented
+//     sequence, so a crash after this step skips a number instead of reusing
+//     one (ReconcileConfig also allocates above the highest existing
+//     promotion, so a lost status cannot collide either).
+//  2. Create the promotions in Create.
+//  3. Write the promotions in Update (their status changed: refreshed state,
+//     superseded, timed out, blocked, started).
+//  4. Delete the promotions named in Delete.
+//  5. Only after 1-3 are persisted, execute Start: it is already InProgress
+//     in Create or Update, so a crash mid-write is retired by the deadline
+//     rather than lost. Report the result with Complete and persist it.
+//
+// On the state branch steps 1-4 are one commit (Transitions make its
+// message); a rejected compare-and-swap means another writer won: re-read,
+// re-decide, retry.
+package reconcilers
