@@ -219,8 +219,11 @@ func (p *configPass) promoteOnDrift() {
 		setCondition(&p.plan.Status.Conditions, metav1.Condition{
 			Type: UpdateDelayedCondition, Status: metav1.ConditionTrue, Reason: UpdateDelayedReason,
 			ObservedGeneration: p.in.Config.Generation,
-			Message: fmt.Sprintf("vector %s must stay current at the source until %s (updateDelay %s); %s left",
-				vector, until.UTC().Format(time.RFC3339), delay, ceilSecond(left)),
+			// The time left is not in the message: it would change the
+			// status, and so make a state commit, on every pass of the delay.
+			// Readers compute it from the deadline (vectorflow get configs).
+			Message: fmt.Sprintf("vector %s must stay current at the source until %s (updateDelay %s)",
+				vector, until.UTC().Format(time.RFC3339), delay),
 		}, p.now)
 		p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, left)
 		return
@@ -235,12 +238,6 @@ func (p *configPass) updateDelayLeft() time.Duration {
 		return 0
 	}
 	return d.Duration - p.now.Sub(p.plan.Status.SourceVectorSince.Time)
-}
-
-// ceilSecond keeps the message readable ("6m0s left", not nanoseconds)
-// without ever claiming less time than is left.
-func ceilSecond(d time.Duration) time.Duration {
-	return (d + time.Second - 1).Truncate(time.Second)
 }
 
 func (p *configPass) hasPromotionOf(vector string) bool {
