@@ -1,0 +1,406 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// mountRoot is where the repository appears inside kustomize's in-memory
+// file system. Anything kustomize asks for outside it is outside the repository.
+const mountRoot = "/repository"
+
+// buildFS is the file system one build sees: an in-memory kustomize file
+// system filled lazily from the Tree. It records what the build looked at
+// (the cache key) and refuses every load that leaves the repository.
+type buildFS struct {
+	tree        Tree
+	mem         filesys.FileSystem
+	allowRemote bool
+
+	deps     map[string]dep // tree name -> what the build learnt about it
+	loaded   map[string]bool
+	escape   *EscapeError // the first refusal; the build fails with it
+	remote   bool         // the build used a remote base: its output is not cacheable
+	lastKust string       // the last kustomization file read, to name in escape errors
+	lastRead string       // the last file read, to name in build errors
+}
+
+// dep is one fact a build depended on: a content hash, or just whether the
+// name was absent, a file or a directory.
+type dep struct {
+	name string
+	kind depKind
+	hash string
+}
+
+type depKind uint8
+
+const (
+	depAbsent depKind = iota
+	depFile
+	depDir
+	depHash
+)
+
+var errReadOnly = errors.New("the repository is read-only during a build")
+
+func newBuildFS(tree Tree, allowRemote bool) *buildFS {
+	return &buildFS{
+		tree:        tree,
+		mem:         filesys.MakeFsInMemory(),
+		allowRemote: allowRemote,
+		deps:        map[string]dep{},
+		loaded:      map[string]bool{},
+	}
+}
+
+// rel maps a kustomize path to a tree name; ok is false for paths outside
+// the mount. Ancestors of the mount are reported as dir with name "".
+func (b *buildFS) rel(p string) (name string, ok bool) {
+	p = filepath.ToSlash(filepath.Clean(p))
+	switch {
+	case p == mountRoot:
+		return ".", true
+	case strings.HasPrefix(p, mountRoot+"/"):
+		return p[len(mountRoot)+1:], true
+	case p == "/" || p == "." || p == "":
+		return "", true
+	}
+	return "", false
+}
+
+// onDisk says whether p is a directory kustomize cloned a remote base into.
+func (b *buildFS) onDisk(p string) bool {
+	if !b.allowRemote {
+		return false
+	}
+	tmp := filepath.Join(os.TempDir(), "kustomize-")
+	return strings.HasPrefix(filepath.Clean(p), tmp)
+}
+
+func (b *buildFS) outside(p string) error {
+	if b.escape == nil {
+		b.escape = &EscapeError{Ref: strings.TrimPrefix(p, mountRoot+"/"), Kind: ErrOutsideRoot}
+		if b.lastKust != "" {
+			b.escape.File = b.lastKust
+		}
+	}
+	return &fs.PathError{Op: "open", Path: p, Err: b.escape}
+}
+
+func (b *buildFS) record(d dep) {
+	if old, ok := b.deps[d.name]; ok && old.kind == depHash {
+		return
+	}
+	b.deps[d.name] = d
+}
+
+// stat answers from the tree and records the kind it saw.
+func (b *buildFS) stat(name string) (fs.FileInfo, error) {
+	info, err := b.tree.Stat(name)
+	switch {
+	case err == nil && info.IsDir():
+		b.record(dep{name: name, kind: depDir})
+	case err == nil:
+		b.record(dep{name: name, kind: depFile})
+	case errors.Is(err, fs.ErrNotExist):
+		b.record(dep{name: name, kind: depAbsent})
+	default:
+		b.noteEscape(err)
+	}
+	return info, err
+}
+
+func (b *buildFS) noteEscape(err error) {
+	var esc *EscapeError
+	if b.escape == nil && errors.As(err, &esc) {
+		c := *esc
+		c.File = b.lastKust
+		b.escape = &c
+	}
+}
+
+// load copies a file from the tree into memory and checks kustomization files.
+func (b *buildFS) load(name string) ([]byte, error) {
+	data, err := b.tree.ReadFile(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			b.record(dep{name: name, kind: depAbsent})
+		}
+		b.noteEscape(err)
+		return nil, err
+	}
+	h, err := b.tree.Hash(name)
+	if err != nil {
+		return nil, err
+	}
+	b.record(dep{name: name, kind: depHash, hash: h})
+	b.lastRead = name
+	if isKustomizationFile(name) {
+		b.lastKust = name
+		if err := b.checkRefs(name, data); err != nil {
+			return nil, err
+		}
+	}
+	if !b.loaded[name] {
+		full := path.Join(mountRoot, name)
+		if err := b.mem.MkdirAll(path.Dir(full)); err != nil {
+			return nil, err
+		}
+		if err := b.mem.WriteFile(full, data); err != nil {
+			return nil, err
+		}
+		b.loaded[name] = true
+	}
+	return data, nil
+}
+
+// checkRefs refuses a kustomization that points outside the repository
+// before kustomize acts on it (kustomize would clone or fetch a remote base).
+func (b *buildFS) checkRefs(file string, data []byte) error {
+	for _, ref := range kustomizationRefs(data) {
+		kind := refEscape(path.Dir(file), ref)
+		if kind == ErrRemoteBase && b.allowRemote {
+			b.remote = true
+			continue
+		}
+		if kind != nil {
+			if b.escape == nil {
+				b.escape = &EscapeError{File: file, Ref: ref, Kind: kind}
+			}
+			return &fs.PathError{Op: "read", Path: file, Err: b.escape}
+		}
+	}
+	return nil
+}
+
+// fill copies a whole directory into memory, for Walk and Glob.
+func (b *buildFS) fill(name string) error {
+	h, err := b.tree.Hash(name)
+	if err != nil {
+		b.noteEscape(err)
+		return err
+	}
+	b.record(dep{name: name, kind: depHash, hash: h})
+	return fs.WalkDir(b.tree, name, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return b.mem.MkdirAll(path.Join(mountRoot, p))
+		}
+		if _, err := b.load(p); err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+func isKustomizationFile(name string) bool {
+	base := path.Base(name)
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if base == n {
+			return true
+		}
+	}
+	return false
+}
+
+// The filesys.FileSystem methods kustomize calls.
+
+func (b *buildFS) Create(p string) (filesys.File, error) {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().Create(p)
+	}
+	return nil, fmt.Errorf("create %s: %w", p, errReadOnly)
+}
+
+func (b *buildFS) Mkdir(p string) error {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().Mkdir(p)
+	}
+	return fmt.Errorf("mkdir %s: %w", p, errReadOnly)
+}
+
+func (b *buildFS) MkdirAll(p string) error {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().MkdirAll(p)
+	}
+	return fmt.Errorf("mkdir %s: %w", p, errReadOnly)
+}
+
+func (b *buildFS) RemoveAll(p string) error {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().RemoveAll(p)
+	}
+	return fmt.Errorf("remove %s: %w", p, errReadOnly)
+}
+
+func (b *buildFS) WriteFile(p string, _ []byte) error {
+	return fmt.Errorf("write %s: %w", p, errReadOnly)
+}
+
+func (b *buildFS) Open(p string) (filesys.File, error) {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().Open(p)
+	}
+	name, ok := b.rel(p)
+	if !ok {
+		return nil, b.outside(p)
+	}
+	if name != "" {
+		info, err := b.stat(name)
+		if err != nil {
+			return nil, err
+		}
+		if info.IsDir() {
+			if err := b.mem.MkdirAll(path.Join(mountRoot, name)); err != nil {
+				return nil, err
+			}
+		} else if _, err := b.load(name); err != nil {
+			return nil, err
+		}
+	}
+	return b.mem.Open(p)
+}
+
+func (b *buildFS) IsDir(p string) bool {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().IsDir(p)
+	}
+	name, ok := b.rel(p)
+	if !ok {
+		_ = b.outside(p)
+		return false
+	}
+	if name == "" {
+		return true
+	}
+	info, err := b.stat(name)
+	return err == nil && info.IsDir()
+}
+
+func (b *buildFS) Exists(p string) bool {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().Exists(p)
+	}
+	name, ok := b.rel(p)
+	if !ok {
+		_ = b.outside(p)
+		return false
+	}
+	if name == "" {
+		return true
+	}
+	_, err := b.stat(name)
+	return err == nil
+}
+
+func (b *buildFS) ReadDir(p string) ([]string, error) {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().ReadDir(p)
+	}
+	name, ok := b.rel(p)
+	if !ok {
+		return nil, b.outside(p)
+	}
+	if name == "" {
+		return []string{strings.TrimPrefix(mountRoot, "/")}, nil
+	}
+	h, err := b.tree.Hash(name)
+	if err != nil {
+		b.noteEscape(err)
+		return nil, err
+	}
+	b.record(dep{name: name, kind: depHash, hash: h})
+	entries, err := b.tree.ReadDir(name)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+func (b *buildFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().CleanedAbs(p)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(mountRoot, p)
+	}
+	name, ok := b.rel(p)
+	if !ok {
+		return "", "", b.outside(p)
+	}
+	if name != "" {
+		info, err := b.stat(name)
+		if err != nil {
+			return "", "", err
+		}
+		if info.IsDir() {
+			if err := b.mem.MkdirAll(path.Join(mountRoot, name)); err != nil {
+				return "", "", err
+			}
+		} else if _, err := b.load(name); err != nil {
+			return "", "", err
+		}
+	}
+	return b.mem.CleanedAbs(p)
+}
+
+func (b *buildFS) Glob(pattern string) ([]string, error) {
+	dir := pattern
+	for strings.ContainsAny(dir, `*?[\`) {
+		dir = filepath.Dir(dir)
+	}
+	name, ok := b.rel(dir)
+	if !ok {
+		return nil, b.outside(dir)
+	}
+	if name == "" {
+		name = "."
+	}
+	if err := b.fill(name); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return b.mem.Glob(pattern)
+}
+
+func (b *buildFS) ReadFile(p string) ([]byte, error) {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().ReadFile(p)
+	}
+	name, ok := b.rel(p)
+	if !ok || name == "" {
+		return nil, b.outside(p)
+	}
+	return b.load(name)
+}
+
+func (b *buildFS) Walk(p string, walkFn filepath.WalkFunc) error {
+	if b.onDisk(p) {
+		return filesys.MakeFsOnDisk().Walk(p, walkFn)
+	}
+	name, ok := b.rel(p)
+	if !ok || name == "" {
+		return b.outside(p)
+	}
+	if err := b.fill(name); err != nil {
+		return err
+	}
+	return b.mem.Walk(p, walkFn)
+}

@@ -1,0 +1,155 @@
+package render
+
+import (
+	"container/list"
+	"errors"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// DefaultCacheBytes bounds the render cache when Options.CacheBytes is zero:
+// room for roughly 10,000 typical overlays (a few KiB each) plus their keys.
+const DefaultCacheBytes = 64 << 20
+
+// maxEntriesPerDir keeps lookups cheap when a directory keeps changing:
+// older renderings of the same directory are dropped first.
+const maxEntriesPerDir = 8
+
+// Stats counts cache activity since the Renderer was made.
+type Stats struct {
+	Hits    uint64 // builds answered from the cache
+	Misses  uint64 // builds that ran kustomize
+	Entries int    // renderings held
+	Bytes   int64  // their accounted size, at most the bound
+}
+
+// renderCache maps a directory to renderings, each valid for every tree in
+// which the facts it depended on (file hashes, existence) still hold. That
+// makes the key the content of the overlay and everything it loads, whatever
+// commit or folder it came from.
+type renderCache struct {
+	mu     sync.Mutex
+	max    int64
+	bytes  int64
+	lru    *list.List // of *rendering, most recent at the front
+	byDir  map[string][]*list.Element
+	hits   uint64
+	misses uint64
+}
+
+type rendering struct {
+	dir  string
+	deps []dep // sorted by name
+	out  []byte
+	size int64
+}
+
+func newRenderCache(max int64) *renderCache {
+	if max <= 0 {
+		max = DefaultCacheBytes
+	}
+	return &renderCache{max: max, lru: list.New(), byDir: map[string][]*list.Element{}}
+}
+
+// lookup returns a rendering of dir whose dependencies are unchanged in tree.
+// Checking runs outside the lock: a tree may be on disk.
+func (c *renderCache) lookup(tree Tree, dir string) ([]byte, bool) {
+	c.mu.Lock()
+	candidates := make([]*rendering, 0, len(c.byDir[dir]))
+	for _, el := range c.byDir[dir] {
+		candidates = append(candidates, el.Value.(*rendering))
+	}
+	c.mu.Unlock()
+	for _, r := range candidates {
+		if !depsHold(tree, r.deps) {
+			continue
+		}
+		c.mu.Lock()
+		c.hits++
+		for _, el := range c.byDir[dir] {
+			if el.Value == r {
+				c.lru.MoveToFront(el)
+			}
+		}
+		c.mu.Unlock()
+		return r.out, true
+	}
+	c.mu.Lock()
+	c.misses++
+	c.mu.Unlock()
+	return nil, false
+}
+
+func depsHold(tree Tree, deps []dep) bool {
+	for _, d := range deps {
+		switch d.kind {
+		case depHash:
+			h, err := tree.Hash(d.name)
+			if err != nil || h != d.hash {
+				return false
+			}
+		case depAbsent:
+			if _, err := tree.Stat(d.name); !errors.Is(err, fs.ErrNotExist) {
+				return false
+			}
+		default:
+			info, err := tree.Stat(d.name)
+			if err != nil || info.IsDir() != (d.kind == depDir) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// store adds a rendering and evicts the least recently used beyond the bound.
+func (c *renderCache) store(dir string, deps map[string]dep, out []byte) {
+	r := &rendering{dir: dir, out: out, size: int64(len(out)) + int64(len(dir)) + 128}
+	for _, d := range deps {
+		r.deps = append(r.deps, d)
+		r.size += int64(len(d.name)+len(d.hash)) + 48
+	}
+	slices.SortFunc(r.deps, func(a, b dep) int { return strings.Compare(a.name, b.name) })
+	if r.size > c.max {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, el := range c.byDir[dir] {
+		if slices.Equal(el.Value.(*rendering).deps, r.deps) {
+			return // a concurrent build stored it first
+		}
+	}
+	if len(c.byDir[dir]) >= maxEntriesPerDir {
+		c.remove(c.byDir[dir][0])
+	}
+	el := c.lru.PushFront(r)
+	c.byDir[dir] = append(c.byDir[dir], el)
+	c.bytes += r.size
+	for c.bytes > c.max {
+		c.remove(c.lru.Back())
+	}
+}
+
+// remove drops one rendering; c.mu must be held.
+func (c *renderCache) remove(el *list.Element) {
+	r := el.Value.(*rendering)
+	c.lru.Remove(el)
+	c.bytes -= r.size
+	els := c.byDir[r.dir]
+	i := slices.Index(els, el)
+	els = slices.Delete(els, i, i+1)
+	if len(els) == 0 {
+		delete(c.byDir, r.dir)
+	} else {
+		c.byDir[r.dir] = els
+	}
+}
+
+func (c *renderCache) stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Hits: c.hits, Misses: c.misses, Entries: c.lru.Len(), Bytes: c.bytes}
+}

@@ -1,0 +1,145 @@
+package render
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+)
+
+func cacheFixture() map[string]file {
+	return map[string]file{
+		"README.md":                             {content: "v1\n"},
+		"apps/base/kustomization.yaml":          {content: "resources:\n- deploy.yaml\n"},
+		"apps/base/deploy.yaml":                 {content: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n"},
+		"apps/overlays/dev/kustomization.yaml":  {content: "resources:\n- ../../base\nnamePrefix: dev-\n"},
+		"apps/overlays/prod/kustomization.yaml": {content: "resources:\n- ../../base\nnamePrefix: prod-\n"},
+	}
+}
+
+// TestCache walks one overlay through a series of repository changes; each
+// step says whether the build must be answered from the cache.
+func TestCache(t *testing.T) {
+	dir := writeFiles(t, cacheFixture())
+	edit := func(name, content string) func(t *testing.T) {
+		return func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps := []struct {
+		name    string
+		change  func(t *testing.T)
+		git     bool // build a fresh commit of dir, else dir itself
+		wantHit bool
+	}{
+		{name: "first build", git: true},
+		{name: "same commit again", git: true, change: func(*testing.T) {}, wantHit: true},
+		{name: "new commit, unrelated file changed", git: true, change: edit("README.md", "v2\n"), wantHit: true},
+		{name: "new commit, other overlay changed", git: true, change: edit("apps/overlays/prod/kustomization.yaml", "resources:\n- ../../base\nnamePrefix: production-\n"), wantHit: true},
+		{name: "the folder with the same content", wantHit: true},
+		{name: "base changed", git: true, change: edit("apps/base/deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 5\n")},
+		{name: "base changed, folder", wantHit: true},
+		{name: "base changed back", git: true, change: edit("apps/base/deploy.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 1\n"), wantHit: true},
+		{name: "overlay changed", git: true, change: edit("apps/overlays/dev/kustomization.yaml", "resources:\n- ../../base\nnamePrefix: development-\n")},
+	}
+	r := NewRenderer(Options{})
+	var tree Tree
+	for _, step := range steps {
+		if step.change != nil {
+			step.change(t)
+		}
+		tree = DirTree(dir)
+		if step.git {
+			tree = commitDir(t, dir)
+		}
+		before := r.Stats()
+		got, err := r.Build(tree, "apps/overlays/dev")
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		after := r.Stats()
+		if hit := after.Hits == before.Hits+1; hit != step.wantHit {
+			t.Errorf("%s: cache hit = %v, want %v (stats %+v -> %+v)", step.name, hit, step.wantHit, before, after)
+		}
+		want := testutil.KustomizeBuild(t, filepath.Join(dir, "apps/overlays/dev"))
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s: output differs from kustomize build (-cli +render):\n%s", step.name, diff)
+		}
+	}
+}
+
+// TestCacheSeesNewKustomizationFile: a second kustomization file next to
+// the first changes the build (kustomize refuses two) although no file the
+// build read has changed.
+func TestCacheSeesNewKustomizationFile(t *testing.T) {
+	files := cacheFixture()
+	r := NewRenderer(Options{})
+	if _, err := r.Build(commitDir(t, writeFiles(t, files)), "apps/overlays/dev"); err != nil {
+		t.Fatal(err)
+	}
+	files["apps/base/kustomization.yml"] = file{content: "resources: []\n"}
+	_, err := r.Build(commitDir(t, writeFiles(t, files)), "apps/overlays/dev")
+	var be *BuildError
+	if !errors.As(err, &be) {
+		t.Fatalf("Build with two kustomization files in the base = %v, want a *BuildError", err)
+	}
+	if got := r.Stats(); got.Hits != 0 || got.Misses != 2 {
+		t.Errorf("Stats = %+v, want 0 hits, 2 misses", got)
+	}
+}
+
+func TestCacheBoundEvictsLeastRecentlyUsed(t *testing.T) {
+	tree := commitDir(t, writeFiles(t, cacheFixture()))
+	dev, err := NewRenderer(Options{}).Build(tree, "apps/overlays/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for one rendering only.
+	r := NewRenderer(Options{CacheBytes: int64(len(dev)) + 1024})
+	for _, dir := range []string{"apps/overlays/dev", "apps/overlays/prod", "apps/overlays/prod", "apps/overlays/dev"} {
+		if _, err := r.Build(tree, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := r.Stats()
+	want := Stats{Hits: 1, Misses: 3, Entries: 1, Bytes: got.Bytes}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Stats (-want +got):\n%s", diff)
+	}
+	if got.Bytes > int64(len(dev))+1024 {
+		t.Errorf("cache holds %d bytes, bound %d", got.Bytes, len(dev)+1024)
+	}
+}
+
+// TestBuildConcurrent shares one Renderer between goroutines (run with -race).
+func TestBuildConcurrent(t *testing.T) {
+	tree := commitDir(t, fixtureRepo)
+	r := NewRenderer(Options{})
+	want := map[string][]byte{}
+	for _, dir := range fixtureDirs {
+		want[dir] = testutil.KustomizeBuild(t, filepath.Join(fixtureRepo, dir))
+	}
+	errs := make(chan error, 4*len(fixtureDirs))
+	for range 4 {
+		for _, dir := range fixtureDirs {
+			go func() {
+				got, err := r.Build(tree, dir)
+				if err == nil && string(got) != string(want[dir]) {
+					err = errors.New(dir + ": output differs from kustomize build")
+				}
+				errs <- err
+			}()
+		}
+	}
+	for range 4 * len(fixtureDirs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

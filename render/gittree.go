@@ -1,0 +1,203 @@
+package render
+
+import (
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// GitTree reads a commit's tree from a go-git object storage (in-memory or on disk).
+// Submodule entries are invisible: their content is not part of the tree.
+func GitTree(tree *object.Tree) Tree {
+	return &gitTree{root: tree, dirs: map[plumbing.Hash]*gitDir{}}
+}
+
+// gitTree memoizes decoded directories: go-git decodes a tree object on every
+// lookup, and Tree.FindEntry mutates the tree, so all go-git calls run under mu.
+type gitTree struct {
+	root *object.Tree
+	mu   sync.Mutex
+	dirs map[plumbing.Hash]*gitDir
+}
+
+type gitDir struct {
+	tree   *object.Tree
+	byName map[string]object.TreeEntry
+}
+
+// gitEntry is one resolved tree entry and the directory holding it.
+type gitEntry struct {
+	name   string
+	entry  object.TreeEntry
+	parent *gitDir // nil for the root
+}
+
+func (t *gitTree) Open(name string) (fs.File, error) { return openFromTree(t, name) }
+
+func (t *gitTree) Stat(name string) (fs.FileInfo, error) {
+	e, err := t.find("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return t.info(e)
+}
+
+func (t *gitTree) ReadFile(name string) ([]byte, error) {
+	e, err := t.find("read", name)
+	if err != nil {
+		return nil, err
+	}
+	if e.entry.Mode == filemode.Dir {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrInvalid}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.blob(e)
+}
+
+func (t *gitTree) ReadDir(name string) ([]fs.DirEntry, error) {
+	e, err := t.find("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	if e.entry.Mode != filemode.Dir {
+		return nil, notDir("readdir", name)
+	}
+	t.mu.Lock()
+	d, err := t.dir(e)
+	t.mu.Unlock()
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	out := make([]fs.DirEntry, 0, len(d.tree.Entries))
+	for _, te := range d.tree.Entries {
+		if te.Mode == filemode.Submodule {
+			continue
+		}
+		info, err := t.info(gitEntry{name: te.Name, entry: te, parent: d})
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+		}
+		out = append(out, fs.FileInfoToDirEntry(info))
+	}
+	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return out, nil
+}
+
+func (t *gitTree) Hash(name string) (string, error) {
+	e, err := t.find("hash", name)
+	if err != nil {
+		return "", err
+	}
+	return e.entry.Hash.String(), nil
+}
+
+// find resolves symlinks in name and returns its entry.
+func (t *gitTree) find(op, name string) (gitEntry, error) {
+	resolved, err := resolveLinks(op, name, func(p string) (string, bool, error) {
+		e, err := t.lookup(p)
+		if err != nil || e.entry.Mode != filemode.Symlink {
+			return "", false, err
+		}
+		t.mu.Lock()
+		target, err := t.blob(e)
+		t.mu.Unlock()
+		return string(target), true, err
+	})
+	if err != nil {
+		return gitEntry{}, err
+	}
+	e, err := t.lookup(resolved)
+	if err != nil {
+		return gitEntry{}, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return e, nil
+}
+
+// lookup walks to name without following links; its parents must be directories.
+func (t *gitTree) lookup(name string) (gitEntry, error) {
+	cur := gitEntry{name: ".", entry: object.TreeEntry{Name: ".", Mode: filemode.Dir, Hash: t.root.Hash}}
+	if name == "." {
+		return cur, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, part := range strings.Split(name, "/") {
+		if cur.entry.Mode != filemode.Dir {
+			return gitEntry{}, fs.ErrNotExist
+		}
+		d, err := t.dir(cur)
+		if err != nil {
+			return gitEntry{}, err
+		}
+		te, ok := d.byName[part]
+		if !ok || te.Mode == filemode.Submodule {
+			return gitEntry{}, fs.ErrNotExist
+		}
+		cur = gitEntry{name: part, entry: te, parent: d}
+	}
+	return cur, nil
+}
+
+// dir decodes a directory entry once per tree object; t.mu must be held.
+func (t *gitTree) dir(e gitEntry) (*gitDir, error) {
+	if d, ok := t.dirs[e.entry.Hash]; ok {
+		return d, nil
+	}
+	tree := t.root
+	if e.parent != nil {
+		var err error
+		if tree, err = e.parent.tree.Tree(e.entry.Name); err != nil {
+			return nil, err
+		}
+	}
+	d := &gitDir{tree: tree, byName: make(map[string]object.TreeEntry, len(tree.Entries))}
+	for _, te := range tree.Entries {
+		d.byName[te.Name] = te
+	}
+	t.dirs[e.entry.Hash] = d
+	return d, nil
+}
+
+// blob reads a blob entry; t.mu must be held.
+func (t *gitTree) blob(e gitEntry) ([]byte, error) {
+	f, err := e.parent.tree.TreeEntryFile(&e.entry)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+func (t *gitTree) info(e gitEntry) (fs.FileInfo, error) {
+	info := fileInfo{name: e.name}
+	switch e.entry.Mode {
+	case filemode.Dir:
+		info.mode = fs.ModeDir | 0o555
+		return info, nil
+	case filemode.Symlink:
+		info.mode = fs.ModeSymlink | 0o777
+	case filemode.Executable:
+		info.mode = 0o555
+	default:
+		info.mode = 0o444
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, err := e.parent.tree.TreeEntryFile(&e.entry)
+	if err != nil {
+		return nil, err
+	}
+	info.size = f.Size
+	return info, nil
+}

@@ -1,0 +1,131 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+)
+
+// VectorAnnotation is the overlay annotation naming the vector a stage runs.
+const VectorAnnotation = "vectorflow.dev/vector"
+
+// StageVector is what a stage's overlay says it runs.
+type StageVector struct {
+	Vector string                     // metadata.annotations["vectorflow.dev/vector"], may be empty
+	Images []v1alpha1.VectorComponent // the images: entries, name->Name, newName->Image, newTag->Tag, digest->Digest, in file order
+}
+
+// ReadStageVector parses the overlay's kustomization file (kustomization.yaml, kustomization.yml or Kustomization) in dir.
+func ReadStageVector(tree Tree, dir string) (StageVector, error) {
+	dir, err := cleanDir(dir)
+	if err != nil {
+		return StageVector{}, err
+	}
+	var file string
+	var data []byte
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		candidate := path.Join(dir, name)
+		content, err := tree.ReadFile(candidate)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return StageVector{}, fmt.Errorf("read stage overlay %s: %w", candidate, err)
+		}
+		if file != "" {
+			return StageVector{}, fmt.Errorf("stage overlay %s has both %s and %s: keep one", dir, path.Base(file), name)
+		}
+		file, data = candidate, content
+	}
+	if file == "" {
+		return StageVector{}, fmt.Errorf("stage overlay %s: no kustomization.yaml, kustomization.yml or Kustomization: %w", dir, fs.ErrNotExist)
+	}
+	return parseStageVector(file, data)
+}
+
+// parseStageVector reads the vector annotation and the images of one
+// kustomization file. Scalars keep their text: a tag written 1.20 stays "1.20".
+func parseStageVector(file string, data []byte) (StageVector, error) {
+	node, err := yaml.Parse(string(data))
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return StageVector{}, nil // empty or only comments
+		}
+		return StageVector{}, fmt.Errorf("parse %s: %w", file, err)
+	}
+	var sv StageVector
+	if node.IsNilOrEmpty() {
+		return sv, nil
+	}
+	if node.YNode().Kind != yaml.MappingNode {
+		return StageVector{}, fmt.Errorf("parse %s: a kustomization is a mapping, found %s", file, kindName(node))
+	}
+	vector, err := node.Pipe(yaml.Lookup("metadata", "annotations", VectorAnnotation))
+	if err != nil {
+		return StageVector{}, fmt.Errorf("parse %s: metadata.annotations: %w", file, err)
+	}
+	if !vector.IsNilOrEmpty() {
+		if sv.Vector, err = scalar(vector); err != nil {
+			return StageVector{}, fmt.Errorf("parse %s: metadata.annotations[%q]: %w", file, VectorAnnotation, err)
+		}
+	}
+	images := node.Field("images")
+	if images == nil || images.Value.IsNilOrEmpty() {
+		return sv, nil
+	}
+	if images.Value.YNode().Kind != yaml.SequenceNode {
+		return StageVector{}, fmt.Errorf("parse %s: images must be a list, found %s", file, kindName(images.Value))
+	}
+	elements, err := images.Value.Elements()
+	if err != nil {
+		return StageVector{}, fmt.Errorf("parse %s: images: %w", file, err)
+	}
+	for i, image := range elements {
+		if image.YNode().Kind != yaml.MappingNode {
+			return StageVector{}, fmt.Errorf("parse %s: images[%d] must be a mapping, found %s", file, i, kindName(image))
+		}
+		var c v1alpha1.VectorComponent
+		for _, f := range []struct {
+			key string
+			to  *string
+		}{{"name", &c.Name}, {"newName", &c.Image}, {"newTag", &c.Tag}, {"digest", &c.Digest}} {
+			field := image.Field(f.key)
+			if field == nil || field.Value.IsNilOrEmpty() {
+				continue
+			}
+			if *f.to, err = scalar(field.Value); err != nil {
+				return StageVector{}, fmt.Errorf("parse %s: images[%d].%s: %w", file, i, f.key, err)
+			}
+		}
+		sv.Images = append(sv.Images, c)
+	}
+	return sv, nil
+}
+
+func scalar(n *yaml.RNode) (string, error) {
+	if n.YNode().Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("must be a string, found %s", kindName(n))
+	}
+	return n.YNode().Value, nil
+}
+
+func kindName(n *yaml.RNode) string {
+	switch n.YNode().Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a scalar"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a document"
+}
