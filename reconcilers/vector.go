@@ -146,6 +146,10 @@ func resolvedComponents(template string, specs []v1alpha1.ComponentSpec, resolve
 	for _, s := range specs {
 		version, ok := resolved[s.Name]
 		if !ok {
+			if s.Policy == v1alpha1.PolicyAlphabetical || s.Policy == v1alpha1.PolicyNumerical {
+				return nil, fmt.Errorf("VectorTemplate %s: component %q picks its tag by policy %s and was not resolved; resolve it against the registry first",
+					template, s.Name, s.Policy)
+			}
 			if isVersionRange(s.Version) {
 				return nil, fmt.Errorf("VectorTemplate %s: component %q version %q is a range and was not resolved; resolve it against the registry first",
 					template, s.Name, s.Version)
@@ -167,6 +171,12 @@ func resolvedComponents(template string, specs []v1alpha1.ComponentSpec, resolve
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// NeedsRegistry reports whether a component's version is picked from the
+// registry's tags (a range or a tag policy) rather than written out.
+func NeedsRegistry(s v1alpha1.ComponentSpec) bool {
+	return s.Policy == v1alpha1.PolicyAlphabetical || s.Policy == v1alpha1.PolicyNumerical || isVersionRange(s.Version)
 }
 
 // isVersionRange tells a semver range (">=1.2.0 <2.0.0", "1.4.x", "^1.2")

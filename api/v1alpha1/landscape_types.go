@@ -16,6 +16,13 @@ type LandscapeSpec struct {
 	// Path is the root, relative to the repository, under which stage paths resolve.
 	// +optional
 	Path string `json:"path,omitempty"`
+
+	// Signers are the keys trusted to sign commits into this landscape's
+	// overlays: the controller's signing key, and people who commit by
+	// hand. `vectorflow audit` marks commits signed by one of them (or by an
+	// approver) as verified.
+	// +optional
+	Signers []Approver `json:"signers,omitempty"`
 }
 
 // RepositoryRef names a Git repository and a branch of it.

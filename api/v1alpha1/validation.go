@@ -64,6 +64,7 @@ func (in *Landscape) Validate() field.ErrorList {
 	if in.Spec.Path != "" {
 		errs = append(errs, validateRelativePath(in.Spec.Path, spec.Child("path"), "the repository root")...)
 	}
+	errs = append(errs, validateApprovers(in.Spec.Signers, spec.Child("signers"))...)
 	return errs
 }
 
@@ -90,7 +91,7 @@ func (in *VectorTemplate) Validate() field.ErrorList {
 			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
 		}
 		seen[c.Name] = true
-		errs = append(errs, validateComponentVersion(c.Version, p.Child("version"))...)
+		errs = append(errs, validateComponentPolicy(c, p)...)
 	}
 	if in.Spec.UploadTarget != "" {
 		errs = append(errs, validateUploadTarget(in.Spec.UploadTarget, spec.Child("uploadTarget"))...)
@@ -271,6 +272,33 @@ func validateRelativePath(p string, fp *field.Path, root string) field.ErrorList
 		return field.ErrorList{field.Invalid(fp, p, fmt.Sprintf("must be a clean path: write %q", clean))}
 	}
 	return nil
+}
+
+// validateComponentPolicy checks a component's policy, filter and order, and
+// its version unless an alphabetical or numerical policy makes it optional.
+func validateComponentPolicy(c ComponentSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch c.Policy {
+	case "", PolicySemver:
+		errs = append(errs, validateComponentVersion(c.Version, p.Child("version"))...)
+	case PolicyAlphabetical, PolicyNumerical:
+		if c.Version != "" {
+			errs = append(errs, field.Invalid(p.Child("version"), c.Version, "must be empty with policy "+c.Policy+": the policy picks the tag"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(p.Child("policy"), c.Policy, []string{PolicySemver, PolicyAlphabetical, PolicyNumerical}))
+	}
+	if c.Order != "" && c.Order != "asc" && c.Order != "desc" {
+		errs = append(errs, field.NotSupported(p.Child("order"), c.Order, []string{"asc", "desc"}))
+	}
+	if f := c.FilterTags; f != nil {
+		if f.Pattern == "" {
+			errs = append(errs, field.Required(p.Child("filterTags", "pattern"), "a regular expression the tags must match"))
+		} else if _, err := regexp.Compile(f.Pattern); err != nil {
+			errs = append(errs, field.Invalid(p.Child("filterTags", "pattern"), f.Pattern, err.Error()))
+		}
+	}
+	return errs
 }
 
 func validateComponentVersion(v string, p *field.Path) field.ErrorList {

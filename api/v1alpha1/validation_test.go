@@ -353,6 +353,11 @@ func TestLandscapeValidate(t *testing.T) {
 		{name: "unclean path", spec: LandscapeSpec{Path: "apps/"}, want: field.ErrorList{
 			field.Invalid(specPath.Child("path"), "apps/", `must be a clean path: write "apps"`),
 		}},
+		{name: "signers need a name and a public key", spec: LandscapeSpec{Signers: []Approver{{PublicKey: "not a key"}}},
+			want: field.ErrorList{
+				field.Required(specPath.Child("signers").Index(0).Child("name"), "who the approver is, as the audit trail shows it"),
+				validatePublicKey("not a key", specPath.Child("signers").Index(0).Child("publicKey")),
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -423,6 +428,26 @@ func TestVectorTemplateValidate(t *testing.T) {
 			field.Invalid(version(3), "release/1.0", versionHint),
 			field.Invalid(version(4), ".1", versionHint),
 			field.Invalid(version(5), "a"+strings.Repeat("b", 128), versionHint),
+		}},
+		{name: "tag policies as Flux's ImagePolicy", spec: VectorTemplateSpec{Components: []ComponentSpec{
+			{Name: "semver", Version: "1.4.x", Policy: PolicySemver, Order: "desc"},
+			{Name: "builds", Policy: PolicyNumerical, FilterTags: &TagFilter{Pattern: `^main-[a-f0-9]+-(?P<ts>\d+)$`, Extract: "$ts"}},
+			{Name: "names", Policy: PolicyAlphabetical, Order: "asc"},
+		}}},
+		{name: "bad policies", spec: VectorTemplateSpec{Components: []ComponentSpec{
+			{Name: "unknown", Version: "1.0.0", Policy: "newest"},
+			{Name: "version-with-policy", Version: "1.0.0", Policy: PolicyNumerical},
+			{Name: "semver-without-version", Policy: PolicySemver},
+			{Name: "bad-order", Version: "1.0.0", Order: "up"},
+			{Name: "bad-pattern", Policy: PolicyAlphabetical, FilterTags: &TagFilter{Pattern: "("}},
+			{Name: "no-pattern", Policy: PolicyAlphabetical, FilterTags: &TagFilter{Extract: "$1"}},
+		}}, want: field.ErrorList{
+			field.NotSupported(components.Index(0).Child("policy"), "newest", []string{PolicySemver, PolicyAlphabetical, PolicyNumerical}),
+			field.Invalid(version(1), "1.0.0", "must be empty with policy numerical: the policy picks the tag"),
+			field.Required(version(2), "an exact tag (1.4.2), a semver range (>=1.2.0 <2.0.0, 1.4.x, ^1.2) or a digest (sha256:...)"),
+			field.NotSupported(components.Index(3).Child("order"), "up", []string{"asc", "desc"}),
+			field.Invalid(components.Index(4).Child("filterTags", "pattern"), "(", "error parsing regexp: missing closing ): `(`"),
+			field.Required(components.Index(5).Child("filterTags", "pattern"), "a regular expression the tags must match"),
 		}},
 		{name: "upload targets", spec: VectorTemplateSpec{UploadTarget: "https://registry.example.com/acme/vectors"}, want: field.ErrorList{
 			field.Invalid(specPath.Child("uploadTarget"), "https://registry.example.com/acme/vectors", targetHint),

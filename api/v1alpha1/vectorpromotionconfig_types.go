@@ -75,7 +75,8 @@ type ApprovalPolicy struct {
 	Approvers []Approver `json:"approvers,omitempty"`
 }
 
-// Approver is a person trusted to approve, identified by a public key.
+// Approver is a named public key: a person trusted to approve, or a signer
+// trusted to commit into a landscape.
 type Approver struct {
 	// Name is who the approver is, as the audit trail shows it.
 	Name string `json:"name"`

@@ -44,9 +44,40 @@ type ComponentSpec struct {
 	Image string `json:"image,omitempty"`
 
 	// Version is an exact tag (1.4.2), a semver range (>=1.2.0 <2.0.0, 1.4.x)
-	// resolved against the registry, or a digest (sha256:...).
-	Version string `json:"version"`
+	// resolved against the registry, or a digest (sha256:...). With an
+	// alphabetical or numerical Policy it may be empty.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Policy picks the newest of the registry's tags, as Flux's ImagePolicy
+	// does: semver (the default for a range), alphabetical or numerical.
+	// +optional
+	Policy string `json:"policy,omitempty"`
+
+	// FilterTags narrows the tags a Policy considers.
+	// +optional
+	FilterTags *TagFilter `json:"filterTags,omitempty"`
+
+	// Order is asc (the default: the last tag in ascending order, the
+	// newest, wins) or desc.
+	// +optional
+	Order string `json:"order,omitempty"`
 }
+
+// TagFilter is Flux ImagePolicy's filterTags: a regular expression tags must
+// match, and optionally the part of the tag ($1, $name) to order by.
+type TagFilter struct {
+	Pattern string `json:"pattern"`
+	// +optional
+	Extract string `json:"extract,omitempty"`
+}
+
+// Policies of a component version.
+const (
+	PolicySemver       = "semver"
+	PolicyAlphabetical = "alphabetical"
+	PolicyNumerical    = "numerical"
+)
 
 // VectorTemplateStatus is the template's assembly result.
 type VectorTemplateStatus struct {
