@@ -1,0 +1,238 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+)
+
+// Object is one decoded, defaulted config object and where it came from.
+type Object struct {
+	File string `json:"file"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Value is the typed object: *v1alpha1.Landscape, *v1alpha1.Stage,
+	// *v1alpha1.VectorTemplate or *v1alpha1.VectorPromotionConfig.
+	Value client.Object `json:"-"`
+}
+
+// Problem is one fault in the declarative repository. Everything else still
+// loads; a Problem says where (file, object, field) and what is wrong.
+type Problem struct {
+	File   string `json:"file,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Error reads like "vectorflow/stages.yaml: Stage/dev: spec.path: must stay
+// inside the landscape root", leaving out the parts that are unknown.
+func (p Problem) Error() string {
+	var parts []string
+	if p.File != "" {
+		parts = append(parts, p.File)
+	}
+	if p.Kind != "" || p.Name != "" {
+		parts = append(parts, p.Kind+"/"+p.Name)
+	}
+	if p.Field != "" {
+		parts = append(parts, p.Field)
+	}
+	parts = append(parts, p.Reason)
+	return strings.Join(parts, ": ")
+}
+
+// ConfigKinds are the kinds a config directory may hold, in the order they
+// are listed.
+var ConfigKinds = []string{
+	v1alpha1.LandscapeKind,
+	v1alpha1.StageKind,
+	v1alpha1.VectorTemplateKind,
+	v1alpha1.VectorPromotionConfigKind,
+}
+
+// durationFields are the metav1.Duration fields per kind: the JSON decoder
+// reports a bad duration without its path, so they are checked first.
+var durationFields = map[string][][]string{
+	v1alpha1.VectorPromotionConfigKind: {{"spec", "ttlAfterFinished"}, {"spec", "updateDelay"}},
+}
+
+// Decode reads the config objects of one file (one or more YAML documents):
+// strict (unknown and duplicate fields are problems), then defaulted and
+// validated. A document with a fault is left out; the others still decode.
+func Decode(file string, data []byte) ([]Object, []Problem) {
+	var objects []Object
+	var problems []Problem
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for doc := 1; ; doc++ {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			problems = append(problems, Problem{File: file, Reason: fmt.Sprintf("malformed YAML in document %d: %v", doc, err)})
+			break
+		}
+		if isEmptyDocument(raw) {
+			continue
+		}
+		obj, docProblems := decodeDocument(file, doc, raw)
+		problems = append(problems, docProblems...)
+		if obj != nil {
+			objects = append(objects, *obj)
+		}
+	}
+	return objects, problems
+}
+
+func decodeDocument(file string, doc int, raw []byte) (*Object, []Problem) {
+	malformed := func(err error) []Problem {
+		// YAML errors span lines; a Problem is one line.
+		reason := strings.Join(strings.Fields(err.Error()), " ")
+		return []Problem{{File: file, Reason: fmt.Sprintf("malformed YAML in document %d: %s", doc, reason)}}
+	}
+	data, err := yaml.YAMLToJSONStrict(raw)
+	if err != nil {
+		return nil, malformed(err)
+	}
+	var generic map[string]any
+	if err := json.Unmarshal(data, &generic); err != nil || generic == nil {
+		return nil, malformed(errors.New("a config object must be a YAML mapping with apiVersion, kind and metadata"))
+	}
+	kind, _ := generic["kind"].(string)
+	name, _ := lookup(generic, "metadata", "name").(string)
+	problem := func(fieldPath, reason string) []Problem {
+		return []Problem{{File: file, Kind: kind, Name: name, Field: fieldPath, Reason: reason}}
+	}
+	if apiVersion, _ := generic["apiVersion"].(string); apiVersion != v1alpha1.GroupVersion.String() {
+		return nil, problem("apiVersion", fmt.Sprintf("must be %s, not %q", v1alpha1.GroupVersion, apiVersion))
+	}
+	value := newObject(kind)
+	if value == nil {
+		return nil, problem("kind", fmt.Sprintf("unknown kind %q: use one of %s", kind, strings.Join(ConfigKinds, ", ")))
+	}
+	if name == "" {
+		return nil, problem("metadata.name", "is required")
+	}
+	var problems []Problem
+	for _, path := range durationFields[kind] {
+		if reason := checkDuration(lookup(generic, path...)); reason != "" {
+			problems = append(problems, problem(strings.Join(path, "."), reason)...)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	strict, err := sigsjson.UnmarshalStrict(data, value)
+	if err != nil {
+		fieldPath, reason := describeDecodeError(err)
+		return nil, problem(fieldPath, reason)
+	}
+	for _, e := range strict {
+		reason, fieldPath := e.Error(), ""
+		var fe sigsjson.FieldError
+		if errors.As(e, &fe) {
+			fieldPath = fe.FieldPath()
+			reason = strings.TrimSuffix(reason, " "+strconv.Quote(fieldPath))
+		}
+		problems = append(problems, problem(fieldPath, reason)...)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	value.Default()
+	for _, e := range value.Validate() {
+		problems = append(problems, problem(e.Field, e.ErrorBody())...)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return &Object{File: file, Kind: kind, Name: name, Value: value}, nil
+}
+
+// configObject is what every config kind offers: defaults and validation
+// come with the API types, so the CLI and the controller agree on them.
+type configObject interface {
+	client.Object
+	Default()
+	Validate() field.ErrorList
+}
+
+func newObject(kind string) configObject {
+	switch kind {
+	case v1alpha1.LandscapeKind:
+		return &v1alpha1.Landscape{}
+	case v1alpha1.StageKind:
+		return &v1alpha1.Stage{}
+	case v1alpha1.VectorTemplateKind:
+		return &v1alpha1.VectorTemplate{}
+	case v1alpha1.VectorPromotionConfigKind:
+		return &v1alpha1.VectorPromotionConfig{}
+	}
+	return nil
+}
+
+func lookup(m map[string]any, path ...string) any {
+	var cur any = m
+	for _, key := range path {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = obj[key]
+	}
+	return cur
+}
+
+func checkDuration(v any) string {
+	switch d := v.(type) {
+	case nil:
+		return ""
+	case string:
+		if _, err := time.ParseDuration(d); err != nil {
+			return fmt.Sprintf("invalid duration %q: use a Go duration such as 30m, 24h or 1h30m", d)
+		}
+		return ""
+	}
+	return fmt.Sprintf("invalid duration %v: use a quoted Go duration such as \"24h\"", v)
+}
+
+var structFieldPattern = regexp.MustCompile(`Go struct field [^ .]+\.(\S+) of type (\S+)`)
+
+// describeDecodeError turns a JSON type error into a field path and a
+// reason; the decoder only offers the path inside its message.
+func describeDecodeError(err error) (string, string) {
+	msg := err.Error()
+	if m := structFieldPattern.FindStringSubmatch(msg); m != nil {
+		value := strings.TrimPrefix(msg, "json: cannot unmarshal ")
+		value, _, _ = strings.Cut(value, " into ")
+		return m[1], fmt.Sprintf("wrong type: got %s, want %s", value, m[2])
+	}
+	return "", "cannot decode: " + strings.TrimPrefix(msg, "json: ")
+}
+
+func isEmptyDocument(raw []byte) bool {
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("---")) && !bytes.Equal(line, []byte("...")) {
+			return false
+		}
+	}
+	return true
+}

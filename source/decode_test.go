@@ -1,0 +1,142 @@
+package source
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDecode(t *testing.T) {
+	const header = "apiVersion: vectorflow.dev/v1alpha1\n"
+	tests := []struct {
+		name         string
+		data         string
+		wantObjects  []string // kind/name
+		wantProblems []Problem
+	}{
+		{
+			name: "several documents, comments and empty ones",
+			data: "# leading comment\n---\n" + header + "kind: Landscape\nmetadata:\n  name: dev\n---\n# only a comment\n---\n" +
+				header + "kind: Stage\nmetadata:\n  name: dev\nspec:\n  landscape: dev\n  path: apps/dev\n",
+			wantObjects: []string{"Landscape/dev", "Stage/dev"},
+		},
+		{
+			name: "unknown field is reported with its path, the next document still decodes",
+			data: header + "kind: Stage\nmetadata:\n  name: dev\nspec:\n  landscape: dev\n  path: a\n  overlay: b\n---\n" +
+				header + "kind: Landscape\nmetadata:\n  name: dev\n",
+			wantObjects:  []string{"Landscape/dev"},
+			wantProblems: []Problem{{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "spec.overlay", Reason: "unknown field"}},
+		},
+		{
+			name:         "field names are case-sensitive",
+			data:         header + "kind: Stage\nmetadata:\n  name: dev\nspec:\n  Landscape: dev\n  path: a\n",
+			wantProblems: []Problem{{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "spec.Landscape", Reason: "unknown field"}},
+		},
+		{
+			name: "wrong type names the field",
+			data: header + "kind: VectorPromotionConfig\nmetadata:\n  name: c\nspec:\n  keepLastPromotions: ten\n",
+			wantProblems: []Problem{{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.keepLastPromotions",
+				Reason: "wrong type: got string, want int32"}},
+		},
+		{
+			name: "invalid durations name their fields",
+			data: header + "kind: VectorPromotionConfig\nmetadata:\n  name: c\nspec:\n  ttlAfterFinished: 1 day\n  updateDelay: 5\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.ttlAfterFinished",
+					Reason: `invalid duration "1 day": use a Go duration such as 30m, 24h or 1h30m`},
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.updateDelay",
+					Reason: `invalid duration 5: use a quoted Go duration such as "24h"`},
+			},
+		},
+		{
+			name:         "wrong apiVersion",
+			data:         "apiVersion: vectorflow.dev/v1\nkind: Stage\nmetadata:\n  name: dev\n",
+			wantProblems: []Problem{{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "apiVersion", Reason: `must be vectorflow.dev/v1alpha1, not "vectorflow.dev/v1"`}},
+		},
+		{
+			name: "unknown kind",
+			data: header + "kind: Pipeline\nmetadata:\n  name: p\n",
+			wantProblems: []Problem{{File: "f.yaml", Kind: "Pipeline", Name: "p", Field: "kind",
+				Reason: `unknown kind "Pipeline": use one of Landscape, Stage, VectorTemplate, VectorPromotionConfig`}},
+		},
+		{
+			name:         "missing name",
+			data:         header + "kind: Landscape\n",
+			wantProblems: []Problem{{File: "f.yaml", Kind: "Landscape", Field: "metadata.name", Reason: "is required"}},
+		},
+		{
+			name:         "duplicate key",
+			data:         header + "kind: Landscape\nmetadata:\n  name: a\n  name: b\n",
+			wantProblems: []Problem{{File: "f.yaml", Reason: `malformed YAML in document 1: yaml: unmarshal errors: line 5: key "name" already set in map`}},
+		},
+		{
+			name:         "not a mapping",
+			data:         "- a\n- b\n",
+			wantProblems: []Problem{{File: "f.yaml", Reason: "malformed YAML in document 1: a config object must be a YAML mapping with apiVersion, kind and metadata"}},
+		},
+		{
+			name: "validation runs after defaulting",
+			data: header + "kind: Stage\nmetadata:\n  name: Dev\nspec:\n  landscape: dev\n  path: /abs\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "Stage", Name: "Dev", Field: "metadata.name", Reason: `Invalid value: "Dev": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+				{File: "f.yaml", Kind: "Stage", Name: "Dev", Field: "spec.path", Reason: `Invalid value: "/abs": must be relative to the landscape root, without a leading /`},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objects, problems := Decode("f.yaml", []byte(tt.data))
+			var got []string
+			for _, o := range objects {
+				got = append(got, o.Kind+"/"+o.Name)
+				if o.File != "f.yaml" || o.Value.GetName() != o.Name {
+					t.Errorf("object %s: file %q, value name %q", o.Name, o.File, o.Value.GetName())
+				}
+			}
+			if diff := cmp.Diff(tt.wantObjects, got); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantProblems, problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProblemError(t *testing.T) {
+	p := Problem{File: "vectorflow/stages.yaml", Kind: "Stage", Name: "dev", Field: "spec.path", Reason: "must stay inside the landscape root"}
+	if got, want := p.Error(), "vectorflow/stages.yaml: Stage/dev: spec.path: must stay inside the landscape root"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if got, want := (Problem{File: "a.yaml", Reason: "malformed"}).Error(), "a.yaml: malformed"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+// FuzzDecode checks Decode never panics and that every object it returns
+// has a kind, a name and a typed value.
+func FuzzDecode(f *testing.F) {
+	for _, dir := range []string{"testdata/good/vectorflow", "testdata/broken/vectorflow"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("---\n---\n"))
+	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata: {name: c}\nspec: {ttlAfterFinished: [1]}\n"))
+	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata: null\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		objects, _ := Decode("fuzz.yaml", data)
+		for _, o := range objects {
+			if o.Kind == "" || o.Name == "" || o.Value == nil {
+				t.Fatalf("incomplete object %+v", o)
+			}
+		}
+	})
+}

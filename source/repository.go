@@ -1,0 +1,301 @@
+// Package source reads the declarative repositories vectorflow works from:
+// it fetches one branch of a Git repository into memory (or reads a plain
+// directory as it is on disk), decodes the promotion configs in it, resolves
+// their references and indexes every stage overlay with its current vector.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/memory"
+	"golang.org/x/crypto/ssh"
+)
+
+// Auth holds the credentials for one repository. Only the ones matching the
+// URL's transport are used: Username/Password or Token over HTTP(S),
+// SSHPrivateKey (+ SSHPassphrase) and KnownHosts over SSH.
+type Auth struct {
+	// Username and Password are HTTP basic-auth credentials.
+	Username, Password string
+	// Token is an access token sent over HTTP basic auth as the password
+	// (with Username, or "git" when it is empty). Basic rather than bearer
+	// because that is what GitHub, GitLab, Gitea and Bitbucket Cloud all
+	// accept for git over HTTP, and what git's own credential helpers send.
+	Token string
+	// BearerToken is sent as "Authorization: Bearer" for the forges that
+	// want it (Azure DevOps, Bitbucket Data Center access tokens).
+	BearerToken string
+	// SSHPrivateKey is a PEM or OpenSSH private key; SSHPassphrase unlocks it.
+	SSHPrivateKey []byte
+	SSHPassphrase string
+	// KnownHosts is the content of a known_hosts file. An SSH host not in it
+	// is refused; there is no "accept any host key" mode.
+	KnownHosts []byte
+}
+
+// Repository is one remote branch source: a URL and an in-memory object
+// store that is kept across fetches, so that each fetch after the first
+// transfers only the objects the store does not have yet.
+type Repository struct {
+	url  string
+	auth transport.AuthMethod
+
+	mu   sync.Mutex
+	repo *git.Repository
+}
+
+// ErrNotGitRepository is returned by Open for a local directory that is not a
+// Git repository; read such a directory with render.DirTree instead.
+var ErrNotGitRepository = errors.New("not a git repository")
+
+// Open prepares url for fetching: file://, http(s)://, ssh://, scp-like
+// user@host:path, or a local path to a Git repository (a working copy or a
+// bare one). It does not touch the network; Fetch does.
+func Open(url string, auth Auth) (*Repository, error) {
+	return OpenStorer(url, auth, memory.NewStorage())
+}
+
+// OpenStorer is Open over a given object store: a filesystem one for
+// repositories too large for memory, or one shared with a writer.
+func OpenStorer(url string, auth Auth, store storage.Storer) (*Repository, error) {
+	if url == "" {
+		return nil, errors.New("open repository: the URL is empty")
+	}
+	remote := url
+	if IsLocalPath(url) {
+		if !isGitRepository(url) {
+			return nil, fmt.Errorf("open repository %s: %w", url, ErrNotGitRepository)
+		}
+		// The file transport runs relative to the process, not the caller.
+		abs, err := filepath.Abs(url)
+		if err != nil {
+			return nil, fmt.Errorf("open repository %s: %w", url, err)
+		}
+		remote = abs
+	}
+	ep, err := transport.NewEndpoint(remote)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", url, err)
+	}
+	method, err := authMethod(ep, auth)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", url, err)
+	}
+	repo, err := git.Init(&lockedStorer{Storer: store}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: init the object store: %w", url, err)
+	}
+	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{remote}}); err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", url, err)
+	}
+	return &Repository{url: url, auth: method, repo: repo}, nil
+}
+
+// URL is the URL the repository was opened with.
+func (r *Repository) URL() string { return r.url }
+
+// Fetch brings branch up to date and returns its commit. Objects already in
+// the store are announced as "haves", so only new ones are transferred.
+func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, error) {
+	if branch == "" {
+		return plumbing.ZeroHash, fmt.Errorf("fetch %s: the branch is empty", r.url)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	local := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, branch)
+	spec := config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(branch), local))
+	err := r.repo.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: git.DefaultRemoteName,
+		RefSpecs:   []config.RefSpec{spec},
+		Auth:       r.auth,
+		Tags:       git.NoTags,
+		Force:      true,
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: %w", branch, r.url, explainFetchError(err, r.auth != nil))
+	}
+	ref, err := r.repo.Reference(local, true)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: the branch does not exist: %w", branch, r.url, err)
+	}
+	return ref.Hash(), nil
+}
+
+// Repo is the go-git repository over the in-memory store, for readers and
+// writers that want the fetched objects (the writer builds on them).
+func (r *Repository) Repo() *git.Repository { return r.repo }
+
+// Storer is the in-memory object store, reused across fetches. Reading
+// objects from it while a Fetch writes is safe.
+func (r *Repository) Storer() storage.Storer { return r.repo.Storer }
+
+// AuthMethod is the go-git transport credential derived from Auth, so a
+// writer pushing to the same URL authenticates the same way.
+func (r *Repository) AuthMethod() transport.AuthMethod { return r.auth }
+
+// IsLocalPath reports whether url names a local path rather than a URL
+// (file:// URLs are URLs: they are always read as Git repositories).
+func IsLocalPath(url string) bool {
+	if strings.Contains(url, "://") {
+		return false
+	}
+	// scp-like user@host:path has a colon before the first slash.
+	if i := strings.Index(url, ":"); i > 0 {
+		if j := strings.Index(url, "/"); j < 0 || i < j {
+			return false
+		}
+	}
+	return true
+}
+
+func isGitRepository(dir string) bool {
+	_, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: false})
+	return err == nil
+}
+
+// authMethod picks the credential for the endpoint's transport. Credentials
+// for the other transport are ignored, so one environment can serve a mix of
+// HTTP and SSH landscape repositories.
+func authMethod(ep *transport.Endpoint, a Auth) (transport.AuthMethod, error) {
+	switch ep.Protocol {
+	case "http", "https":
+		switch {
+		case a.BearerToken != "":
+			return &githttp.TokenAuth{Token: a.BearerToken}, nil
+		case a.Token != "":
+			user := a.Username
+			if user == "" {
+				user = "git"
+			}
+			return &githttp.BasicAuth{Username: user, Password: a.Token}, nil
+		case a.Username != "" || a.Password != "":
+			return &githttp.BasicAuth{Username: a.Username, Password: a.Password}, nil
+		}
+		return nil, nil
+	case "ssh":
+		return sshAuth(ep, a)
+	}
+	return nil, nil
+}
+
+func sshAuth(ep *transport.Endpoint, a Auth) (transport.AuthMethod, error) {
+	if len(a.KnownHosts) == 0 {
+		return nil, errors.New("no known_hosts for SSH: set VECTORFLOW_KNOWN_HOSTS or --known-hosts to a file holding the server's host key")
+	}
+	user := ep.User
+	if user == "" {
+		user = "git"
+	}
+	hostPort := ep.Host
+	if ep.Port != 0 {
+		hostPort = fmt.Sprintf("%s:%d", ep.Host, ep.Port)
+	} else {
+		hostPort += ":22"
+	}
+	callback, algorithms, err := knownHostsCallback(a.KnownHosts, hostPort)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.SSHPrivateKey) == 0 {
+		return nil, errors.New("no SSH private key: set VECTORFLOW_SSH_KEY or --ssh-key")
+	}
+	keys, err := gitssh.NewPublicKeys(user, a.SSHPrivateKey, a.SSHPassphrase)
+	if err != nil {
+		return nil, fmt.Errorf("read SSH private key (is the passphrase right?): %w", err)
+	}
+	keys.HostKeyCallbackHelper = gitssh.HostKeyCallbackHelper{HostKeyCallback: callback, HostKeyAlgorithms: algorithms}
+	return keys, nil
+}
+
+// knownHostsCallback parses known_hosts content. The parser only reads
+// files, so the bytes go through a private temporary file removed at once.
+// The host key algorithms are narrowed to the ones known for hostPort, or
+// the server may offer a key type we hold no line for and be refused.
+func knownHostsCallback(content []byte, hostPort string) (ssh.HostKeyCallback, []string, error) {
+	f, err := os.CreateTemp("", "vectorflow-known-hosts-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("read known_hosts: %w", err)
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.Write(content)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return nil, nil, fmt.Errorf("read known_hosts: %w", werr)
+	}
+	db, err := gitssh.NewKnownHostsDb(f.Name())
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse known_hosts: %w", err)
+	}
+	return db.HostKeyCallback(), db.HostKeyAlgorithms(hostPort), nil
+}
+
+// explainFetchError adds what to do to the transport errors users hit.
+func explainFetchError(err error, hasAuth bool) error {
+	switch {
+	case errors.Is(err, transport.ErrAuthenticationRequired) && hasAuth:
+		return fmt.Errorf("%w: the server refused the credentials (check the username and password or token)", err)
+	case errors.Is(err, transport.ErrAuthenticationRequired):
+		return fmt.Errorf("%w (set VECTORFLOW_GIT_USERNAME and VECTORFLOW_GIT_PASSWORD, or VECTORFLOW_GIT_TOKEN)", err)
+	case errors.Is(err, transport.ErrAuthorizationFailed):
+		return fmt.Errorf("%w (check the credentials)", err)
+	case errors.Is(err, transport.ErrRepositoryNotFound):
+		return fmt.Errorf("%w (check the URL)", err)
+	case strings.Contains(err.Error(), "knownhosts:"):
+		return fmt.Errorf("%w (add the server's host key to the known_hosts file)", err)
+	}
+	return err
+}
+
+// lockedStorer lets snapshots read objects while the next fetch writes new
+// ones: go-git's memory store is a plain map. Only the object methods are
+// guarded: references are written by Fetch alone, under Repository.mu.
+type lockedStorer struct {
+	storage.Storer
+	mu sync.RWMutex
+}
+
+func (s *lockedStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Storer.SetEncodedObject(o)
+}
+
+func (s *lockedStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.Storer.EncodedObject(t, h)
+}
+
+func (s *lockedStorer) HasEncodedObject(h plumbing.Hash) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.Storer.HasEncodedObject(h)
+}
+
+func (s *lockedStorer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.Storer.EncodedObjectSize(h)
+}
+
+func (s *lockedStorer) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.Storer.IterEncodedObjects(t)
+}

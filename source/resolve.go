@@ -1,0 +1,256 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/render"
+)
+
+// resolver fills a snapshot's indexes from the decoded objects and reports
+// every reference that does not resolve as a Problem on the referring field.
+type resolver struct {
+	loader    *Loader
+	ctx       context.Context
+	snap      *Snapshot
+	old, next *loadCache
+	// files is where each object came from, by kind and key.
+	files      map[string]string
+	landscapes map[string]landscapeRoot
+}
+
+// landscapeRoot is the tree a landscape's stages live in; ok is false when
+// it could not be read (the Landscape then carries a Problem).
+type landscapeRoot struct {
+	url, branch, commit string
+	tree                render.Tree
+	root                string
+	ok                  bool
+}
+
+// index fills the per-kind maps, dropping duplicates (the first in file
+// order wins) with a Problem on the later ones.
+func (r *resolver) index(objects []Object) {
+	s := r.snap
+	s.Landscapes = map[string]*v1alpha1.Landscape{}
+	s.Stages = map[string]*v1alpha1.Stage{}
+	s.Templates = map[string]*v1alpha1.VectorTemplate{}
+	s.Configs = map[string]*v1alpha1.VectorPromotionConfig{}
+	s.StageIndex = map[string]StageRef{}
+	rank := map[string]int{}
+	for i, k := range ConfigKinds {
+		rank[k] = i
+	}
+	sort.SliceStable(objects, func(i, j int) bool {
+		a, b := objects[i], objects[j]
+		if a.Kind != b.Kind {
+			return rank[a.Kind] < rank[b.Kind]
+		}
+		return objectKey(a) < objectKey(b)
+	})
+	for _, o := range objects {
+		id := o.Kind + "/" + objectKey(o)
+		if first, dup := r.files[id]; dup {
+			r.problem(o, "metadata.name", fmt.Sprintf("duplicate %s %q: already defined in %s; rename or remove one", o.Kind, objectKey(o), first))
+			continue
+		}
+		r.files[id] = o.File
+		s.Objects = append(s.Objects, o)
+		switch v := o.Value.(type) {
+		case *v1alpha1.Landscape:
+			s.Landscapes[o.Name] = v
+		case *v1alpha1.Stage:
+			s.Stages[objectKey(o)] = v
+		case *v1alpha1.VectorTemplate:
+			s.Templates[o.Name] = v
+		case *v1alpha1.VectorPromotionConfig:
+			s.Configs[o.Name] = v
+		}
+	}
+}
+
+func (r *resolver) problem(o Object, fieldPath, reason string) {
+	r.snap.Problems = append(r.snap.Problems, Problem{File: o.File, Kind: o.Kind, Name: o.Name, Field: fieldPath, Reason: reason})
+}
+
+// landscape reads the tree a landscape's stages live in, once per load.
+func (r *resolver) landscape(name string) (landscapeRoot, bool) {
+	if lr, done := r.landscapes[name]; done {
+		return lr, true
+	}
+	l, found := r.snap.Landscapes[name]
+	if !found {
+		return landscapeRoot{}, false
+	}
+	o := Object{File: r.files[v1alpha1.LandscapeKind+"/"+name], Kind: v1alpha1.LandscapeKind, Name: name}
+	s := r.snap
+	lr := landscapeRoot{url: s.URL, branch: s.Branch, commit: s.Commit, tree: s.Tree, root: path.Clean(l.Spec.Path), ok: true}
+	if repo := l.Spec.Repository; repo != nil && !(repo.URL == s.URL && (repo.Branch == "" || repo.Branch == s.Branch)) {
+		// A landscape in another repository follows the config branch name
+		// unless it names its own; a plain-directory config has none, so "main".
+		lr.url, lr.branch = repo.URL, repo.Branch
+		if lr.branch == "" {
+			lr.branch = s.Branch
+		}
+		if lr.branch == "" {
+			lr.branch = "main"
+		}
+		tree, commit, err := r.loader.tree(r.ctx, lr.url, lr.branch)
+		if err != nil {
+			r.problem(o, "spec.repository.url", "cannot read the landscape repository: "+err.Error())
+			lr.ok = false
+		}
+		lr.tree, lr.commit = tree, commit
+	}
+	if lr.ok && lr.root != "." {
+		if st, err := lr.tree.Stat(lr.root); err != nil || !st.IsDir() {
+			r.problem(o, "spec.path", fmt.Sprintf("directory %q does not exist in %s", lr.root, describeRepo(lr)))
+			lr.ok = false
+		}
+	}
+	if r.landscapes == nil {
+		r.landscapes = map[string]landscapeRoot{}
+	}
+	r.landscapes[name] = lr
+	return lr, true
+}
+
+// resolveStages indexes every stage whose landscape and overlay resolve,
+// with the vector its overlay carries now.
+func (r *resolver) resolveStages() {
+	for _, o := range r.snap.Objects {
+		stage, ok := o.Value.(*v1alpha1.Stage)
+		if !ok {
+			continue
+		}
+		lr, found := r.landscape(stage.Spec.Landscape)
+		if !found {
+			r.problem(o, "spec.landscape", fmt.Sprintf("Landscape %q not found: define it in %s or fix the name", stage.Spec.Landscape, r.snap.ConfigPath))
+			continue
+		}
+		if !lr.ok {
+			continue
+		}
+		overlay := path.Join(lr.root, stage.Spec.Path)
+		if !within(lr.root, overlay) {
+			r.problem(o, "spec.path", fmt.Sprintf("must stay inside the landscape root %q: %q resolves to %q", lr.root, stage.Spec.Path, overlay))
+			continue
+		}
+		if st, err := lr.tree.Stat(overlay); err != nil || !st.IsDir() {
+			r.problem(o, "spec.path", fmt.Sprintf("overlay %q does not exist in %s", overlay, describeRepo(lr)))
+			continue
+		}
+		if kustomizationFile(lr.tree, overlay) == "" {
+			r.problem(o, "spec.path", fmt.Sprintf("overlay %q has no kustomization.yaml", overlay))
+			continue
+		}
+		hash, err := lr.tree.Hash(overlay)
+		if err != nil {
+			r.problem(o, "spec.path", fmt.Sprintf("cannot hash overlay %q: %v", overlay, err))
+			continue
+		}
+		vr, cached := r.old.vectors[hash]
+		if !cached {
+			vr.vector, vr.err = render.ReadStageVector(lr.tree, overlay)
+		}
+		r.next.vectors[hash] = vr
+		if vr.err != nil {
+			r.problem(o, "spec.path", fmt.Sprintf("cannot read the vector of overlay %q: %v", overlay, vr.err))
+			continue
+		}
+		r.snap.StageIndex[objectKey(o)] = StageRef{
+			Landscape: stage.Spec.Landscape, Name: stage.Name,
+			URL: lr.url, Branch: lr.branch, Commit: lr.commit,
+			Overlay: overlay, OverlayHash: hash, Vector: vr.vector, Tree: lr.tree,
+		}
+	}
+}
+
+// resolveTemplates checks every base exists and that no base chain loops.
+func (r *resolver) resolveTemplates() {
+	templates := r.snap.Templates
+	for _, o := range r.snap.Objects {
+		t, ok := o.Value.(*v1alpha1.VectorTemplate)
+		if !ok || t.Spec.Base == nil {
+			continue
+		}
+		if _, found := templates[t.Spec.Base.Name]; !found {
+			r.problem(o, "spec.base.name", fmt.Sprintf("VectorTemplate %q not found", t.Spec.Base.Name))
+			continue
+		}
+		if cycle := baseCycle(templates, o.Name); cycle != nil {
+			r.problem(o, "spec.base.name", "base chain forms a cycle: "+strings.Join(cycle, " → ")+"; one template must have no base")
+		}
+	}
+}
+
+// baseCycle follows the base chain from start and returns it when it comes
+// back to start (start → ... → start), or nil when start is not on a cycle.
+// Templates that only lead into a cycle are not on it, and their chain
+// ends in the cycle's own Problem.
+func baseCycle(templates map[string]*v1alpha1.VectorTemplate, start string) []string {
+	chain := []string{start}
+	seen := map[string]bool{start: true}
+	for cur := templates[start]; cur != nil && cur.Spec.Base != nil; {
+		next := cur.Spec.Base.Name
+		chain = append(chain, next)
+		if next == start {
+			return chain
+		}
+		if seen[next] {
+			return nil
+		}
+		seen[next] = true
+		cur = templates[next]
+	}
+	return nil
+}
+
+// resolveConfigs checks every config's source and target exist.
+func (r *resolver) resolveConfigs() {
+	for _, o := range r.snap.Objects {
+		c, ok := o.Value.(*v1alpha1.VectorPromotionConfig)
+		if !ok {
+			continue
+		}
+		src := c.Spec.Source
+		switch src.Kind {
+		case v1alpha1.VectorTemplateKind:
+			if _, found := r.snap.Templates[src.Name]; !found {
+				r.problem(o, "spec.source.name", fmt.Sprintf("VectorTemplate %q not found", src.Name))
+			}
+		case v1alpha1.StageKind:
+			r.checkStageRef(o, "spec.source", src.Landscape, src.Name)
+		}
+		r.checkStageRef(o, "spec.target", c.Spec.Target.Landscape, c.Spec.Target.Name)
+	}
+}
+
+func (r *resolver) checkStageRef(o Object, fieldPath, landscape, name string) {
+	if _, found := r.snap.Landscapes[landscape]; !found {
+		r.problem(o, fieldPath+".landscape", fmt.Sprintf("Landscape %q not found", landscape))
+		return
+	}
+	if _, found := r.snap.Stages[StageKey(landscape, name)]; !found {
+		r.problem(o, fieldPath+".name", fmt.Sprintf("Stage %q not found in landscape %q", name, landscape))
+	}
+}
+
+// within reports whether p is root or below it; both are clean and relative.
+func within(root, p string) bool {
+	if p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
+		return false
+	}
+	return root == "." || p == root || strings.HasPrefix(p, root+"/")
+}
+
+func describeRepo(lr landscapeRoot) string {
+	if lr.branch == "" {
+		return lr.url
+	}
+	return lr.url + "@" + lr.branch
+}

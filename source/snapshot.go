@@ -1,0 +1,319 @@
+package source
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/render"
+)
+
+// DefaultConfigPath is where the promotion configs live in a repository.
+const DefaultConfigPath = "vectorflow"
+
+// Snapshot is one consistent reading of a declarative repository: the config
+// objects at one commit, their resolved references, and every stage overlay
+// with the vector it carries. Treat it as read-only: a snapshot may share
+// trees with the next one.
+type Snapshot struct {
+	URL    string `json:"url"`
+	Branch string `json:"branch,omitempty"`
+	// Commit is empty for a plain directory.
+	Commit     string      `json:"commit,omitempty"`
+	ConfigPath string      `json:"configPath"`
+	Tree       render.Tree `json:"-"`
+
+	// Objects are all config objects that decoded and validated, ordered by
+	// kind (ConfigKinds) then name.
+	Objects    []Object                                   `json:"-"`
+	Landscapes map[string]*v1alpha1.Landscape             `json:"-"`
+	Stages     map[string]*v1alpha1.Stage                 `json:"-"` // by StageKey
+	Templates  map[string]*v1alpha1.VectorTemplate        `json:"-"`
+	Configs    map[string]*v1alpha1.VectorPromotionConfig `json:"-"`
+
+	// StageIndex holds the resolved overlay of every stage whose landscape
+	// and overlay resolve, by StageKey.
+	StageIndex map[string]StageRef `json:"-"`
+
+	// Problems are every fault found, sorted by file, object and field.
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// StageRef is where a stage's overlay lives and what it holds now.
+type StageRef struct {
+	Landscape string `json:"landscape"`
+	Name      string `json:"name"`
+	// URL, Branch and Commit name the repository holding the overlay: the
+	// config repository, or the landscape's own.
+	URL    string `json:"url"`
+	Branch string `json:"branch,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// Overlay is the overlay directory inside that repository.
+	Overlay     string             `json:"overlay"`
+	OverlayHash string             `json:"overlayHash"`
+	Vector      render.StageVector `json:"vector"`
+	Tree        render.Tree        `json:"-"`
+}
+
+// StageKey is how stages are keyed: stage names are unique per landscape.
+func StageKey(landscape, name string) string { return landscape + "/" + name }
+
+// Object looks up a config object by kind and name (a Stage by StageKey).
+func (s *Snapshot) Object(kind, name string) (Object, bool) {
+	for _, o := range s.Objects {
+		if o.Kind == kind && objectKey(o) == name {
+			return o, true
+		}
+	}
+	return Object{}, false
+}
+
+// Options configure a Loader.
+type Options struct {
+	// ConfigPath is the config directory inside the repository; default
+	// DefaultConfigPath.
+	ConfigPath string
+	// Auth gives the credentials for a repository URL; nil means none.
+	Auth func(url string) Auth
+	// Renderer renders a config directory holding a kustomization file;
+	// nil means render.NewRenderer(render.Options{}).
+	Renderer *render.Renderer
+}
+
+// Loader loads snapshots. It keeps one in-memory Repository per URL, so
+// every load after the first fetches only new objects, and caches decoded
+// configs by the config directory's tree hash and stage vectors by the
+// overlay's tree hash, so an unchanged repository reloads without decoding.
+type Loader struct {
+	opts Options
+
+	mu     sync.Mutex
+	repos  map[string]*Repository
+	caches map[string]*loadCache // by URL and branch
+}
+
+type loadCache struct {
+	configs map[string]decodedConfig
+	vectors map[string]vectorResult
+}
+
+type decodedConfig struct {
+	objects  []Object
+	problems []Problem
+}
+
+type vectorResult struct {
+	vector render.StageVector
+	err    error
+}
+
+// NewLoader returns a Loader with empty caches.
+func NewLoader(opts Options) *Loader {
+	if opts.ConfigPath == "" {
+		opts.ConfigPath = DefaultConfigPath
+	}
+	if opts.Renderer == nil {
+		opts.Renderer = render.NewRenderer(render.Options{})
+	}
+	return &Loader{opts: opts, repos: map[string]*Repository{}, caches: map[string]*loadCache{}}
+}
+
+// Load reads branch of the repository at url (or the plain directory at a
+// local path that is not a Git repository; branch is then ignored). The
+// error is only for a repository that cannot be read at all; every fault
+// inside it is a Problem in the snapshot.
+func (l *Loader) Load(ctx context.Context, url, branch string) (*Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	snap := &Snapshot{URL: url, Branch: branch, ConfigPath: l.opts.ConfigPath}
+	tree, commit, err := l.tree(ctx, url, branch)
+	if err != nil {
+		return nil, err
+	}
+	if commit == "" {
+		snap.Branch = ""
+	}
+	snap.Tree, snap.Commit = tree, commit
+
+	cacheKey := url + "#" + snap.Branch
+	old := l.caches[cacheKey]
+	if old == nil {
+		old = &loadCache{}
+	}
+	// Only what this load used is kept, so the caches never outgrow the
+	// repository.
+	next := &loadCache{configs: map[string]decodedConfig{}, vectors: map[string]vectorResult{}}
+	defer func() { l.caches[cacheKey] = next }()
+
+	decoded := l.decodeConfig(tree, old, next)
+	snap.Problems = append(snap.Problems, decoded.problems...)
+	r := resolver{loader: l, ctx: ctx, snap: snap, old: old, next: next, files: map[string]string{}}
+	r.index(decoded.objects)
+	r.resolveStages()
+	r.resolveTemplates()
+	r.resolveConfigs()
+	sortProblems(snap.Problems)
+	return snap, nil
+}
+
+// tree returns the root tree of branch at url and its commit, or a plain
+// directory's tree and an empty commit.
+func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, string, error) {
+	if IsLocalPath(url) && !isGitRepository(url) {
+		st, err := os.Stat(url)
+		if err != nil {
+			return nil, "", fmt.Errorf("read %s: %w", url, err)
+		}
+		if !st.IsDir() {
+			return nil, "", fmt.Errorf("read %s: not a directory", url)
+		}
+		return render.DirTree(url), "", nil
+	}
+	repo := l.repos[url]
+	if repo == nil {
+		var auth Auth
+		if l.opts.Auth != nil {
+			auth = l.opts.Auth(url)
+		}
+		var err error
+		if repo, err = Open(url, auth); err != nil {
+			return nil, "", err
+		}
+		l.repos[url] = repo
+	}
+	hash, err := repo.Fetch(ctx, branch)
+	if err != nil {
+		return nil, "", err
+	}
+	commit, err := repo.Repo().CommitObject(hash)
+	if err != nil {
+		return nil, "", fmt.Errorf("read commit %s of %s: %w", hash, url, err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return nil, "", fmt.Errorf("read the tree of commit %s of %s: %w", hash, url, err)
+	}
+	return render.GitTree(tree), hash.String(), nil
+}
+
+// decodeConfig decodes the config directory, or takes it from the cache.
+// Plain files are keyed by the directory's tree hash. A kustomized
+// directory is keyed by its rendered output instead: its bases and patches
+// may live outside the directory, and the renderer caches the build by
+// everything it read.
+func (l *Loader) decodeConfig(tree render.Tree, old, next *loadCache) decodedConfig {
+	dir := l.opts.ConfigPath
+	if _, err := tree.ReadDir(dir); err != nil {
+		return decodedConfig{problems: []Problem{{File: dir,
+			Reason: "cannot read the config directory (create it, or point --config-path at it): " + err.Error()}}}
+	}
+	var key string
+	var decode func() decodedConfig
+	if k := kustomizationFile(tree, dir); k != "" {
+		out, err := l.opts.Renderer.Build(tree, dir)
+		if err != nil {
+			return decodedConfig{problems: []Problem{{File: k, Reason: "kustomize build of the config directory failed: " + err.Error()}}}
+		}
+		sum := sha256.Sum256(out)
+		key = "rendered:" + hex.EncodeToString(sum[:])
+		decode = func() decodedConfig {
+			objects, problems := Decode(k, out)
+			return decodedConfig{objects: objects, problems: problems}
+		}
+	} else {
+		if hash, err := tree.Hash(dir); err == nil {
+			key = "tree:" + hash
+		}
+		decode = func() decodedConfig { return decodeFiles(tree, dir) }
+	}
+	d, cached := old.configs[key]
+	if !cached || key == "" {
+		d = decode()
+	}
+	if key != "" {
+		next.configs[key] = d
+	}
+	return copyDecoded(d)
+}
+
+// copyDecoded hands out copies, so a caller changing an object (a status,
+// say) cannot change what the next load returns.
+func copyDecoded(d decodedConfig) decodedConfig {
+	objects := make([]Object, len(d.objects))
+	for i, o := range d.objects {
+		o.Value = o.Value.DeepCopyObject().(configObject)
+		objects[i] = o
+	}
+	return decodedConfig{objects: objects, problems: append([]Problem(nil), d.problems...)}
+}
+
+// decodeFiles decodes every YAML file directly in dir.
+func decodeFiles(tree render.Tree, dir string) decodedConfig {
+	var d decodedConfig
+	entries, err := tree.ReadDir(dir)
+	if err != nil {
+		d.problems = append(d.problems, Problem{File: dir, Reason: "cannot read the config directory: " + err.Error()})
+		return d
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
+			continue
+		}
+		file := path.Join(dir, name)
+		data, err := tree.ReadFile(file)
+		if err != nil {
+			d.problems = append(d.problems, Problem{File: file, Reason: "cannot read: " + err.Error()})
+			continue
+		}
+		objects, problems := Decode(file, data)
+		d.objects = append(d.objects, objects...)
+		d.problems = append(d.problems, problems...)
+	}
+	return d
+}
+
+// kustomizationFile is the kustomization file in dir, or "" when there is
+// none; kustomize accepts these three names.
+func kustomizationFile(tree render.Tree, dir string) string {
+	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		p := path.Join(dir, name)
+		if st, err := tree.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+func objectKey(o Object) string {
+	if s, ok := o.Value.(*v1alpha1.Stage); ok {
+		return StageKey(s.Spec.Landscape, s.Name)
+	}
+	return o.Name
+}
+
+func sortProblems(ps []Problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if a.Field != b.Field {
+			return a.Field < b.Field
+		}
+		return a.Reason < b.Reason
+	})
+}
