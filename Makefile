@@ -4,7 +4,7 @@ BIN := bin/vectorflow
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test test-short fuzz bench demo generate fmt vet tools
+.PHONY: build test fuzz bench demo generate fmt tools e2e-forge
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/vectorflow
@@ -14,8 +14,14 @@ test: tools
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 
+# The kustomize CLI (render equality) and Gitea (the forge tests), built from
+# the Go module proxy at pinned versions and cached in ~/.cache/vectorflow.
 tools:
 	@hack/tools.sh >/dev/null
+	@hack/gitea.sh >/dev/null
+
+e2e-forge: tools
+	$(GO) test -count=1 ./forge/...
 
 fuzz:
 	hack/fuzz.sh
