@@ -1,0 +1,282 @@
+package gitwriter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+type memoryStorage = memory.Storage
+
+// repo is the in-memory copy of the branches of one remote that a Writer
+// works on. It is kept between calls so each fetch brings only new objects.
+// Not safe for concurrent use; branchState's lock guards it.
+type repo struct {
+	s      *memory.Storage
+	remote *git.Remote
+}
+
+func newRepo(url string) *repo {
+	s := memory.NewStorage()
+	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}})}
+}
+
+// fetch brings branch's objects into memory and returns its tip, zero when
+// the branch (or the whole repository) is empty. Force-fetching follows a
+// rewritten vectorflow/promote/ branch.
+func (r *repo) fetch(ctx context.Context, remote Remote, branch string) (plumbing.Hash, error) {
+	tracking := trackingRef(branch)
+	err := r.remote.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: "origin",
+		RefSpecs:   []config.RefSpec{config.RefSpec("+" + plumbing.NewBranchReferenceName(branch).String() + ":" + tracking.String())},
+		Auth:       remote.Auth,
+		Tags:       git.NoTags,
+	})
+	var noMatch git.NoMatchingRefSpecError
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.As(err, &noMatch), errors.Is(err, transport.ErrEmptyRemoteRepository):
+		// The branch was never created or was deleted: forget our copy.
+		_ = r.s.RemoveReference(tracking)
+		return plumbing.ZeroHash, nil
+	default:
+		return plumbing.ZeroHash, &RemoteError{Op: "fetch", URL: remote.URL, Branch: branch, Err: err}
+	}
+	ref, err := r.s.Reference(tracking)
+	if err != nil {
+		return plumbing.ZeroHash, &RemoteError{Op: "fetch", URL: remote.URL, Branch: branch, Err: err}
+	}
+	return ref.Hash(), nil
+}
+
+// cachedTip is the tip of branch as this process last fetched or pushed it.
+func (r *repo) cachedTip(branch string) (plumbing.Hash, bool) {
+	ref, err := r.s.Reference(trackingRef(branch))
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	return ref.Hash(), true
+}
+
+// push sets branch to commit, only if the remote still has it at old
+// (zero: absent). The command carries old, and the server swaps the ref
+// atomically, so a concurrent writer's commit is never overwritten; a moved
+// branch comes back as an error isMovedBranch recognizes. The pack holds only
+// the objects made on top of base (the commit the new ones were built on,
+// which the remote has): go-git's own push walks the whole history to find
+// them, which grows with the repository.
+func (r *repo) push(ctx context.Context, remote Remote, branch string, old, commit, base plumbing.Hash) error {
+	objects, err := newObjects(r.s, commit, base)
+	if err != nil {
+		return err
+	}
+	ep, err := transport.NewEndpoint(remote.URL)
+	if err != nil {
+		return err
+	}
+	cl, err := client.NewClient(ep)
+	if err != nil {
+		return err
+	}
+	sess, err := cl.NewReceivePackSession(ep, remote.Auth)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	dst := plumbing.NewBranchReferenceName(branch)
+	req := packp.NewReferenceUpdateRequest()
+	// Side-band carries hook output apart from the protocol, so a refusal
+	// arrives with the server's reason.
+	var messages bytes.Buffer
+	req.Progress = &messages
+	if ep.Protocol == "http" || ep.Protocol == "https" {
+		// Smart HTTP needs no advertisement before the POST: the server's
+		// atomic check of old is the compare-and-swap, and skipping the
+		// GET saves a round trip (and a server process) per push. Every
+		// git server speaks report-status and side-band-64k.
+		_ = req.Capabilities.Set(capability.ReportStatus)
+		_ = req.Capabilities.Set(capability.Sideband64k)
+	} else {
+		adv, err := sess.AdvertisedReferencesContext(ctx)
+		if err != nil {
+			return err
+		}
+		refs, err := adv.AllReferences()
+		if err != nil {
+			return err
+		}
+		now := plumbing.ZeroHash
+		if ref, err := refs.Reference(dst); err == nil {
+			now = ref.Hash()
+		}
+		if now != old {
+			return fmt.Errorf("%w: %s is at %s, expected %s", errBranchMoved, dst, hashOrNone(now), hashOrNone(old))
+		}
+		req = packp.NewReferenceUpdateRequestFromCapabilities(adv.Capabilities)
+		req.Progress = &messages
+		switch {
+		case adv.Capabilities.Supports(capability.Sideband64k):
+			_ = req.Capabilities.Set(capability.Sideband64k)
+		case adv.Capabilities.Supports(capability.Sideband):
+			_ = req.Capabilities.Set(capability.Sideband)
+		default:
+			req.Progress = nil
+		}
+	}
+	req.Commands = []*packp.Command{{Name: dst, Old: old, New: commit}}
+	var pack bytes.Buffer
+	if _, err := packfile.NewEncoder(&pack, r.s, false).Encode(objects, 0); err != nil {
+		return fmt.Errorf("pack %d objects: %w", len(objects), err)
+	}
+	req.Packfile = io.NopCloser(&pack)
+	status, err := sess.ReceivePack(ctx, req)
+	if err == nil && status != nil {
+		err = status.Error()
+	}
+	if err != nil {
+		if m := strings.TrimSpace(messages.String()); m != "" {
+			err = fmt.Errorf("%w (remote: %s)", err, oneLine(m))
+		}
+		return err
+	}
+	return r.s.SetReference(plumbing.NewHashReference(trackingRef(branch), commit))
+}
+
+// newObjects lists the commits from commit back to base and the trees and
+// blobs they changed relative to their parents: everything the remote, which
+// has base, lacks.
+func newObjects(s *memory.Storage, commit, base plumbing.Hash) ([]plumbing.Hash, error) {
+	seen := map[plumbing.Hash]bool{}
+	var out []plumbing.Hash
+	add := func(h plumbing.Hash) bool {
+		if seen[h] {
+			return false
+		}
+		seen[h] = true
+		out = append(out, h)
+		return true
+	}
+	var diffTree func(tree, old plumbing.Hash) error
+	diffTree = func(tree, old plumbing.Hash) error {
+		if tree == old || !add(tree) {
+			return nil
+		}
+		t, err := object.GetTree(s, tree)
+		if err != nil {
+			return err
+		}
+		before := map[string]object.TreeEntry{}
+		if !old.IsZero() {
+			o, err := object.GetTree(s, old)
+			if err != nil {
+				return err
+			}
+			for _, e := range o.Entries {
+				before[e.Name] = e
+			}
+		}
+		for _, e := range t.Entries {
+			prev, had := before[e.Name]
+			switch {
+			case had && prev.Hash == e.Hash:
+			case e.Mode == filemode.Dir:
+				oldSub := plumbing.ZeroHash
+				if had && prev.Mode == filemode.Dir {
+					oldSub = prev.Hash
+				}
+				if err := diffTree(e.Hash, oldSub); err != nil {
+					return err
+				}
+			case e.Mode == filemode.Submodule:
+			default:
+				add(e.Hash)
+			}
+		}
+		return nil
+	}
+	for h := commit; h != base && !h.IsZero(); {
+		c, err := object.GetCommit(s, h)
+		if err != nil {
+			return nil, err
+		}
+		add(h)
+		parentTree := plumbing.ZeroHash
+		next := plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			next = c.ParentHashes[0]
+			p, err := object.GetCommit(s, next)
+			if err != nil {
+				return nil, err
+			}
+			parentTree = p.TreeHash
+		}
+		if err := diffTree(c.TreeHash, parentTree); err != nil {
+			return nil, err
+		}
+		h = next
+	}
+	return out, nil
+}
+
+func trackingRef(branch string) plumbing.ReferenceName {
+	return plumbing.NewRemoteReferenceName("origin", branch)
+}
+
+// pushOutcome is what a failed push turned out to be.
+type pushOutcome int
+
+const (
+	pushRefused pushOutcome = iota // the remote said no: terminal
+	pushMoved                      // the branch moved: fetch, re-apply, retry
+	pushLanded                     // the error came after the update took effect
+)
+
+// classifyPush decides what a push error means. A moved branch is
+// recognized by the message; anything else is ambiguous (a broken
+// connection, a server that mixes hook output into the protocol) and is
+// settled by asking the remote where the branch is now: at our commit the
+// push landed, elsewhere than where we started it moved, still at the start
+// it was refused.
+func (r *repo) classifyPush(ctx context.Context, remote Remote, branch string, old, pushed plumbing.Hash, err error) pushOutcome {
+	if isMovedBranch(err) {
+		return pushMoved
+	}
+	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return pushRefused
+	}
+	refs, lerr := r.remote.ListContext(ctx, &git.ListOptions{Auth: remote.Auth})
+	if lerr != nil {
+		return pushRefused
+	}
+	now := plumbing.ZeroHash
+	for _, ref := range refs {
+		if ref.Name() == plumbing.NewBranchReferenceName(branch) {
+			now = ref.Hash()
+		}
+	}
+	switch now {
+	case pushed:
+		_ = r.s.SetReference(plumbing.NewHashReference(trackingRef(branch), pushed))
+		return pushLanded
+	case old:
+		return pushRefused
+	default:
+		return pushMoved
+	}
+}

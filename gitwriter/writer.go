@@ -1,0 +1,556 @@
+package gitwriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// PromoteBranchPrefix is the namespace of branches vectorflow owns for
+// pull-request promotions; only these are ever force-updated.
+const PromoteBranchPrefix = "vectorflow/promote/"
+
+// Remote is a git repository and the credentials to write to it
+// (go-git's http.BasicAuth or ssh.PublicKeys).
+type Remote struct {
+	URL  string
+	Auth transport.AuthMethod
+}
+
+// Target is a branch of a remote.
+type Target struct {
+	Remote Remote
+	Branch string
+}
+
+// Change is one commit: semantic file edits and the message describing them.
+type Change struct {
+	// ID is the promotion name, the idempotency key. When set, the message
+	// must carry it as its Vectorflow-Promotion trailer, and a commit with
+	// that trailer already on the branch is reported instead of committing
+	// again.
+	ID string
+	// Message builds the commit message from what the edits did.
+	Message func(diffs []FileDiff) string
+	Files   []FileEdit
+}
+
+// Result is what became of one Change.
+type Result struct {
+	ID string
+	// Commit is the new commit; with Existing, the earlier commit of the same
+	// promotion; with AlreadyApplied, the commit whose tree already had the
+	// change.
+	Commit plumbing.Hash
+	// AlreadyApplied means the edits changed nothing, so no commit was made.
+	AlreadyApplied bool
+	// Existing means a commit of the same promotion is already on the branch.
+	Existing bool
+}
+
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	// Identity is the author and committer.
+	Identity Identity
+	// Signer signs every commit; nil writes unsigned commits.
+	Signer git.Signer
+	// Clock stamps commits; default time.Now.
+	Clock func() time.Time
+	// MaxAttempts bounds pushes per batch when the branch keeps moving;
+	// default 10.
+	MaxAttempts int
+	// Backoff is the wait before retry attempt n (n >= 1); default jittered
+	// exponential from 50ms, capped at 2s.
+	Backoff func(attempt int) time.Duration
+	// HistoryDepth is how many commits of the branch are searched for an
+	// earlier commit of the same promotion; default 500.
+	HistoryDepth int
+}
+
+// Writer commits to git remotes without a worktree: it fetches a branch into
+// memory, edits blobs and trees, signs, and pushes without force. Writes to
+// one remote branch are serialized and batched inside the process. A Writer
+// is safe for concurrent use.
+type Writer struct {
+	opts WriterOptions
+
+	mu       sync.Mutex
+	branches map[branchKey]*branchState
+}
+
+// NewWriter returns a Writer with o's defaults filled in.
+func NewWriter(o WriterOptions) (*Writer, error) {
+	if o.Identity.Name == "" || o.Identity.Email == "" {
+		return nil, errors.New("writer identity needs a name and an email (the commit author)")
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 10
+	}
+	if o.Backoff == nil {
+		o.Backoff = jitteredBackoff
+	}
+	if o.HistoryDepth <= 0 {
+		o.HistoryDepth = 500
+	}
+	return &Writer{opts: o, branches: map[branchKey]*branchState{}}, nil
+}
+
+// Apply commits changes, one commit each in order, on top of target's
+// branch and pushes them in one push; concurrent Apply calls for the same
+// branch are coalesced into the same push. When the branch moved, the edits
+// are re-applied on the new tip and the push retried. Either every commit of
+// the call is pushed or none is.
+func (w *Writer) Apply(ctx context.Context, target Target, changes ...Change) ([]Result, error) {
+	if err := validTarget(target); err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	st := w.branch(target.Remote.URL, target.Branch)
+	req := &applyRequest{ctx: ctx, target: target, changes: changes, done: make(chan struct{})}
+	st.enqueue(w, req)
+	select {
+	case <-req.done:
+		return req.results, req.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// PushBranch commits change on top of base and pushes it to branch, a
+// vectorflow/promote/ branch a pull request is opened from. It is
+// idempotent: when base already holds the promotion, or branch already holds
+// it with nothing left to change, that commit is returned as Existing.
+// Otherwise branch is (re)created on base's tip, force-updated with a lease
+// on the tip it had, since the same promotion is re-made there.
+func (w *Writer) PushBranch(ctx context.Context, remote Remote, base, branch string, change Change) (Result, error) {
+	if err := validTarget(Target{Remote: remote, Branch: base}); err != nil {
+		return Result{}, err
+	}
+	if !strings.HasPrefix(branch, PromoteBranchPrefix) || branch == PromoteBranchPrefix {
+		return Result{}, fmt.Errorf("promotion branch %q must be under %s: only those may be force-updated", branch, PromoteBranchPrefix)
+	}
+	st := w.branch(remote.URL, base)
+	if err := st.lock(ctx); err != nil {
+		return Result{}, err
+	}
+	defer st.unlock()
+
+	var last error
+	for attempt := 1; attempt <= w.opts.MaxAttempts; attempt++ {
+		if attempt > 1 {
+			if err := sleep(ctx, w.opts.Backoff(attempt-1)); err != nil {
+				return Result{}, err
+			}
+		}
+		baseTip, err := st.repo.fetch(ctx, remote, base)
+		if err != nil {
+			return Result{}, err
+		}
+		if baseTip.IsZero() {
+			return Result{}, &RemoteError{Op: "fetch", URL: remote.URL, Branch: base, Err: errors.New("the base branch does not exist")}
+		}
+		promoTip, err := st.repo.fetch(ctx, remote, branch)
+		if err != nil {
+			return Result{}, err
+		}
+		index, err := promotionIndex(st.repo.s, baseTip, w.opts.HistoryDepth)
+		if err != nil {
+			return Result{}, err
+		}
+		if c, ok := index[change.ID]; ok && change.ID != "" {
+			return Result{ID: change.ID, Commit: c, Existing: true}, nil
+		}
+		if !promoTip.IsZero() {
+			if done, err := w.holdsChange(st.repo, promoTip, change); err != nil {
+				return Result{}, err
+			} else if done {
+				return Result{ID: change.ID, Commit: promoTip, Existing: true}, nil
+			}
+		}
+		res, head, err := w.commitChange(st.repo, baseTip, map[string]plumbing.Hash{}, change)
+		if err != nil || res.AlreadyApplied {
+			return res, err
+		}
+		err = st.repo.push(ctx, remote, branch, promoTip, head, baseTip)
+		if err == nil {
+			return res, nil
+		}
+		switch st.repo.classifyPush(ctx, remote, branch, promoTip, head, err) {
+		case pushLanded:
+			return res, nil
+		case pushRefused:
+			return Result{}, &RemoteError{Op: "push", URL: remote.URL, Branch: branch, Err: err}
+		}
+		last = err
+	}
+	return Result{}, &RetriesExhaustedError{URL: remote.URL, Branch: branch, Attempts: w.opts.MaxAttempts, Err: last}
+}
+
+// CompareAndSwap writes files (nil content removes a file) as one commit on
+// target's branch, only if its tip is expectedTip; the zero hash means the
+// branch must not exist yet and is created. A moved tip is a ConflictError
+// (errors.Is ErrConflict) and nothing is written: the caller re-reads and
+// re-decides. It returns the new tip (the old one when nothing changed).
+func (w *Writer) CompareAndSwap(ctx context.Context, target Target, expectedTip plumbing.Hash, files map[string][]byte, message string) (plumbing.Hash, error) {
+	if err := validTarget(target); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	st := w.branch(target.Remote.URL, target.Branch)
+	if err := st.lock(ctx); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer st.unlock()
+
+	// When our copy already is at the expected tip, the push's own check on
+	// the remote ref is the compare-and-swap; no fetch needed.
+	tip, cached := st.repo.cachedTip(target.Branch)
+	if !cached || tip != expectedTip || tip.IsZero() {
+		var err error
+		if tip, err = st.repo.fetch(ctx, target.Remote, target.Branch); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	conflict := func(actual plumbing.Hash) error {
+		return &ConflictError{URL: target.Remote.URL, Branch: target.Branch, Expected: expectedTip, Actual: actual}
+	}
+	if tip != expectedTip {
+		return plumbing.ZeroHash, conflict(tip)
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	change := Change{Message: func([]FileDiff) string { return message }}
+	for _, p := range paths {
+		change.Files = append(change.Files, SetFile(p, files[p]))
+	}
+	res, head, err := w.commitChange(st.repo, tip, nil, change)
+	if err != nil || res.AlreadyApplied {
+		return tip, err
+	}
+	err = st.repo.push(ctx, target.Remote, target.Branch, tip, head, tip)
+	if err == nil {
+		return head, nil
+	}
+	switch st.repo.classifyPush(ctx, target.Remote, target.Branch, tip, head, err) {
+	case pushLanded:
+		return head, nil
+	case pushRefused:
+		return plumbing.ZeroHash, &RemoteError{Op: "push", URL: target.Remote.URL, Branch: target.Branch, Err: err}
+	}
+	actual, ferr := st.repo.fetch(ctx, target.Remote, target.Branch)
+	if ferr != nil {
+		actual = plumbing.ZeroHash
+	}
+	return plumbing.ZeroHash, conflict(actual)
+}
+
+// Read returns target's branch tip (zero when the branch does not exist)
+// and the files under dir ("" for all), the starting point of a
+// compare-and-swap.
+func (w *Writer) Read(ctx context.Context, target Target, dir string) (plumbing.Hash, map[string][]byte, error) {
+	if err := validTarget(target); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	st := w.branch(target.Remote.URL, target.Branch)
+	if err := st.lock(ctx); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	defer st.unlock()
+	tip, err := st.repo.fetch(ctx, target.Remote, target.Branch)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	if tip.IsZero() {
+		return tip, map[string][]byte{}, nil
+	}
+	c, err := object.GetCommit(st.repo.s, tip)
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("read commit %s of %s: %w", tip, target.Remote.URL, err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("read tree of %s: %w", tip, err)
+	}
+	files, err := readTreeFiles(tree, dir)
+	return tip, files, err
+}
+
+// runBatch makes the commits of every request on one tip and pushes them
+// together, retrying from a fresh fetch while the branch moves. The first
+// try builds on the tip this process last saw, skipping the fetch: if the
+// branch moved since, the push is refused and costs one round trip, the
+// same as the fetch would have. A request whose edits fail is dropped from
+// the batch with its error; the others still go out.
+func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRequest) {
+	target := batch[0].target
+	fail := func(err error) {
+		for _, r := range batch {
+			if r.err == nil {
+				r.err, r.results = err, nil
+			}
+		}
+	}
+	useCache := true
+	var last error
+	for attempt := 0; ; {
+		tip, cached := plumbing.ZeroHash, false
+		if useCache {
+			tip, cached = st.repo.cachedTip(target.Branch)
+		}
+		if !cached {
+			var err error
+			if tip, err = st.repo.fetch(ctx, target.Remote, target.Branch); err != nil {
+				fail(err)
+				return
+			}
+		}
+		useCache = false
+		index, err := promotionIndex(st.repo.s, tip, w.opts.HistoryDepth)
+		if err != nil {
+			fail(err)
+			return
+		}
+		head := tip
+		for _, r := range batch {
+			r.results, r.err = nil, nil
+			start := head
+			for _, ch := range r.changes {
+				res, next, err := w.commitChange(st.repo, head, index, ch)
+				if err != nil {
+					r.results, r.err, head = nil, err, start
+					break
+				}
+				r.results, head = append(r.results, res), next
+			}
+		}
+		if head == tip {
+			if cached {
+				continue // "nothing to do" must be checked against the remote
+			}
+			return
+		}
+		err = st.repo.push(ctx, target.Remote, target.Branch, tip, head, tip)
+		if err == nil {
+			return
+		}
+		switch st.repo.classifyPush(ctx, target.Remote, target.Branch, tip, head, err) {
+		case pushLanded:
+			return
+		case pushRefused:
+			fail(&RemoteError{Op: "push", URL: target.Remote.URL, Branch: target.Branch, Err: err})
+			return
+		}
+		if cached {
+			continue // our copy was stale, not a race: no wait, no attempt spent
+		}
+		last = err
+		if attempt++; attempt >= w.opts.MaxAttempts {
+			fail(&RetriesExhaustedError{URL: target.Remote.URL, Branch: target.Branch, Attempts: attempt, Err: last})
+			return
+		}
+		if err := sleep(ctx, w.opts.Backoff(attempt)); err != nil {
+			fail(err)
+			return
+		}
+	}
+}
+
+// commitChange makes change's commit on head. index maps promotion IDs to
+// their commits on the branch; nil disables the idempotency check. It
+// returns the result and the new head.
+func (w *Writer) commitChange(r *repo, head plumbing.Hash, index map[string]plumbing.Hash, change Change) (Result, plumbing.Hash, error) {
+	res := Result{ID: change.ID}
+	if c, ok := index[change.ID]; ok && change.ID != "" {
+		res.Commit, res.Existing = c, true
+		return res, head, nil
+	}
+	headTree, err := treeOf(r, head)
+	if err != nil {
+		return Result{}, head, err
+	}
+	tree, diffs, err := editTree(r.s, headTree, change.ID, change.Files)
+	if err != nil {
+		return Result{}, head, err
+	}
+	if tree == headTree && !head.IsZero() {
+		res.Commit, res.AlreadyApplied = head, true
+		return res, head, nil
+	}
+	msg, err := changeMessage(change, diffs)
+	if err != nil {
+		return Result{}, head, err
+	}
+	c, err := w.writeCommit(r, head, tree, msg)
+	if err != nil {
+		return Result{}, head, &SignError{Change: change.ID, Err: err}
+	}
+	if index != nil && change.ID != "" {
+		index[change.ID] = c
+	}
+	res.Commit = c
+	return res, c, nil
+}
+
+// holdsChange reports whether tip is a commit of change whose tree already
+// has everything change would write.
+func (w *Writer) holdsChange(r *repo, tip plumbing.Hash, change Change) (bool, error) {
+	c, err := object.GetCommit(r.s, tip)
+	if err != nil {
+		return false, fmt.Errorf("read commit %s: %w", tip, err)
+	}
+	if t, ok := ParseTrailers(c.Message); !ok || t.Promotion != change.ID {
+		return false, nil
+	}
+	tree, _, err := editTree(r.s, c.TreeHash, change.ID, change.Files)
+	if err != nil {
+		return false, err
+	}
+	return tree == c.TreeHash, nil
+}
+
+// writeCommit writes a (signed) commit object; only a signing failure can
+// make it fail, because the storage is memory.
+func (w *Writer) writeCommit(r *repo, parent, tree plumbing.Hash, message string) (plumbing.Hash, error) {
+	sig := object.Signature{Name: w.opts.Identity.Name, Email: w.opts.Identity.Email, When: w.opts.Clock()}
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: tree}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
+	}
+	if w.opts.Signer != nil {
+		unsigned := &plumbing.MemoryObject{}
+		if err := c.EncodeWithoutSignature(unsigned); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		rd, err := unsigned.Reader()
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		s, err := w.opts.Signer.Sign(rd)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		c.PGPSignature = string(s)
+	}
+	obj := r.s.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.s.SetEncodedObject(obj)
+}
+
+// changeMessage builds the message and checks that it names the change's
+// promotion, without which the idempotency check could never find it again.
+func changeMessage(change Change, diffs []FileDiff) (string, error) {
+	if change.Message == nil {
+		return "", &EditError{Change: change.ID, Path: "(commit message)", Err: errors.New("the change has no message")}
+	}
+	msg := change.Message(diffs)
+	if strings.TrimSpace(msg) == "" {
+		return "", &EditError{Change: change.ID, Path: "(commit message)", Err: errors.New("the commit message is empty")}
+	}
+	if change.ID != "" {
+		if t, ok := ParseTrailers(msg); !ok || t.Promotion != change.ID {
+			return "", &EditError{Change: change.ID, Path: "(commit message)",
+				Err: fmt.Errorf("the message must end with the trailer %s: %s", TrailerPromotion, change.ID)}
+		}
+	}
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	return msg, nil
+}
+
+// promotionIndex maps the promotions named by the trailers of the last depth
+// commits reachable from tip (all parents, so promotions merged from a
+// pull request count) to their commits.
+func promotionIndex(s *memoryStorage, tip plumbing.Hash, depth int) (map[string]plumbing.Hash, error) {
+	index := map[string]plumbing.Hash{}
+	if tip.IsZero() {
+		return index, nil
+	}
+	seen := map[plumbing.Hash]bool{tip: true}
+	queue := []plumbing.Hash{tip}
+	for n := 0; len(queue) > 0 && n < depth; n++ {
+		h := queue[0]
+		queue = queue[1:]
+		c, err := object.GetCommit(s, h)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			continue // beyond a shallow boundary
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read commit %s: %w", h, err)
+		}
+		if id := trailerBlock(c.Message)[strings.ToLower(TrailerPromotion)]; id != "" {
+			if _, newer := index[id]; !newer {
+				index[id] = h
+			}
+		}
+		for _, p := range c.ParentHashes {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return index, nil
+}
+
+func treeOf(r *repo, commit plumbing.Hash) (plumbing.Hash, error) {
+	if commit.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := object.GetCommit(r.s, commit)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", commit, err)
+	}
+	return c.TreeHash, nil
+}
+
+func validTarget(t Target) error {
+	if t.Remote.URL == "" {
+		return errors.New("the remote has no URL")
+	}
+	if t.Branch == "" || strings.HasPrefix(t.Branch, "refs/") {
+		return fmt.Errorf("branch %q of %s must be a short branch name", t.Branch, t.Remote.URL)
+	}
+	return nil
+}
+
+// jitteredBackoff spreads retries of competing writers apart: 50ms doubling
+// per attempt, capped at 2s, times a random factor in [0.5, 1.5).
+func jitteredBackoff(attempt int) time.Duration {
+	d := 50 * time.Millisecond << min(attempt-1, 6)
+	d = min(d, 2*time.Second)
+	return time.Duration(float64(d) * (0.5 + rand.Float64()))
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
