@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"path"
 	"regexp"
 	"strings"
@@ -36,6 +37,58 @@ func (in *VectorPromotionConfig) Validate() field.ErrorList {
 	errs = append(errs, validateNonNegative(in.Spec.UpdateDelay, spec.Child("updateDelay"))...)
 	if in.Spec.Approval != nil {
 		errs = append(errs, validateApprovers(in.Spec.Approval.Approvers, spec.Child("approval", "approvers"))...)
+		errs = append(errs, validatePullRequestApproval(in.Spec.Approval.PullRequest, spec.Child("approval", "pullRequest"))...)
+	}
+	return errs
+}
+
+// envNameRE is what a shell accepts as an environment variable name.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func validatePullRequestApproval(pr *PullRequestApproval, p *field.Path) field.ErrorList {
+	if pr == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	forges := []string{ForgeGitea, ForgeGitHub, ForgeGitLab}
+	switch {
+	case pr.Forge == "":
+		errs = append(errs, field.Required(p.Child("forge"), "gitea, github or gitlab"))
+	case pr.Forge != ForgeGitea && pr.Forge != ForgeGitHub && pr.Forge != ForgeGitLab:
+		errs = append(errs, field.NotSupported(p.Child("forge"), pr.Forge, forges))
+	}
+	if pr.APIURL == "" && pr.Forge == ForgeGitea {
+		errs = append(errs, field.Required(p.Child("apiURL"), "the root of Gitea's REST API, https://host/api/v1"))
+	}
+	if pr.APIURL != "" {
+		u, err := url.Parse(pr.APIURL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			errs = append(errs, field.Invalid(p.Child("apiURL"), pr.APIURL, "must be an http(s) URL"))
+		case u.User != nil:
+			errs = append(errs, field.Forbidden(p.Child("apiURL"), "must not carry credentials: set tokenEnv or tokenFile"))
+		}
+	}
+	switch {
+	case pr.TokenEnv == "" && pr.TokenFile == "":
+		errs = append(errs, field.Required(p.Child("tokenEnv"), "the environment variable (or tokenFile, the file) holding the forge token"))
+	case pr.TokenEnv != "" && pr.TokenFile != "":
+		errs = append(errs, field.Forbidden(p.Child("tokenFile"), "set tokenEnv or tokenFile, not both"))
+	case pr.TokenEnv != "" && !envNameRE.MatchString(pr.TokenEnv):
+		errs = append(errs, field.Invalid(p.Child("tokenEnv"), pr.TokenEnv, "must be an environment variable name"))
+	}
+	seen := map[string]bool{}
+	for i, l := range pr.Labels {
+		switch {
+		case strings.TrimSpace(l) == "":
+			errs = append(errs, field.Required(p.Child("labels").Index(i), "a label name"))
+		case seen[l]:
+			errs = append(errs, field.Duplicate(p.Child("labels").Index(i), l))
+		}
+		seen[l] = true
+	}
+	if m := pr.Merge; m != "" && m != PullRequestMergeForge && m != PullRequestMergeVectorflow {
+		errs = append(errs, field.NotSupported(p.Child("merge"), m, []string{PullRequestMergeForge, PullRequestMergeVectorflow}))
 	}
 	return errs
 }

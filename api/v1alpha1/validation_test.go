@@ -31,6 +31,8 @@ var (
 	sourcePath    = specPath.Child("source")
 	targetPath    = specPath.Child("target")
 	approversPath = specPath.Child("approval", "approvers")
+
+	pullRequestPath = specPath.Child("approval", "pullRequest")
 )
 
 func TestValidateName(t *testing.T) {
@@ -210,6 +212,54 @@ func TestVectorPromotionConfigValidate(t *testing.T) {
 		},
 		want: field.ErrorList{field.Required(approversPath.Index(0).Child("publicKey"),
 			"an armored OpenPGP public key block or an SSH public key line")},
+	}, {
+		name: "pull request approval, fully set",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Approval = &ApprovalPolicy{PullRequest: &PullRequestApproval{
+				Forge: ForgeGitea, APIURL: "https://git.example.com/api/v1", TokenEnv: "GITEA_TOKEN",
+				Labels: []string{"vectorflow", "promotion"}, Merge: PullRequestMergeVectorflow,
+			}}
+		},
+	}, {
+		name: "pull request approval on github with defaults and a token file",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Approval = &ApprovalPolicy{PullRequest: &PullRequestApproval{Forge: ForgeGitHub, TokenFile: "/etc/vectorflow/github-token"}}
+		},
+	}, {
+		name: "pull request approval, everything wrong",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Approval = &ApprovalPolicy{PullRequest: &PullRequestApproval{
+				Forge: "bitbucket", APIURL: "https://bot:secret@git.example.com/api/v1",
+				TokenEnv: "GITEA_TOKEN", TokenFile: "/token", Labels: []string{"a", " ", "a"}, Merge: "auto",
+			}}
+		},
+		want: field.ErrorList{
+			field.NotSupported(pullRequestPath.Child("forge"), "bitbucket", []string{ForgeGitea, ForgeGitHub, ForgeGitLab}),
+			field.Forbidden(pullRequestPath.Child("apiURL"), "must not carry credentials: set tokenEnv or tokenFile"),
+			field.Forbidden(pullRequestPath.Child("tokenFile"), "set tokenEnv or tokenFile, not both"),
+			field.Required(pullRequestPath.Child("labels").Index(1), "a label name"),
+			field.Duplicate(pullRequestPath.Child("labels").Index(2), "a"),
+			field.NotSupported(pullRequestPath.Child("merge"), "auto", []string{PullRequestMergeForge, PullRequestMergeVectorflow}),
+		},
+	}, {
+		name: "pull request approval on gitea without API URL or token",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Approval = &ApprovalPolicy{PullRequest: &PullRequestApproval{Forge: ForgeGitea}}
+		},
+		want: field.ErrorList{
+			field.Required(pullRequestPath.Child("apiURL"), "the root of Gitea's REST API, https://host/api/v1"),
+			field.Required(pullRequestPath.Child("tokenEnv"), "the environment variable (or tokenFile, the file) holding the forge token"),
+		},
+	}, {
+		name: "pull request approval: no forge, bad URL, bad env name",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Approval = &ApprovalPolicy{PullRequest: &PullRequestApproval{APIURL: "git.example.com", TokenEnv: "GITEA-TOKEN"}}
+		},
+		want: field.ErrorList{
+			field.Required(pullRequestPath.Child("forge"), "gitea, github or gitlab"),
+			field.Invalid(pullRequestPath.Child("apiURL"), "git.example.com", "must be an http(s) URL"),
+			field.Invalid(pullRequestPath.Child("tokenEnv"), "GITEA-TOKEN", "must be an environment variable name"),
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

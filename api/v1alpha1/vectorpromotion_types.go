@@ -85,6 +85,25 @@ type VectorPromotionStatus struct {
 	// Commit is the promotion commit on the target branch.
 	// +optional
 	Commit string `json:"commit,omitempty"`
+
+	// PullRequest is the forge pull request the promotion was opened as,
+	// when its config approves through pull requests.
+	// +optional
+	PullRequest *PullRequestStatus `json:"pullRequest,omitempty"`
+}
+
+// PullRequestStatus is a promotion's pull request as last observed.
+type PullRequestStatus struct {
+	Number int    `json:"number"`
+	URL    string `json:"url,omitempty"`
+	// Branch is the vectorflow/promote/ branch the pull request is opened from.
+	Branch string `json:"branch,omitempty"`
+	// HeadSHA is the promotion commit vectorflow pushed to Branch; a review
+	// counts only when given on it.
+	HeadSHA string `json:"headSHA,omitempty"`
+	// State is open, closed or merged.
+	// +optional
+	State string `json:"state,omitempty"`
 }
 
 // ApprovalRecord is who approved a promotion and when.

@@ -73,6 +73,66 @@ type ApprovalPolicy struct {
 	// Approvers are the people whose signed approvals count.
 	// +optional
 	Approvers []Approver `json:"approvers,omitempty"`
+
+	// PullRequest makes a review on the target repository's forge the
+	// approval: each promotion that requires approval is pushed to
+	// vectorflow/promote/<config>-<sequence> and opened as a pull request.
+	// Signed approvals from Approvers still count as well.
+	// +optional
+	PullRequest *PullRequestApproval `json:"pullRequest,omitempty"`
+}
+
+// Forges a PullRequestApproval can name.
+const (
+	ForgeGitea  = "gitea"
+	ForgeGitHub = "github"
+	ForgeGitLab = "gitlab"
+)
+
+// Who merges an approved promotion's pull request.
+const (
+	// PullRequestMergeForge: people merge under the forge's own branch
+	// protection; the merge is the approval and the execution.
+	PullRequestMergeForge = "forge"
+	// PullRequestMergeVectorflow: an approving review that counts approves;
+	// vectorflow writes the signed promotion commit to the target itself
+	// and closes the pull request.
+	PullRequestMergeVectorflow = "vectorflow"
+)
+
+// PullRequestApproval configures approval through forge pull requests.
+type PullRequestApproval struct {
+	// Forge is gitea, github or gitlab.
+	Forge string `json:"forge"`
+
+	// APIURL is the root of the forge's REST API (https://host/api/v1 for
+	// Gitea); required for gitea, defaulted for github and gitlab.
+	// +optional
+	APIURL string `json:"apiURL,omitempty"`
+
+	// TokenEnv names the environment variable holding the forge token, and
+	// TokenFile a file holding it; exactly one is set. The token is read by
+	// the controller and never written to statuses or logs.
+	// +optional
+	TokenEnv string `json:"tokenEnv,omitempty"`
+	// +optional
+	TokenFile string `json:"tokenFile,omitempty"`
+
+	// Labels are put on every promotion pull request.
+	// +optional
+	Labels []string `json:"labels,omitempty"`
+
+	// Merge is forge (default) or vectorflow.
+	// +optional
+	Merge string `json:"merge,omitempty"`
+}
+
+// MergeMode is Merge with its default.
+func (p *PullRequestApproval) MergeMode() string {
+	if p.Merge == "" {
+		return PullRequestMergeForge
+	}
+	return p.Merge
 }
 
 // Approver is a named public key: a person trusted to approve, or a signer

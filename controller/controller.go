@@ -1,0 +1,437 @@
+// Package controller is vectorflow's imperative shell: one pass reads the
+// config repository and the state branch, lets the reconcilers decide, writes
+// the decision to the state branch as one signed compare-and-swap commit, and
+// then executes the promotions it started through gitwriter.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// Options configure a Controller for one config repository.
+type Options struct {
+	// URL and Branch of the config repository.
+	URL, Branch string
+	// ConfigPath is the config directory; default source.DefaultConfigPath.
+	ConfigPath string
+	// StateBranch holds the runtime objects; default DefaultStateBranch.
+	StateBranch string
+	// Auth gives the credentials for a repository URL.
+	Auth func(url string) source.Auth
+	// Writer makes every commit (state and promotions), signed.
+	Writer *gitwriter.Writer
+	// Loader reads snapshots; one is made when nil.
+	Loader *source.Loader
+	// Resolver picks component versions from registries; nil means
+	// templates must name exact tags or digests.
+	Resolver Resolver
+	// Uploader pushes assembled vectors of templates with
+	// spec.uploadTarget; nil means they are not uploaded.
+	Uploader Uploader
+	// Clock is the time decisions are made at; default time.Now.
+	Clock func() time.Time
+	Log   logr.Logger
+	// Metrics records passes, promotions and git latencies; nil records
+	// nothing.
+	Metrics *Metrics
+	// ForgeHTTPClient talks to the forges of pull-request approvals; nil
+	// means a client with a 30-second timeout.
+	ForgeHTTPClient *http.Client
+}
+
+// Uploader pushes a vector as an OCI artifact tagged with its version.
+type Uploader interface {
+	PushVector(ctx context.Context, target, version string, vectorYAML []byte) (digest string, err error)
+}
+
+// Controller reconciles one config repository.
+type Controller struct {
+	opts Options
+
+	mu sync.Mutex
+	// results are executions not yet recorded on the state branch.
+	results map[string]reconcilers.Result
+	// stateRepo reads the state branch's history to verify approvals.
+	stateRepo *source.Repository
+	verdicts  map[string]cachedVerdict
+	// uploads are vectors still to push to their template's uploadTarget.
+	uploads map[string]upload
+	// opened are pull requests opened but not yet recorded on the state
+	// branch; renderer renders overlays for their descriptions.
+	opened   map[string]v1alpha1.PullRequestStatus
+	renderer *render.Renderer
+	// inputs identifies what the last decision was made from; a pass whose
+	// inputs are the same, before due, decides nothing.
+	inputs    string
+	due       time.Time
+	codec     *Codec
+	remotesMu sync.Mutex
+	remotes   map[string]gitwriter.Remote
+
+	// watched are the repositories and images the last snapshot depends
+	// on; webhooks read it while a pass runs.
+	watchMu sync.RWMutex
+	watched watchSet
+}
+
+type upload struct {
+	target string
+	vector *v1alpha1.Vector
+}
+
+// PassResult says what one pass did.
+type PassResult struct {
+	// Commit is the state commit the pass made, zero when nothing changed.
+	Commit      plumbing.Hash
+	Transitions []string
+	// Executed are the promotions written to their targets in this pass.
+	Executed []string
+	// PullRequests are the pull requests opened or closed in this pass.
+	PullRequests []string
+	RequeueAfter time.Duration
+}
+
+// Changed reports whether the pass wrote anything.
+func (r PassResult) Changed() bool {
+	return !r.Commit.IsZero() || len(r.Executed) > 0 || len(r.PullRequests) > 0
+}
+
+// New returns a Controller with o's defaults filled in.
+func New(o Options) (*Controller, error) {
+	if o.URL == "" || o.Branch == "" {
+		return nil, errors.New("controller: the config repository URL and branch are required")
+	}
+	if o.Writer == nil {
+		return nil, errors.New("controller: a gitwriter.Writer is required")
+	}
+	if o.ConfigPath == "" {
+		o.ConfigPath = source.DefaultConfigPath
+	}
+	if o.StateBranch == "" {
+		o.StateBranch = DefaultStateBranch
+	}
+	if o.Auth == nil {
+		o.Auth = func(string) source.Auth { return source.Auth{} }
+	}
+	if o.Loader == nil {
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth})
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return &Controller{opts: o, results: map[string]reconcilers.Result{}, verdicts: map[string]cachedVerdict{},
+		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: NewCodec(),
+		opened: map[string]v1alpha1.PullRequestStatus{}}, nil
+}
+
+// maxConflicts bounds how often one pass re-reads after another writer won
+// the compare-and-swap on the state branch.
+const maxConflicts = 8
+
+// Pass reads, decides, writes the state and executes started promotions.
+// A rejected compare-and-swap (another controller or an approver wrote)
+// makes it re-read and re-decide.
+func (c *Controller) Pass(ctx context.Context) (res PassResult, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	start := c.opts.Clock()
+	defer func() { c.opts.Metrics.observePass(c.opts.URL, c.opts.Clock().Sub(start), err) }()
+	for attempt := 1; ; attempt++ {
+		res, err = c.pass(ctx)
+		if errors.Is(err, gitwriter.ErrConflict) && attempt < maxConflicts {
+			c.opts.Log.V(1).Info("state branch moved; re-reading", "attempt", attempt)
+			continue
+		}
+		return res, err
+	}
+}
+
+func (c *Controller) pass(ctx context.Context) (PassResult, error) {
+	start := c.opts.Clock()
+	snap, err := c.opts.Loader.Load(ctx, c.opts.URL, c.opts.Branch)
+	c.opts.Metrics.observeFetch(c.opts.URL, start, c.opts.Clock(), err)
+	if err != nil {
+		return PassResult{}, fmt.Errorf("read config repository: %w", err)
+	}
+	c.watchMu.Lock()
+	c.watched = watchedBy(snap)
+	c.watchMu.Unlock()
+	tip, files, err := c.opts.Writer.Read(ctx, c.stateTarget(), "")
+	if err != nil {
+		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)
+	}
+	state, errs := c.codec.Decode(files)
+	for _, e := range errs {
+		c.opts.Log.Info("state file skipped", "error", e.Error())
+	}
+	reg := resolveComponents(ctx, c.opts.Resolver, snap, state)
+	now := c.opts.Clock()
+	prFacts := c.pullRequestFacts(ctx, snap, state)
+	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
+	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && now.Before(c.due) {
+		return PassResult{RequeueAfter: c.due.Sub(now)}, nil
+	}
+	for _, p := range snap.Problems {
+		c.opts.Log.Info("configuration problem", "problem", p.Error())
+	}
+	verdicts, err := c.verifyApprovals(ctx, snap, state, tip)
+	if err != nil {
+		return PassResult{}, err
+	}
+	d := Decide(Inputs{Snapshot: snap, State: state, Verdicts: verdicts, Results: c.results,
+		Resolved: reg.resolved, RegistryProblems: reg.problems,
+		PullRequests: prFacts, OpenedPullRequests: c.opened}, now)
+	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
+
+	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter}
+	after, err := c.codec.Encode(d.State)
+	if err != nil {
+		return PassResult{}, err
+	}
+	if diff := StateDiff(files, after); len(diff) > 0 {
+		pushStart := c.opts.Clock()
+		commit, err := c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions))
+		c.opts.Metrics.observePush(c.opts.URL, pushStart, c.opts.Clock(), err)
+		if err != nil {
+			return PassResult{}, fmt.Errorf("write state branch %s: %w", c.opts.StateBranch, err)
+		}
+		res.Commit = commit
+		for _, t := range d.Transitions {
+			c.opts.Log.Info("transition", "change", t)
+		}
+	}
+	// The results are on the state branch now (or were not needed).
+	c.results = map[string]reconcilers.Result{}
+	c.opened = map[string]v1alpha1.PullRequestStatus{}
+	c.queueUploads(snap, state, d.State)
+	c.upload(ctx)
+	res.Executed = d.Start
+	for name, r := range c.execute(ctx, snap, d.State, d.Start) {
+		c.results[name] = r
+	}
+	res.PullRequests = c.executePullRequests(ctx, snap, d.State, d.PullRequestActions)
+	c.inputs, c.due = inputs, now.Add(requeueOrForever(d.RequeueAfter))
+	// A forge write that failed is planned again only by a fresh decision.
+	if res.Changed() || len(res.PullRequests) < len(d.PullRequestActions) {
+		c.inputs = "" // our own writes changed the inputs: look again
+	}
+	return res, nil
+}
+
+// requeueOrForever is how long an unchanged repository needs no decision:
+// until the earliest time-based transition (a deadline, a TTL, an
+// updateDelay), or never.
+func requeueOrForever(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 100 * 365 * 24 * time.Hour
+	}
+	return d
+}
+
+// queueUploads remembers the vectors this pass assembled whose template
+// names an uploadTarget; they are pushed once the state holds them.
+func (c *Controller) queueUploads(snap *source.Snapshot, before, after *State) {
+	if c.opts.Uploader == nil {
+		return
+	}
+	for ref, v := range after.Vectors {
+		if _, existed := before.Vectors[ref]; existed {
+			continue
+		}
+		if t := snap.Templates[v.Spec.Template]; t != nil && t.Spec.UploadTarget != "" {
+			c.uploads[ref] = upload{target: t.Spec.UploadTarget, vector: v}
+		}
+	}
+}
+
+// upload pushes queued vectors; a failure is logged and retried next pass.
+func (c *Controller) upload(ctx context.Context) {
+	for ref, u := range c.uploads {
+		data, err := yaml.Marshal(u.vector)
+		if err == nil {
+			var digest string
+			digest, err = c.opts.Uploader.PushVector(ctx, u.target, u.vector.Spec.Version, data)
+			if err == nil {
+				c.opts.Log.Info("uploaded vector", "vector", ref, "target", u.target, "digest", digest)
+				delete(c.uploads, ref)
+				continue
+			}
+		}
+		c.opts.Log.Error(err, "vector upload failed; retrying on the next pass", "vector", ref, "target", u.target)
+	}
+}
+
+// RunUntilStable runs passes until one changes nothing, so a change
+// propagates through every stage it reaches (dev, then test, ...) in one
+// call. It stops after maxPasses.
+func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassResult, error) {
+	var all []PassResult
+	for i := 0; i < maxPasses; i++ {
+		res, err := c.Pass(ctx)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, res)
+		if !res.Changed() && len(c.pendingResults()) == 0 {
+			return all, nil
+		}
+	}
+	return all, fmt.Errorf("repository %s did not settle after %d passes", c.opts.URL, maxPasses)
+}
+
+func (c *Controller) pendingResults() map[string]reconcilers.Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.results
+}
+
+func (c *Controller) stateTarget() gitwriter.Target {
+	return gitwriter.Target{Remote: c.remote(c.opts.URL), Branch: c.opts.StateBranch}
+}
+
+// remote pairs url with its credentials, derived once per URL the same way
+// the loader derives them.
+func (c *Controller) remote(url string) gitwriter.Remote {
+	c.remotesMu.Lock()
+	defer c.remotesMu.Unlock()
+	if r, ok := c.remotes[url]; ok {
+		return r
+	}
+	r := gitwriter.Remote{URL: url}
+	if repo, err := source.Open(url, c.opts.Auth(url)); err == nil {
+		r.Auth = repo.AuthMethod()
+	}
+	c.remotes[url] = r
+	return r
+}
+
+// execute writes each started promotion's vector into its target overlay.
+// Promotions for the same branch are written concurrently so the writer
+// coalesces them into one push.
+func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *State, names []string) map[string]reconcilers.Result {
+	results := make(map[string]reconcilers.Result, len(names))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, name := range names {
+		p := state.Promotions[name]
+		if p == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, ok := c.executeOne(ctx, snap, state, p)
+			if !ok {
+				return // transient: retried on the next pass until the deadline
+			}
+			mu.Lock()
+			results[p.Name] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// executeOne writes one promotion. ok is false for a transient failure.
+func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *State, p *v1alpha1.VectorPromotion) (reconcilers.Result, bool) {
+	log := c.opts.Log.WithValues("promotion", p.Name, "vector", p.Spec.Vector)
+	t := p.Spec.Target
+	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
+	if !ok {
+		return reconcilers.Result{Outcome: reconcilers.OutcomeTargetUnresolved,
+			Message: fmt.Sprintf("Stage %s in Landscape %s does not resolve", t.Name, t.Landscape)}, true
+	}
+	vector := state.Vectors[p.Spec.Vector]
+	if vector == nil {
+		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed,
+			Message: fmt.Sprintf("vector %s is not on the state branch; promote a vector vectorflow assembled or recorded", p.Spec.Vector)}, true
+	}
+	file, err := kustomizationPath(ref.Tree, ref.Overlay)
+	if err != nil {
+		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, true
+	}
+	trailers := gitwriter.Trailers{
+		Promotion: p.Name, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
+		Source: describeSource(p.Spec.Source), Target: describeTarget(t),
+	}
+	if a := p.Status.Approval; a != nil {
+		trailers.ApprovedBy, trailers.ApprovedAt = a.ApprovedBy, a.ApprovedAt.Time
+	}
+	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
+	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
+	results, err := c.opts.Writer.Apply(ctx, target, change)
+	var editErr *gitwriter.EditError
+	switch {
+	case errors.As(err, &editErr):
+		log.Error(err, "promotion failed")
+		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, true
+	case err != nil:
+		log.Error(err, "promotion write failed; retrying on the next pass")
+		return reconcilers.Result{}, false
+	case len(results) != 1:
+		return reconcilers.Result{}, false
+	}
+	log.Info("promoted", "target", describeTarget(t), "commit", results[0].Commit.String(),
+		"existing", results[0].Existing, "alreadyApplied", results[0].AlreadyApplied)
+	return reconcilers.Result{Outcome: reconcilers.OutcomeSucceeded, Commit: results[0].Commit.String()}, true
+}
+
+// kustomizationPath is the overlay's kustomization file, as kustomize looks
+// for it.
+func kustomizationPath(tree render.Tree, dir string) (string, error) {
+	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		p := path.Join(dir, name)
+		if _, err := fs.Stat(tree, p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("overlay %s has no kustomization.yaml", dir)
+}
+
+func describeSource(s v1alpha1.SourceReference) string {
+	if s.Kind == v1alpha1.StageKind {
+		return fmt.Sprintf("Stage/%s/%s", s.Landscape, s.Name)
+	}
+	return s.Kind + "/" + s.Name
+}
+
+func describeTarget(t v1alpha1.StageReference) string {
+	return fmt.Sprintf("Stage/%s/%s", t.Landscape, t.Name)
+}
+
+// StateMessage is the state commit message: a subject counting the changes
+// and one line per transition.
+func StateMessage(transitions []string) string {
+	if len(transitions) == 0 {
+		return "vectorflow: refresh status\n"
+	}
+	var b strings.Builder
+	subject := transitions[0]
+	if len(transitions) > 1 {
+		subject = fmt.Sprintf("%s (+%d more)", transitions[0], len(transitions)-1)
+	}
+	fmt.Fprintf(&b, "vectorflow: %s\n\n", subject)
+	for _, t := range transitions {
+		b.WriteString(t + "\n")
+	}
+	return b.String()
+}

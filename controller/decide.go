@@ -1,0 +1,473 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// Condition reasons the controller sets on top of the reconcilers' own.
+const (
+	// ApprovalRefusedReason is on Approved=False when an approval file exists
+	// but its commit does not verify against the config's approvers, or it
+	// names another vector. The promotion stays Waiting.
+	ApprovalRefusedReason = "ApprovalRefused"
+	// AssemblyFailedReason is on a template's Ready=False when its
+	// components do not resolve.
+	AssemblyFailedReason = "AssemblyFailed"
+	// VectorAssembledReason is on a template's Ready=True.
+	VectorAssembledReason = "VectorAssembled"
+	// RegistryUnavailableReason is on a template's Ready=False when a
+	// registry could not be asked and the last resolved version was kept.
+	RegistryUnavailableReason = "RegistryUnavailable"
+)
+
+// ApprovalVerdict is what the signature check of one approval file found.
+type ApprovalVerdict struct {
+	// Approver is the trusted approver whose key signed the approval; empty
+	// when the approval is refused.
+	Approver string
+	// At is when the approval was signed (the commit's time).
+	At time.Time
+	// Refusal says why the approval does not count.
+	Refusal string
+}
+
+// Inputs are everything one pass decides from, read before deciding.
+type Inputs struct {
+	Snapshot *source.Snapshot
+	State    *State
+	// Verdicts by promotion name, for approval files of promotions that are
+	// not approved yet.
+	Verdicts map[string]ApprovalVerdict
+	// Resolved component versions by template, then component (registry
+	// discovery); nil when every component names an exact tag or digest.
+	Resolved map[string]map[string]string
+	// RegistryProblems by template: registry errors, and the versions kept.
+	RegistryProblems map[string]string
+	// Results of promotions executed since the state was last written, by
+	// promotion name.
+	Results map[string]reconcilers.Result
+	// PullRequests are the forge's facts about promotions' pull requests,
+	// and OpenedPullRequests those opened since the state was last
+	// written, by promotion name (see pullrequest.go).
+	PullRequests       map[string]PullRequestFacts
+	OpenedPullRequests map[string]v1alpha1.PullRequestStatus
+}
+
+// Decision is a pass's plan: the state to write, what changed, and the
+// promotions to execute once the state is written.
+type Decision struct {
+	State       *State
+	Transitions []string
+	// Start names promotions that are InProgress in State and must now be
+	// written to their target.
+	Start        []string
+	RequeueAfter time.Duration
+	// PullRequestActions are forge writes to make once State is written.
+	PullRequestActions []PullRequestAction
+}
+
+// Decide runs every reconciler over one snapshot and the state: stages
+// observe their overlays, templates assemble vectors, approvals are
+// recorded, configs detect drift and schedule promotions. It is pure; the
+// caller persists Decision.State and then executes Decision.Start.
+func Decide(in Inputs, now time.Time) Decision {
+	d := Decision{State: in.State.Clone()}
+	pruneAllowed := len(in.Snapshot.Problems) == 0
+	d.observeStages(in.Snapshot, now, pruneAllowed)
+	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
+	d.recordApprovals(in.Verdicts, now)
+	d.recordPullRequests(in.Snapshot, in.OpenedPullRequests, in.PullRequests, now)
+	d.completeExecutions(in.Results, now)
+	d.reconcileConfigs(in.Snapshot, now, pruneAllowed)
+	d.resumeExecutions(now)
+	d.planPullRequests(in.Snapshot, in.State, now)
+	return d
+}
+
+// completeExecutions records the outcome of promotions written since the
+// last state commit. A promotion that is no longer InProgress (retired by
+// another observer meanwhile) keeps the state it has.
+func (d *Decision) completeExecutions(results map[string]reconcilers.Result, now time.Time) {
+	for _, name := range sortedKeys(results) {
+		p, ok := d.State.Promotions[name]
+		if !ok {
+			continue
+		}
+		done, tr, err := reconcilers.Complete(*p, results[name], now)
+		if err != nil {
+			continue
+		}
+		d.State.Promotions[name] = &done
+		d.Transitions = append(d.Transitions, tr.String())
+	}
+}
+
+// resumeExecutions re-executes promotions that are InProgress within their
+// deadline but were not started by this pass: a run cut short by a crash, or
+// whose result was never recorded. The write is idempotent (the commit's
+// trailers name the promotion), so a second attempt finds the first commit.
+func (d *Decision) resumeExecutions(now time.Time) {
+	started := map[string]bool{}
+	for _, n := range d.Start {
+		started[n] = true
+	}
+	for _, name := range sortedKeys(d.State.Promotions) {
+		if started[name] {
+			continue
+		}
+		plan := reconcilers.ReconcilePromotion(*d.State.Promotions[name], now)
+		if plan.Changed {
+			p := plan.Promotion
+			d.State.Promotions[name] = &p
+			if plan.Transition != nil {
+				d.Transitions = append(d.Transitions, plan.Transition.String())
+			}
+		}
+		if plan.Execute {
+			d.Start = append(d.Start, name)
+		}
+	}
+}
+
+// Promote is the manual `vectorflow promote`: on top of a regular pass, a
+// fresh promotion of the config's source vector with a new sequence, even
+// if one exists. It returns the name of the new promotion.
+func Promote(in Inputs, config string, now time.Time) (Decision, string, error) {
+	d := Decide(in, now)
+	cfg, ok := in.Snapshot.Configs[config]
+	if !ok {
+		return Decision{}, "", fmt.Errorf("promote: no VectorPromotionConfig %s in %s (list them with vectorflow get configs)", config, in.Snapshot.URL)
+	}
+	c := *cfg.DeepCopy()
+	if st := d.State.Configs[config]; st != nil {
+		c.Status = *st.Status.DeepCopy()
+	}
+	var promotions []v1alpha1.VectorPromotion
+	for _, p := range d.State.Promotions {
+		if p.Spec.VectorPromotionConfigName == config {
+			promotions = append(promotions, *p)
+		}
+	}
+	plan, err := reconcilers.Promote(reconcilers.ConfigInput{
+		Config:       c,
+		Missing:      missingReferences(in.Snapshot, &c),
+		Source:       d.sourceState(&c),
+		TargetVector: targetVector(in.Snapshot, &c),
+		Promotions:   promotions,
+	}, now)
+	if err != nil {
+		return Decision{}, "", err
+	}
+	if len(plan.Create) != 1 {
+		return Decision{}, "", fmt.Errorf("promote %s: the source offers no vector yet", config)
+	}
+	d.applyConfigPlan(config, plan)
+	return d, plan.Create[0].Name, nil
+}
+
+// observeStages records each stage's current vector and since when the
+// overlay names it (what updateDelay of a Stage source measures). A vector
+// the state has never seen (written by hand, or by another tool) is recorded
+// from the overlay's images, so a promotion of it is a snapshot too.
+func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune bool) {
+	s := d.State
+	for _, key := range sortedKeys(snap.StageIndex) {
+		ref := snap.StageIndex[key]
+		observed := ref.Vector.Vector
+		st := s.Stages[key]
+		if st == nil {
+			st = &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: ref.Name}}
+			st.Spec = v1alpha1.StageSpec{Landscape: ref.Landscape}
+			if spec, ok := snap.Stages[key]; ok {
+				st.Spec = spec.Spec
+			}
+			s.Stages[key] = st
+		}
+		if st.Status.Vector != observed || st.Status.VectorSince == nil {
+			since := metav1.NewTime(now.UTC().Truncate(time.Second))
+			st.Status.Vector, st.Status.VectorSince, st.Status.Commit = observed, &since, ref.Commit
+			d.note("stage %s: now runs %s", key, orNone(observed))
+		}
+		if observed != "" {
+			d.recordOverlayVector(observed, ref)
+		}
+	}
+	if !prune {
+		return
+	}
+	for _, key := range sortedKeys(s.Stages) {
+		if _, ok := snap.StageIndex[key]; !ok {
+			delete(s.Stages, key)
+			d.note("stage %s: removed from the repository", key)
+		}
+	}
+}
+
+func (d *Decision) recordOverlayVector(ref string, stage source.StageRef) {
+	if _, ok := d.State.Vectors[ref]; ok {
+		return
+	}
+	template, version, err := v1alpha1.ParseVectorRef(ref)
+	if err != nil {
+		return
+	}
+	components := slices.Clone(stage.Vector.Images)
+	sort.Slice(components, func(i, j int) bool { return components[i].Name < components[j].Name })
+	d.State.Vectors[ref] = &v1alpha1.Vector{
+		ObjectMeta: metav1.ObjectMeta{Name: template + "-" + version},
+		Spec: v1alpha1.VectorSpec{Template: template, Version: version, Components: components,
+			Digest: reconcilers.ComponentsDigest(components)},
+	}
+	d.note("vector %s: recorded from the overlay of stage %s", ref, source.StageKey(stage.Landscape, stage.Name))
+}
+
+// assembleVectors makes a new vector for every template whose resolved
+// components differ from its latest vector's.
+func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]map[string]string, registryProblems map[string]string, now time.Time) {
+	templates := make(map[string]v1alpha1.VectorTemplate, len(snap.Templates))
+	for name, t := range snap.Templates {
+		tt := *t.DeepCopy()
+		if st := d.State.Templates[name]; st != nil {
+			tt.Status = *st.Status.DeepCopy()
+		}
+		templates[name] = tt
+	}
+	for _, name := range sortedKeys(templates) {
+		tmpl := templates[name]
+		var latest *v1alpha1.Vector
+		if v, ok := d.State.Vectors[tmpl.Status.LatestVector]; ok {
+			latest = v
+		}
+		status := tmpl.Status
+		plan, err := reconcilers.AssembleVector(reconcilers.AssembleInput{
+			Template: name, Templates: templates, Resolved: resolved[name], Latest: latest,
+		}, now)
+		cond := metav1.Condition{Type: reconcilers.ReadyCondition, Status: metav1.ConditionTrue,
+			Reason: VectorAssembledReason, ObservedGeneration: tmpl.Generation}
+		problem := registryProblems[name]
+		if err != nil {
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, AssemblyFailedReason, err.Error()
+			if problem != "" {
+				cond.Message += "; registry: " + problem
+			}
+		} else {
+			status = plan.Status
+			cond.Message = "latest vector " + status.LatestVector
+			if plan.Vector != nil {
+				d.State.Vectors[plan.Vector.Ref()] = plan.Vector
+				d.note("template %s: assembled vector %s", name, plan.Vector.Ref())
+			}
+			if problem != "" {
+				cond.Status, cond.Reason = metav1.ConditionFalse, RegistryUnavailableReason
+				cond.Message = "registry: " + problem
+			}
+		}
+		setCondition(&status.Conditions, cond, now)
+		d.State.Templates[name] = &v1alpha1.VectorTemplate{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: status}
+	}
+	for _, name := range sortedKeys(d.State.Templates) {
+		if _, ok := snap.Templates[name]; !ok && len(snap.Problems) == 0 {
+			delete(d.State.Templates, name)
+		}
+	}
+}
+
+// recordApprovals applies verified approvals, and marks refused ones on the
+// Approved condition so the approver sees why nothing happens.
+func (d *Decision) recordApprovals(verdicts map[string]ApprovalVerdict, now time.Time) {
+	for _, name := range sortedKeys(verdicts) {
+		v := verdicts[name]
+		p, ok := d.State.Promotions[name]
+		if !ok {
+			continue
+		}
+		if v.Approver == "" {
+			before := reconcilers.DeriveState(p)
+			if setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
+				Status: metav1.ConditionFalse, Reason: ApprovalRefusedReason, Message: v.Refusal}, now) {
+				p.Status.State = reconcilers.DeriveState(p)
+				d.note("%s: approval refused: %s (%s)", name, v.Refusal, before)
+			}
+			continue
+		}
+		res, err := reconcilers.Approve(*p, v.Approver, v.At)
+		if err != nil || !res.Changed {
+			continue
+		}
+		approved := res.Promotion
+		d.State.Promotions[name] = &approved
+		if res.Transition != nil {
+			d.Transitions = append(d.Transitions, res.Transition.String())
+		}
+	}
+}
+
+// reconcileConfigs runs the config reconciler for each config and applies
+// its plan to the state. Promotions of configs that no longer exist are
+// deleted with them, as an owner reference would.
+func (d *Decision) reconcileConfigs(snap *source.Snapshot, now time.Time, prune bool) {
+	byConfig := map[string][]v1alpha1.VectorPromotion{}
+	for _, p := range d.State.Promotions {
+		byConfig[p.Spec.VectorPromotionConfigName] = append(byConfig[p.Spec.VectorPromotionConfigName], *p)
+	}
+	for _, name := range sortedKeys(snap.Configs) {
+		cfg := *snap.Configs[name].DeepCopy()
+		if st := d.State.Configs[name]; st != nil {
+			cfg.Status = *st.Status.DeepCopy()
+		}
+		in := reconcilers.ConfigInput{
+			Config:       cfg,
+			Missing:      missingReferences(snap, &cfg),
+			Source:       d.sourceState(&cfg),
+			TargetVector: targetVector(snap, &cfg),
+			Promotions:   byConfig[name],
+		}
+		d.applyConfigPlan(name, reconcilers.ReconcileConfig(in, now))
+	}
+	if !prune {
+		return
+	}
+	for _, name := range sortedKeys(d.State.Promotions) {
+		p := d.State.Promotions[name]
+		if _, ok := snap.Configs[p.Spec.VectorPromotionConfigName]; !ok {
+			d.deletePromotion(name)
+			d.note("%s: deleted with its VectorPromotionConfig %s", name, p.Spec.VectorPromotionConfigName)
+		}
+	}
+	for _, name := range sortedKeys(d.State.Configs) {
+		if _, ok := snap.Configs[name]; !ok {
+			delete(d.State.Configs, name)
+		}
+	}
+}
+
+// ApplyConfigPlan writes a config plan into the state, in the order the
+// reconcilers package documents (one state commit makes it atomic anyway).
+func (d *Decision) applyConfigPlan(name string, plan reconcilers.ConfigPlan) {
+	s := d.State
+	s.Configs[name] = &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: plan.Status}
+	for _, list := range [][]v1alpha1.VectorPromotion{plan.Create, plan.Update} {
+		for i := range list {
+			p := list[i]
+			s.Promotions[p.Name] = &p
+		}
+	}
+	for _, del := range plan.Delete {
+		d.deletePromotion(del)
+	}
+	for _, t := range plan.Transitions {
+		d.Transitions = append(d.Transitions, t.String())
+	}
+	if plan.Start != nil {
+		d.Start = append(d.Start, plan.Start.Name)
+	}
+	if plan.RequeueAfter > 0 && (d.RequeueAfter == 0 || plan.RequeueAfter < d.RequeueAfter) {
+		d.RequeueAfter = plan.RequeueAfter
+	}
+}
+
+// deletePromotion removes a finished promotion. Its approval file stays: it
+// is the approver's signed word, and audit reads it long after the
+// promotion is gone.
+func (d *Decision) deletePromotion(name string) {
+	delete(d.State.Promotions, name)
+}
+
+// sourceState is the vector the config's source offers now and since when.
+func (d *Decision) sourceState(cfg *v1alpha1.VectorPromotionConfig) reconcilers.SourceState {
+	src := cfg.Spec.Source
+	switch src.Kind {
+	case v1alpha1.VectorTemplateKind:
+		if t := d.State.Templates[src.Name]; t != nil {
+			return reconcilers.SourceState{Vector: t.Status.LatestVector, Since: timeOf(t.Status.LatestVectorSince)}
+		}
+	case v1alpha1.StageKind:
+		if st := d.State.Stages[StageKey(src.Landscape, src.Name)]; st != nil {
+			return reconcilers.SourceState{Vector: st.Status.Vector, Since: timeOf(st.Status.VectorSince)}
+		}
+	}
+	return reconcilers.SourceState{}
+}
+
+func targetVector(snap *source.Snapshot, cfg *v1alpha1.VectorPromotionConfig) string {
+	t := cfg.Spec.Target
+	return snap.StageIndex[source.StageKey(t.Landscape, t.Name)].Vector.Vector
+}
+
+// missingReferences lists what the config names that the snapshot lacks.
+func missingReferences(snap *source.Snapshot, cfg *v1alpha1.VectorPromotionConfig) []reconcilers.MissingReference {
+	var missing []reconcilers.MissingReference
+	stage := func(role reconcilers.Role, landscape, name string) {
+		if _, ok := snap.Landscapes[landscape]; !ok {
+			missing = append(missing, reconcilers.MissingReference{Role: role, Kind: v1alpha1.LandscapeKind, Name: landscape})
+			return
+		}
+		if _, ok := snap.StageIndex[source.StageKey(landscape, name)]; !ok {
+			missing = append(missing, reconcilers.MissingReference{Role: role, Kind: v1alpha1.StageKind, Name: name, Landscape: landscape})
+		}
+	}
+	src := cfg.Spec.Source
+	switch src.Kind {
+	case v1alpha1.VectorTemplateKind:
+		if _, ok := snap.Templates[src.Name]; !ok {
+			missing = append(missing, reconcilers.MissingReference{Role: reconcilers.RoleSource, Kind: src.Kind, Name: src.Name})
+		}
+	case v1alpha1.StageKind:
+		stage(reconcilers.RoleSource, src.Landscape, src.Name)
+	}
+	stage(reconcilers.RoleTarget, cfg.Spec.Target.Landscape, cfg.Spec.Target.Name)
+	return missing
+}
+
+func (d *Decision) note(format string, args ...any) {
+	d.Transitions = append(d.Transitions, fmt.Sprintf(format, args...))
+}
+
+// setCondition sets c with lastTransitionTime now when its status or reason
+// changes, and reports whether anything changed.
+func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) bool {
+	old := meta.FindStatusCondition(*conds, c.Type)
+	if old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message &&
+		old.ObservedGeneration == c.ObservedGeneration {
+		return false
+	}
+	c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
+	if old != nil && old.Status == c.Status && old.Reason == c.Reason {
+		c.LastTransitionTime = old.LastTransitionTime
+	}
+	meta.SetStatusCondition(conds, c)
+	return true
+}
+
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
+}
+
+func orNone(vector string) string {
+	if vector == "" {
+		return "no vector"
+	}
+	return vector
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

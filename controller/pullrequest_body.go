@@ -1,0 +1,259 @@
+package controller
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// ManifestChanges is what a promotion changes in the rendered manifests of
+// its target overlay, each object as `Kind namespace/name` (or `Kind name`).
+type ManifestChanges struct {
+	Added, Changed, Removed []string
+}
+
+// DiffManifests compares two kustomize outputs object by object.
+func DiffManifests(before, after []byte) (ManifestChanges, error) {
+	old, err := manifestObjects(before)
+	if err != nil {
+		return ManifestChanges{}, fmt.Errorf("rendered manifests before the promotion: %w", err)
+	}
+	cur, err := manifestObjects(after)
+	if err != nil {
+		return ManifestChanges{}, fmt.Errorf("rendered manifests after the promotion: %w", err)
+	}
+	var m ManifestChanges
+	for id, doc := range cur {
+		prev, ok := old[id]
+		switch {
+		case !ok:
+			m.Added = append(m.Added, id)
+		case prev != doc:
+			m.Changed = append(m.Changed, id)
+		}
+	}
+	for id := range old {
+		if _, ok := cur[id]; !ok {
+			m.Removed = append(m.Removed, id)
+		}
+	}
+	sort.Strings(m.Added)
+	sort.Strings(m.Changed)
+	sort.Strings(m.Removed)
+	return m, nil
+}
+
+func manifestObjects(data []byte) (map[string]string, error) {
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		id := n.GetKind() + " " + n.GetName()
+		if ns := n.GetNamespace(); ns != "" {
+			id = n.GetKind() + " " + ns + "/" + n.GetName()
+		}
+		s, err := n.String()
+		if err != nil {
+			return nil, err
+		}
+		out[id] = s
+	}
+	return out, nil
+}
+
+// PullRequestDescription is what a promotion's pull request says.
+type PullRequestDescription struct {
+	Promotion, Vector, Source, Target string
+	// From are the overlay's images before, To the vector's components.
+	From, To []v1alpha1.VectorComponent
+	// Manifests is the rendered change; RenderProblem says why there is none.
+	Manifests     ManifestChanges
+	RenderProblem string
+	// Merge is the config's spec.approval.pullRequest.merge.
+	Merge string
+}
+
+// PullRequestBody renders d as Markdown: a table of the components that
+// change, a summary of the rendered objects, how the promotion is approved.
+func PullRequestBody(d PullRequestDescription) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "vectorflow promotion **%s**: vector `%s` from %s to %s.\n\n", d.Promotion, d.Vector, d.Source, d.Target)
+	b.WriteString("### Components\n\n")
+	rows := componentRows(d.From, d.To)
+	if len(rows) == 0 {
+		b.WriteString("No component changes its version.\n")
+	} else {
+		b.WriteString("| Component | Old | New |\n|---|---|---|\n")
+		for _, r := range rows {
+			b.WriteString(r + "\n")
+		}
+	}
+	b.WriteString("\n### Rendered manifests\n\n")
+	switch {
+	case d.RenderProblem != "":
+		fmt.Fprintf(&b, "Not rendered: %s\n", d.RenderProblem)
+	case len(d.Manifests.Added)+len(d.Manifests.Changed)+len(d.Manifests.Removed) == 0:
+		b.WriteString("No object changes.\n")
+	default:
+		fmt.Fprintf(&b, "%d added, %d changed, %d removed.\n\n", len(d.Manifests.Added), len(d.Manifests.Changed), len(d.Manifests.Removed))
+		for _, l := range []struct {
+			verb string
+			ids  []string
+		}{{"added", d.Manifests.Added}, {"changed", d.Manifests.Changed}, {"removed", d.Manifests.Removed}} {
+			for _, id := range l.ids {
+				fmt.Fprintf(&b, "- %s `%s`\n", l.verb, id)
+			}
+		}
+	}
+	b.WriteString("\n### Approval\n\n")
+	if d.Merge == v1alpha1.PullRequestMergeVectorflow {
+		b.WriteString("An approving review by someone other than the author, on the current head, approves this promotion: vectorflow then writes the signed promotion commit to the target branch itself and closes this pull request.\n")
+	} else {
+		b.WriteString("Merging this pull request (under the branch's protection rules) approves and executes the promotion.\n")
+	}
+	return b.String()
+}
+
+// componentRows are the table rows of the components whose image, tag or
+// digest differ, by name.
+func componentRows(from, to []v1alpha1.VectorComponent) []string {
+	before := map[string]v1alpha1.VectorComponent{}
+	for _, c := range from {
+		before[c.Name] = c
+	}
+	after := map[string]v1alpha1.VectorComponent{}
+	for _, c := range to {
+		after[c.Name] = c
+	}
+	names := make([]string, 0, len(after)+len(before))
+	for n := range after {
+		names = append(names, n)
+	}
+	for n := range before {
+		if _, ok := after[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var rows []string
+	for _, n := range names {
+		o, hadOld := before[n]
+		c, hasNew := after[n]
+		if hadOld && hasNew && componentVersion(o) == componentVersion(c) {
+			continue
+		}
+		old, cur := "—", "—"
+		if hadOld {
+			old = componentVersion(o)
+		}
+		if hasNew {
+			cur = componentVersion(c)
+		}
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s |", n, old, cur))
+	}
+	return rows
+}
+
+func componentVersion(c v1alpha1.VectorComponent) string {
+	v := "`" + orNone(c.Tag) + "`"
+	if c.Tag == "" {
+		v = "no tag"
+	}
+	if c.Image != "" && c.Image != c.Name {
+		v = "`" + c.Image + "` " + v
+	}
+	if c.Digest != "" {
+		v += " (`" + c.Digest + "`)"
+	}
+	return v
+}
+
+// pullRequestBody describes p's promotion of vector into the overlay of
+// ref: the overlay is rendered as it is and as the promotion edit leaves it.
+// A render failure is reported in the body, not as an error: the pull
+// request is still the place to review the promotion.
+func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
+	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: describeSource(p.Spec.Source),
+		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: vector.Spec.Components, Merge: policy.MergeMode()}
+	old, err := fs.ReadFile(ref.Tree, file)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", file, err)
+	}
+	edited, err := gitwriter.EditOverlay(file, old, p.Spec.Vector, vector.Spec.Components)
+	if err != nil {
+		return "", err
+	}
+	if c.renderer == nil {
+		c.renderer = render.NewRenderer(render.Options{})
+	}
+	before, err := c.renderer.Build(ref.Tree, ref.Overlay)
+	var after []byte
+	if err == nil {
+		after, err = c.renderer.Build(editedTree{Tree: ref.Tree, path: file, data: edited}, ref.Overlay)
+	}
+	if err == nil {
+		d.Manifests, err = DiffManifests(before, after)
+	}
+	if err != nil {
+		d.RenderProblem = err.Error()
+	}
+	return PullRequestBody(d), nil
+}
+
+// editedTree is a tree with one file's content replaced. Its hashes differ
+// from the original's along the edited path, so the renderer's cache keeps
+// the two renderings apart.
+type editedTree struct {
+	render.Tree
+	path string
+	data []byte
+}
+
+func (t editedTree) ReadFile(name string) ([]byte, error) {
+	if path.Clean(name) == t.path {
+		return bytes.Clone(t.data), nil
+	}
+	return t.Tree.ReadFile(name)
+}
+
+func (t editedTree) Stat(name string) (fs.FileInfo, error) {
+	info, err := t.Tree.Stat(name)
+	if err != nil || path.Clean(name) != t.path {
+		return info, err
+	}
+	return sizedInfo{FileInfo: info, size: int64(len(t.data))}, nil
+}
+
+func (t editedTree) Hash(name string) (string, error) {
+	h, err := t.Tree.Hash(name)
+	if err != nil {
+		return h, err
+	}
+	name = path.Clean(name)
+	if name == t.path || name == "." || strings.HasPrefix(t.path, name+"/") {
+		sum := sha256.Sum256(append([]byte(h+"\x00"), t.data...))
+		return "edited-" + hex.EncodeToString(sum[:]), nil
+	}
+	return h, nil
+}
+
+type sizedInfo struct {
+	fs.FileInfo
+	size int64
+}
+
+func (i sizedInfo) Size() int64 { return i.size }

@@ -1,0 +1,252 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// TestRacingControllersExecuteEachPromotionOnce runs two controllers with
+// their own writers against one repository on a real git server, round after
+// round while a person changes the template. Each promotion must land on the
+// target branch exactly once, none may fail, and the state branch must only
+// ever move forward.
+func TestRacingControllersExecuteEachPromotionOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a git server and many passes")
+	}
+	f := newRaceFixture(t)
+	controllers := []*Controller{f.controller(t), f.controller(t)}
+
+	const rounds = 4
+	var observed []plumbing.Hash // state commits some pass reported making
+	executions := make([]int, len(controllers))
+	for round := 0; round < rounds; round++ {
+		if round > 0 {
+			f.pushTemplateChange(t, fmt.Sprintf("1.0.%d", round), fmt.Sprintf("1.0.%d", round+1))
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		errs := make([]error, len(controllers))
+		for i, c := range controllers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				passes, err := c.RunUntilStable(context.Background(), 60)
+				errs[i] = err
+				mu.Lock()
+				defer mu.Unlock()
+				for _, p := range passes {
+					executions[i] += len(p.Executed)
+					if !p.Commit.IsZero() {
+						observed = append(observed, p.Commit)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: controller %d: %v", round+1, i+1, err)
+			}
+		}
+		observed = append(observed, f.stateTip(t))
+	}
+
+	clone := f.clone(t)
+	executed := map[string]int{}
+	log := testutil.Git(t, clone, nil, "log", "--format=%B%x00", "origin/main")
+	for _, msg := range strings.Split(log, "\x00") {
+		if tr, ok := gitwriter.ParseTrailers(strings.TrimSpace(msg)); ok {
+			executed[tr.Promotion]++
+		}
+	}
+	t.Logf("promotion commits on main: %v; executions per controller: %v; state commits observed: %d", executed, executions, len(observed))
+	for name, n := range executed {
+		if n != 1 {
+			t.Errorf("promotion %s has %d commits on main, want exactly 1", name, n)
+		}
+	}
+	if executed["latest-to-dev-"+fmt.Sprint(rounds)] != 1 {
+		t.Errorf("the last round's vector was not promoted to dev: %v", executed)
+	}
+
+	files := map[string][]byte{}
+	for _, p := range strings.Fields(testutil.Git(t, clone, nil, "ls-tree", "-r", "--name-only", "origin/"+DefaultStateBranch)) {
+		files[p] = []byte(testutil.Git(t, clone, nil, "show", "origin/"+DefaultStateBranch+":"+p))
+	}
+	state, decodeErrs := DecodeState(files)
+	if len(decodeErrs) > 0 {
+		t.Fatalf("state branch: %v", decodeErrs)
+	}
+	for _, name := range sortedKeys(state.Promotions) {
+		p := state.Promotions[name]
+		switch p.Status.State {
+		case v1alpha1.PromotionSucceeded, v1alpha1.PromotionSuperseded, v1alpha1.PromotionWaiting:
+		default:
+			t.Errorf("%s ended %s, want Succeeded, Superseded or Waiting: %+v", name, p.Status.State, p.Status.Conditions)
+		}
+		if p.Status.State == v1alpha1.PromotionSucceeded && executed[name] != 1 {
+			t.Errorf("%s is Succeeded at %s but has %d commits on main", name, p.Status.Commit, executed[name])
+		}
+	}
+
+	// Every round's vector reached test: the newest promotion of each
+	// automatic config succeeded.
+	for _, config := range []string{"latest-to-dev", "dev-to-test"} {
+		var newest *v1alpha1.VectorPromotion
+		for _, p := range state.Promotions {
+			if p.Spec.VectorPromotionConfigName == config && (newest == nil || p.Spec.Sequence > newest.Spec.Sequence) {
+				newest = p
+			}
+		}
+		if newest == nil || newest.Status.State != v1alpha1.PromotionSucceeded || newest.Spec.Sequence < rounds {
+			t.Errorf("newest promotion of %s: %+v, want a Succeeded one with sequence >= %d", config, newest, rounds)
+		}
+	}
+
+	history := map[string]bool{}
+	for _, h := range strings.Fields(testutil.Git(t, clone, nil, "rev-list", "--first-parent", "origin/"+DefaultStateBranch)) {
+		history[h] = true
+	}
+	for _, h := range observed {
+		if !history[h.String()] {
+			t.Errorf("state commit %s was observed as a tip but is not in the state branch's history: it was overwritten", h)
+		}
+	}
+	if merges := strings.TrimSpace(testutil.Git(t, clone, nil, "rev-list", "--merges", "origin/"+DefaultStateBranch)); merges != "" {
+		t.Errorf("the state branch has merges, want a linear history: %s", merges)
+	}
+}
+
+// raceFixture is the quickstart on a git server with every promotion
+// automatic except test-to-prod, so two stages are written per round.
+type raceFixture struct {
+	srv    *testutil.GitServer
+	url    string
+	signer gitwriter.Signer
+}
+
+func newRaceFixture(t *testing.T) *raceFixture {
+	t.Helper()
+	testutil.RequireGit(t)
+	dir := t.TempDir()
+	copyTree(t, filepath.Join("..", "examples", "quickstart"), dir)
+	file := filepath.Join(dir, "vectorflow", "promotions.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exampleKey := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBIKmQETi40xtnnFdhUcbxbea0XwaqKrvfMa/IPBVZrx alice@example.com"
+	promotions := string(data)
+	if !strings.Contains(promotions, exampleKey) || !strings.Contains(promotions, "required: true") {
+		t.Fatal("the quickstart's promotions.yaml changed; update this test")
+	}
+	promotions = strings.ReplaceAll(promotions, exampleKey, strings.TrimSpace(testutil.NewSSHKey(t, nil).AuthorizedKey))
+	// dev-to-test is the first config with an approval: let it run on its own.
+	promotions = strings.Replace(promotions, "required: true", "required: false", 1)
+	if err := os.WriteFile(file, []byte(promotions), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &raceFixture{srv: testutil.StartGitServer(t)}
+	f.srv.InitRepo(t, dir, "main", "acme.git")
+	f.url = f.srv.HTTPURL("acme.git")
+	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
+	if f.signer, err = gitwriter.NewSigner(key.PrivateArmored, nil); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// controller returns a controller with its own writer (and so its own
+// object store and push coalescing), sharing only the signing key.
+func (f *raceFixture) controller(t testing.TB) *Controller {
+	t.Helper()
+	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{
+		Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: f.signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{URL: f.url, Branch: "main", Writer: w, Auth: func(string) source.Auth {
+		return source.Auth{Username: f.srv.Username, Password: f.srv.Password}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (f *raceFixture) clone(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	testutil.Git(t, dir, nil, "clone", "-q", "--no-single-branch", "--branch", "main", f.srv.HTTPURLWithCredentials("acme.git"), ".")
+	return dir
+}
+
+func (f *raceFixture) stateTip(t testing.TB) plumbing.Hash {
+	t.Helper()
+	out := testutil.Git(t, t.TempDir(), nil, "ls-remote", f.srv.HTTPURLWithCredentials("acme.git"), "refs/heads/"+DefaultStateBranch)
+	fields := strings.Fields(out)
+	if len(fields) == 0 {
+		t.Fatalf("no state branch on the server: %q", out)
+	}
+	return plumbing.NewHash(fields[0])
+}
+
+// pushTemplateChange moves service-a from one version to another in a
+// commit a person pushes with the git binary.
+func (f *raceFixture) pushTemplateChange(t testing.TB, from, to string) {
+	t.Helper()
+	dir := f.clone(t)
+	file := filepath.Join(dir, "vectorflow", "template.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	needle := "name: registry.example.com/acme/service-a\n      version: \"" + from + "\""
+	if !strings.Contains(string(data), needle) {
+		t.Fatalf("template.yaml has no %q:\n%s", needle, data)
+	}
+	changed := strings.Replace(string(data), needle, "name: registry.example.com/acme/service-a\n      version: \""+to+"\"", 1)
+	if err := os.WriteFile(file, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, dir, nil, "commit", "-qam", "bump service-a to "+to)
+	testutil.Git(t, dir, nil, "push", "-q", "origin", "HEAD:main")
+}
+
+func copyTree(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

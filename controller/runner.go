@@ -1,0 +1,121 @@
+package controller
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// Runner keeps many repositories reconciled: one worker per repository and
+// branch passes every interval (with jitter), at once when triggered by a
+// webhook, and sooner when a decision asks for it. A slow or failing
+// repository only delays its own worker.
+type Runner struct {
+	interval time.Duration
+	log      logr.Logger
+	workers  []*worker
+
+	mu      sync.Mutex
+	started int // workers that finished their first pass
+}
+
+type worker struct {
+	c       *Controller
+	trigger chan struct{}
+}
+
+// NewRunner returns a Runner for the controllers.
+func NewRunner(interval time.Duration, log logr.Logger, controllers ...*Controller) *Runner {
+	r := &Runner{interval: interval, log: log}
+	for _, c := range controllers {
+		r.workers = append(r.workers, &worker{c: c, trigger: make(chan struct{}, 1)})
+	}
+	return r
+}
+
+// Run runs every worker until ctx ends.
+func (r *Runner) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, w := range r.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work(ctx, w)
+		}()
+	}
+	wg.Wait()
+}
+
+// Trigger asks every controller that watches the repository url or the
+// image for an immediate pass, and returns how many were asked.
+func (r *Runner) Trigger(url, image string) int {
+	n := 0
+	for _, w := range r.workers {
+		if w.c.Watches(url, image) {
+			select {
+			case w.trigger <- struct{}{}:
+			default: // a pass is already pending
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// Ready reports whether every repository has had its first pass.
+func (r *Runner) Ready() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started == len(r.workers)
+}
+
+func (r *Runner) work(ctx context.Context, w *worker) {
+	log := r.log.WithValues("repository", w.c.opts.URL, "branch", w.c.opts.Branch)
+	backoff := time.Second
+	first := true
+	for {
+		wait := jitter(r.interval)
+		res, err := w.c.Pass(ctx)
+		if first {
+			first = false
+			r.mu.Lock()
+			r.started++
+			r.mu.Unlock()
+		}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			log.Error(err, "pass failed", "retryIn", backoff.String())
+			wait, backoff = backoff, min(2*backoff, max(r.interval, time.Second))
+		default:
+			backoff = time.Second
+			if res.Changed() {
+				wait = 0 // follow the change: the next stage may drift now
+			} else if res.RequeueAfter > 0 && res.RequeueAfter < wait {
+				wait = res.RequeueAfter
+			}
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-w.trigger:
+			timer.Stop()
+		case <-timer.C:
+		}
+	}
+}
+
+// jitter adds up to 10% to d, so many repositories polled on the same
+// interval do not fetch in lockstep.
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d + time.Duration(rand.Int64N(int64(d)/10+1))
+}

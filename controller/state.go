@@ -1,0 +1,340 @@
+package controller
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"reflect"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+)
+
+// DefaultStateBranch is the branch of the config repository that holds
+// vectorflow's runtime objects.
+const DefaultStateBranch = "vectorflow/state"
+
+// Directories of the state branch, one per kind, one YAML file per object,
+// so `git log -- promotions/dev-to-test/` is that config's promotion history.
+const (
+	vectorsDir    = "vectors"
+	promotionsDir = "promotions"
+	configsDir    = "configs"
+	templatesDir  = "templates"
+	stagesDir     = "stages"
+	approvalsDir  = "approvals"
+)
+
+// ApprovalKind is the kind of an approval file, written by `vectorflow
+// approve` in a commit signed with the approver's own key.
+const ApprovalKind = "Approval"
+
+// Approval is the content of approvals/<promotion>.yaml. Who approved is
+// decided by the signature of the commit that added the file, not by
+// ApprovedBy, which is only what the approver called themselves.
+type Approval struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	Promotion  string      `json:"promotion"`
+	Vector     string      `json:"vector"`
+	ApprovedBy string      `json:"approvedBy,omitempty"`
+	ApprovedAt metav1.Time `json:"approvedAt"`
+}
+
+// State is every runtime object on the state branch at one commit.
+type State struct {
+	// Vectors by reference (`<template>:<version>`).
+	Vectors map[string]*v1alpha1.Vector
+	// Promotions by name.
+	Promotions map[string]*v1alpha1.VectorPromotion
+	// Configs, Templates: status only (the spec lives in the config
+	// repository), by name.
+	Configs   map[string]*v1alpha1.VectorPromotionConfig
+	Templates map[string]*v1alpha1.VectorTemplate
+	// Stages by `<landscape>/<name>`, status only.
+	Stages map[string]*v1alpha1.Stage
+	// Approvals by promotion name, as approvers wrote them.
+	Approvals map[string]*Approval
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{
+		Vectors:    map[string]*v1alpha1.Vector{},
+		Promotions: map[string]*v1alpha1.VectorPromotion{},
+		Configs:    map[string]*v1alpha1.VectorPromotionConfig{},
+		Templates:  map[string]*v1alpha1.VectorTemplate{},
+		Stages:     map[string]*v1alpha1.Stage{},
+		Approvals:  map[string]*Approval{},
+	}
+}
+
+// StageKey is how the state names a stage: `<landscape>/<name>`.
+func StageKey(landscape, name string) string { return landscape + "/" + name }
+
+// DecodeState reads the files of the state branch. A file that does not
+// decode is reported and skipped, so one bad file cannot hide the rest.
+func DecodeState(files map[string][]byte) (*State, []error) {
+	return NewCodec().Decode(files)
+}
+
+// EncodeState renders the state as the files of the state branch.
+func EncodeState(s *State) (map[string][]byte, error) {
+	return NewCodec().Encode(s)
+}
+
+// Codec reads and writes the state branch's files. It remembers each file's
+// bytes and the object they decode to, so an unchanged file is not decoded
+// again and an unchanged object is not encoded again: over a large state
+// branch the YAML codec, not deciding, is what a pass would spend its time on.
+type Codec struct {
+	known map[string]codecEntry
+}
+
+type codecEntry struct {
+	data []byte
+	obj  runtimeObject
+}
+
+// runtimeObject is what the state branch holds: API objects and approvals.
+type runtimeObject interface {
+	deepCopy() runtimeObject
+	// value is what the file holds.
+	value() any
+}
+
+type (
+	vectorObject    struct{ *v1alpha1.Vector }
+	promotionObject struct{ *v1alpha1.VectorPromotion }
+	configObject    struct {
+		*v1alpha1.VectorPromotionConfig
+	}
+	templateObject struct{ *v1alpha1.VectorTemplate }
+	stageObject    struct{ *v1alpha1.Stage }
+	approvalObject struct{ *Approval }
+)
+
+func (o vectorObject) deepCopy() runtimeObject    { return vectorObject{o.DeepCopy()} }
+func (o promotionObject) deepCopy() runtimeObject { return promotionObject{o.DeepCopy()} }
+func (o configObject) deepCopy() runtimeObject    { return configObject{o.DeepCopy()} }
+func (o templateObject) deepCopy() runtimeObject  { return templateObject{o.DeepCopy()} }
+func (o stageObject) deepCopy() runtimeObject     { return stageObject{o.DeepCopy()} }
+func (o approvalObject) deepCopy() runtimeObject  { a := *o.Approval; return approvalObject{&a} }
+
+func (o vectorObject) value() any    { return o.Vector }
+func (o promotionObject) value() any { return o.VectorPromotion }
+func (o configObject) value() any    { return o.VectorPromotionConfig }
+func (o templateObject) value() any  { return o.VectorTemplate }
+func (o stageObject) value() any     { return o.Stage }
+func (o approvalObject) value() any  { return o.Approval }
+
+// NewCodec returns a codec with nothing remembered.
+func NewCodec() *Codec { return &Codec{known: map[string]codecEntry{}} }
+
+// Decode reads the files of the state branch; see DecodeState.
+func (c *Codec) Decode(files map[string][]byte) (*State, []error) {
+	s := NewState()
+	var errs []error
+	known := make(map[string]codecEntry, len(files))
+	for _, name := range sortedKeys(files) {
+		data := files[name]
+		entry, ok := c.known[name]
+		if !ok || !bytes.Equal(entry.data, data) {
+			obj, err := decodeFile(name, data)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("state file %s: %w", name, err))
+				continue
+			}
+			if obj == nil {
+				continue
+			}
+			entry = codecEntry{data: data, obj: obj}
+		}
+		known[name] = entry
+		s.add(entry.obj.deepCopy())
+	}
+	c.known = known
+	return s, errs
+}
+
+// decodeFile decodes one file by its directory; nil for files that are not
+// runtime objects.
+func decodeFile(name string, data []byte) (runtimeObject, error) {
+	if path.Ext(name) != ".yaml" {
+		return nil, nil
+	}
+	dir, _, _ := strings.Cut(name, "/")
+	var obj runtimeObject
+	switch dir {
+	case vectorsDir:
+		obj = vectorObject{&v1alpha1.Vector{}}
+	case promotionsDir:
+		obj = promotionObject{&v1alpha1.VectorPromotion{}}
+	case configsDir:
+		obj = configObject{&v1alpha1.VectorPromotionConfig{}}
+	case templatesDir:
+		obj = templateObject{&v1alpha1.VectorTemplate{}}
+	case stagesDir:
+		obj = stageObject{&v1alpha1.Stage{}}
+	case approvalsDir:
+		obj = approvalObject{&Approval{}}
+	default:
+		return nil, nil
+	}
+	if err := yaml.UnmarshalStrict(data, obj.value()); err != nil {
+		return nil, err
+	}
+	if a, ok := obj.(approvalObject); ok && (a.Kind != ApprovalKind || a.Promotion == "") {
+		return nil, fmt.Errorf("not an %s naming a promotion", ApprovalKind)
+	}
+	return obj, nil
+}
+
+// add puts a decoded object into the state's map for its kind.
+func (s *State) add(obj runtimeObject) {
+	switch o := obj.(type) {
+	case vectorObject:
+		s.Vectors[o.Ref()] = o.Vector
+	case promotionObject:
+		s.Promotions[o.Name] = o.VectorPromotion
+	case configObject:
+		s.Configs[o.Name] = o.VectorPromotionConfig
+	case templateObject:
+		s.Templates[o.Name] = o.VectorTemplate
+	case stageObject:
+		s.Stages[StageKey(o.Spec.Landscape, o.Name)] = o.Stage
+	case approvalObject:
+		s.Approvals[o.Promotion] = o.Approval
+	}
+}
+
+// Encode renders the state as the files of the state branch; an object
+// equal to the one a file decoded to keeps that file's bytes.
+func (c *Codec) Encode(s *State) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	put := func(p string, obj runtimeObject) error {
+		if entry, ok := c.known[p]; ok && reflect.DeepEqual(entry.obj, obj) {
+			files[p] = entry.data
+			return nil
+		}
+		data, err := yaml.Marshal(obj.value())
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", p, err)
+		}
+		files[p] = data
+		c.known[p] = codecEntry{data: data, obj: obj.deepCopy()}
+		return nil
+	}
+	typeMeta := func(kind string) metav1.TypeMeta {
+		return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
+	}
+	for _, v := range s.Vectors {
+		out := v.DeepCopy()
+		out.TypeMeta = typeMeta(v1alpha1.VectorKind)
+		if err := put(VectorPath(v.Spec.Template, v.Spec.Version), vectorObject{out}); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range s.Promotions {
+		out := p.DeepCopy()
+		out.TypeMeta = typeMeta(v1alpha1.VectorPromotionKind)
+		if err := put(PromotionPath(p.Spec.VectorPromotionConfigName, p.Name), promotionObject{out}); err != nil {
+			return nil, err
+		}
+	}
+	for name, cfg := range s.Configs {
+		out := &v1alpha1.VectorPromotionConfig{TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind),
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Status: *cfg.Status.DeepCopy()}
+		if err := put(path.Join(configsDir, name+".yaml"), configObject{out}); err != nil {
+			return nil, err
+		}
+	}
+	for name, t := range s.Templates {
+		out := &v1alpha1.VectorTemplate{TypeMeta: typeMeta(v1alpha1.VectorTemplateKind),
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Status: *t.Status.DeepCopy()}
+		if err := put(path.Join(templatesDir, name+".yaml"), templateObject{out}); err != nil {
+			return nil, err
+		}
+	}
+	for _, st := range s.Stages {
+		out := &v1alpha1.Stage{TypeMeta: typeMeta(v1alpha1.StageKind),
+			ObjectMeta: metav1.ObjectMeta{Name: st.Name}, Spec: st.Spec, Status: *st.Status.DeepCopy()}
+		if err := put(path.Join(stagesDir, st.Spec.Landscape, st.Name+".yaml"), stageObject{out}); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range s.Approvals {
+		if err := put(ApprovalPath(a.Promotion), approvalObject{a}); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// VectorPath is where a vector lives on the state branch.
+func VectorPath(template, version string) string {
+	return path.Join(vectorsDir, template, version+".yaml")
+}
+
+// PromotionPath is where a promotion lives on the state branch.
+func PromotionPath(config, name string) string {
+	return path.Join(promotionsDir, config, name+".yaml")
+}
+
+// ApprovalPath is where the approval of a promotion lives on the state branch.
+func ApprovalPath(promotion string) string {
+	return path.Join(approvalsDir, promotion+".yaml")
+}
+
+// StateDiff is the compare-and-swap payload that turns the files before into
+// the files after: changed and new files with their content, removed files
+// with nil. Approval files are the approvers' signed words: the controller
+// never writes, rewrites or removes one.
+func StateDiff(before, after map[string][]byte) map[string][]byte {
+	diff := map[string][]byte{}
+	for p, data := range after {
+		if strings.HasPrefix(p, approvalsDir+"/") {
+			continue
+		}
+		if old, ok := before[p]; !ok || !bytes.Equal(old, data) {
+			diff[p] = data
+		}
+	}
+	for p := range before {
+		if strings.HasPrefix(p, approvalsDir+"/") || path.Ext(p) != ".yaml" {
+			continue
+		}
+		if _, ok := after[p]; !ok {
+			diff[p] = nil
+		}
+	}
+	return diff
+}
+
+// Clone is a deep copy, so a decision never mutates the state it read.
+func (s *State) Clone() *State {
+	c := NewState()
+	for k, v := range s.Vectors {
+		c.Vectors[k] = v.DeepCopy()
+	}
+	for k, v := range s.Promotions {
+		c.Promotions[k] = v.DeepCopy()
+	}
+	for k, v := range s.Configs {
+		c.Configs[k] = v.DeepCopy()
+	}
+	for k, v := range s.Templates {
+		c.Templates[k] = v.DeepCopy()
+	}
+	for k, v := range s.Stages {
+		c.Stages[k] = v.DeepCopy()
+	}
+	for k, v := range s.Approvals {
+		a := *v
+		c.Approvals[k] = &a
+	}
+	return c
+}

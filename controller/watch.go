@@ -1,0 +1,85 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/webhook"
+)
+
+// watchSet is what a controller's decisions depend on outside its state
+// branch: repositories (normalized URLs) and images.
+type watchSet struct {
+	repositories map[string]bool
+	images       map[string]bool
+}
+
+// watchedBy lists the config repository, every landscape repository, and
+// every image a template names.
+func watchedBy(snap *source.Snapshot) watchSet {
+	w := watchSet{repositories: map[string]bool{webhook.NormalizeRepoURL(snap.URL): true}, images: map[string]bool{}}
+	for _, ref := range snap.StageIndex {
+		w.repositories[webhook.NormalizeRepoURL(ref.URL)] = true
+	}
+	for _, t := range snap.Templates {
+		for _, c := range t.Spec.Components {
+			image := c.Image
+			if image == "" {
+				image = c.Name
+			}
+			w.images[normalizeImage(image)] = true
+		}
+	}
+	return w
+}
+
+// Watches reports whether an event about repository url (any spelling) or
+// image concerns this controller.
+func (c *Controller) Watches(url, image string) bool {
+	c.watchMu.RLock()
+	defer c.watchMu.RUnlock()
+	if url != "" {
+		n := webhook.NormalizeRepoURL(url)
+		if n == webhook.NormalizeRepoURL(c.opts.URL) || c.watched.repositories[n] {
+			return true
+		}
+	}
+	return image != "" && c.watched.images[normalizeImage(image)]
+}
+
+// normalizeImage drops a tag or digest, so host/repo:tag matches host/repo.
+func normalizeImage(image string) string {
+	image = strings.ToLower(image)
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
+}
+
+// inputsKey identifies what a decision depends on: the config commit, every
+// overlay, the state tip and the registry's answers.
+func inputsKey(snap *source.Snapshot, stateTip plumbing.Hash, reg registryResolution) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", snap.Commit, stateTip)
+	for _, key := range sortedKeys(snap.StageIndex) {
+		ref := snap.StageIndex[key]
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", key, ref.OverlayHash, ref.Vector.Vector)
+	}
+	for _, t := range sortedKeys(reg.resolved) {
+		for _, comp := range sortedKeys(reg.resolved[t]) {
+			fmt.Fprintf(h, "%s\x00%s\x00%s\x00", t, comp, reg.resolved[t][comp])
+		}
+	}
+	for _, t := range sortedKeys(reg.problems) {
+		fmt.Fprintf(h, "%s\x00%s\x00", t, reg.problems[t])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
