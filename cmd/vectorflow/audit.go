@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+func newAuditCommand() *cobra.Command {
+	var (
+		rf      repoFlags
+		stage   string
+		output  string
+		trusted []string
+	)
+	cmd := &cobra.Command{
+		Use:   "audit --repo URL [--stage NAME]",
+		Short: "List every commit that changed a stage's overlay, with who approved it",
+		Long: `audit reads the history of each stage's overlay, newest first. For every commit
+it shows the promotion its trailers name (empty for a commit no promotion made),
+whether its signature verifies against a trusted key (the landscape's
+spec.signers, the configs' approvers, and --trust keys), and whether its
+Approved-by names an approver whose signed approval is on the state branch.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			auth, err := rf.resolve()
+			if err != nil {
+				return err
+			}
+			keys, err := readTrustedKeys(trusted)
+			if err != nil {
+				return err
+			}
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth}).Load(cmd.Context(), rf.repo, rf.branch)
+			if err != nil {
+				return err
+			}
+			stateRepo, err := rf.openRepository(auth)
+			if err != nil {
+				return err
+			}
+			open := func(url, branch string) (*source.Repository, error) {
+				r, err := source.Open(url, auth(url))
+				if err != nil {
+					return nil, err
+				}
+				_, err = r.Fetch(cmd.Context(), branch)
+				return r, err
+			}
+			entries, err := controller.Audit(cmd.Context(), controller.AuditInput{
+				Snapshot: snap, Open: open, StateRepo: stateRepo, StateBranch: rf.stateBranch,
+				Trusted: keys, Stage: stage,
+			})
+			if err != nil {
+				return err
+			}
+			if done, err := printStructured(cmd.OutOrStdout(), output, entries); done {
+				return err
+			}
+			t := &table{header: []string{"COMMIT", "STAGE", "TIME", "PROMOTION", "SEQ", "VECTOR", "APPROVED BY", "SIGNED", "APPROVAL"}}
+			for _, e := range entries {
+				seq := "-"
+				if e.Sequence > 0 {
+					seq = strconv.FormatInt(e.Sequence, 10)
+				}
+				t.add(e.Commit[:12], e.Stage, e.Time, orDash(e.Promotion), seq, orDash(e.Vector), orDash(e.ApprovedBy),
+					verdict(e.SignatureVerified, e.Signer), approvalVerdict(e))
+			}
+			return t.print(cmd.OutOrStdout())
+		},
+	}
+	rf.register(cmd.Flags())
+	rf.registerStateBranch(cmd.Flags())
+	cmd.Flags().StringVar(&stage, "stage", "", "only this stage (`name` or `landscape/name`)")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	cmd.Flags().StringArrayVar(&trusted, "trust", nil, "file holding a public key whose commit signatures count as verified (repeatable)")
+	return cmd
+}
+
+func readTrustedKeys(files []string) ([]gitwriter.TrustedKey, error) {
+	var keys []gitwriter.TrustedKey
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read --trust key: %w", err)
+		}
+		keys = append(keys, gitwriter.TrustedKey{Name: f, PublicKey: string(b)})
+	}
+	return keys, nil
+}
+
+func verdict(ok bool, signer string) string {
+	if ok {
+		return "verified (" + signer + ")"
+	}
+	return "NOT VERIFIED"
+}
+
+func approvalVerdict(e controller.AuditEntry) string {
+	switch {
+	case e.ApprovedBy == "":
+		return "-"
+	case e.ApprovalVerified:
+		return "verified"
+	case e.PullRequest != "":
+		return "pull request " + e.PullRequest
+	}
+	return "NOT VERIFIED"
+}

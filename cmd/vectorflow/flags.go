@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"net/mail"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// envSigningPassphrase carries the signing key's passphrase when
+// --signing-passphrase-file is not given.
+const envSigningPassphrase = "VECTORFLOW_SIGNING_PASSPHRASE"
+
+// repoFlags name the config repository and how to reach it; every command
+// that reads or writes a repository shares them.
+type repoFlags struct {
+	repo, branch, configPath, stateBranch string
+	auth                                  source.AuthFlags
+}
+
+func (f *repoFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.repo, "repo", "", "config repository URL (file://, https://, ssh://, git@host:path) or local path")
+	f.registerCommon(fs)
+}
+
+// registerCommon registers every flag but --repo, for commands that take
+// several repositories.
+func (f *repoFlags) registerCommon(fs *pflag.FlagSet) {
+	fs.StringVar(&f.branch, "branch", "main", "branch of the config repository (ignored for a plain directory)")
+	fs.StringVar(&f.configPath, "config-path", source.DefaultConfigPath, "directory holding the promotion configs")
+	fs.StringVar(&f.auth.Username, "username", "", "HTTP username (default $"+source.EnvGitUsername+")")
+	fs.StringVar(&f.auth.PasswordFile, "password-file", "", "file holding the HTTP password (default $"+source.EnvGitPassword+")")
+	fs.StringVar(&f.auth.TokenFile, "token-file", "", "file holding an access token (default $"+source.EnvGitToken+")")
+	fs.StringVar(&f.auth.SSHKeyFile, "ssh-key", "", "SSH private key file for git over SSH (default $"+source.EnvSSHKey+")")
+	fs.StringVar(&f.auth.KnownHostsFile, "known-hosts", "", "known_hosts file (default $"+source.EnvKnownHosts+", then ~/.ssh/known_hosts)")
+}
+
+// registerStateBranch registers --state-branch, for commands that read or
+// write vectorflow's runtime objects.
+func (f *repoFlags) registerStateBranch(fs *pflag.FlagSet) {
+	fs.StringVar(&f.stateBranch, "state-branch", controller.DefaultStateBranch, "branch holding vectors, promotions and statuses")
+}
+
+// resolve checks the flags and loads the credentials, the same for every URL.
+func (f *repoFlags) resolve() (func(string) source.Auth, error) {
+	if f.repo == "" {
+		return nil, fmt.Errorf("--repo is required: the config repository URL or a local path")
+	}
+	return f.loadAuth()
+}
+
+func (f *repoFlags) loadAuth() (func(string) source.Auth, error) {
+	home, _ := os.UserHomeDir()
+	auth, err := source.LoadAuth(f.auth, os.Getenv, home)
+	if err != nil {
+		return nil, err
+	}
+	return func(string) source.Auth { return auth }, nil
+}
+
+func (f *repoFlags) openRepository(auth func(string) source.Auth) (*source.Repository, error) {
+	return source.Open(f.repo, auth(f.repo))
+}
+
+// signingFlags name the key every commit is signed with.
+type signingFlags struct {
+	keyFile, passphraseFile, identity string
+}
+
+func (f *signingFlags) register(fs *pflag.FlagSet, identityFlag, identityDefault, identityHelp string) {
+	fs.StringVar(&f.keyFile, "signing-key", "", "armored OpenPGP private key (Flux's git.asc) or OpenSSH private key (Flux's identity) that signs every commit")
+	fs.StringVar(&f.passphraseFile, "signing-passphrase-file", "", "file holding the signing key's passphrase (default $"+envSigningPassphrase+")")
+	fs.StringVar(&f.identity, identityFlag, identityDefault, identityHelp)
+}
+
+// writer loads the signing key and returns a Writer committing as the
+// configured identity.
+func (f *signingFlags) writer() (*gitwriter.Writer, gitwriter.Signer, error) {
+	if f.keyFile == "" {
+		return nil, nil, fmt.Errorf("--signing-key is required: every commit vectorflow makes is signed")
+	}
+	env := ""
+	if f.passphraseFile == "" {
+		if _, ok := os.LookupEnv(envSigningPassphrase); ok {
+			env = envSigningPassphrase
+		}
+	}
+	signer, err := gitwriter.LoadSigner(f.keyFile, env, f.passphraseFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := parseIdentity(f.identity)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: id, Signer: signer})
+	return w, signer, err
+}
+
+// parseIdentity reads "Name <email>".
+func parseIdentity(s string) (gitwriter.Identity, error) {
+	a, err := mail.ParseAddress(strings.TrimSpace(s))
+	if err != nil || a.Name == "" {
+		return gitwriter.Identity{}, fmt.Errorf("identity %q is not \"Name <email>\"", s)
+	}
+	return gitwriter.Identity{Name: a.Name, Email: a.Address}, nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+func newGetCommand() *cobra.Command {
+	var (
+		rf     repoFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:       "get promotions|vectors|configs|stages --repo URL",
+		Short:     "List vectorflow's objects from the state branch",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"promotions", "vectors", "configs", "stages"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			auth, err := rf.resolve()
+			if err != nil {
+				return err
+			}
+			repo, err := rf.openRepository(auth)
+			if err != nil {
+				return err
+			}
+			_, _, state, err := controller.ReadState(cmd.Context(), repo, rf.stateBranch)
+			if err != nil {
+				return err
+			}
+			var list any
+			var t *table
+			switch args[0] {
+			case "promotions", "promotion", "vectorpromotions":
+				list, t = promotionsTable(state)
+			case "vectors", "vector":
+				list, t = vectorsTable(state)
+			case "configs", "config", "vectorpromotionconfigs":
+				snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth}).Load(cmd.Context(), rf.repo, rf.branch)
+				if err != nil {
+					return err
+				}
+				list, t = configsTable(snap, state, time.Now())
+			case "stages", "stage":
+				list, t = stagesTable(state)
+			default:
+				return fmt.Errorf("unknown kind %q: use promotions, vectors, configs or stages", args[0])
+			}
+			if done, err := printStructured(cmd.OutOrStdout(), output, list); done {
+				return err
+			}
+			return t.print(cmd.OutOrStdout())
+		},
+	}
+	rf.register(cmd.Flags())
+	rf.registerStateBranch(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	return cmd
+}
+
+func promotionsTable(s *controller.State) ([]v1alpha1.VectorPromotion, *table) {
+	list := make([]v1alpha1.VectorPromotion, 0, len(s.Promotions))
+	for _, p := range s.Promotions {
+		list = append(list, *p)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i].Spec, list[j].Spec
+		if a.VectorPromotionConfigName != b.VectorPromotionConfigName {
+			return a.VectorPromotionConfigName < b.VectorPromotionConfigName
+		}
+		return a.Sequence > b.Sequence
+	})
+	t := &table{header: []string{"NAME", "CONFIG", "SEQ", "VECTOR", "TARGET", "STATE", "APPROVED BY", "REASON"}}
+	for _, p := range list {
+		approvedBy := "-"
+		if p.Status.Approval != nil {
+			approvedBy = p.Status.Approval.ApprovedBy
+		}
+		t.add(p.Name, p.Spec.VectorPromotionConfigName, strconv.FormatInt(p.Spec.Sequence, 10), p.Spec.Vector,
+			p.Spec.Target.Landscape+"/"+p.Spec.Target.Name, string(reconcilers.DeriveState(&p)), approvedBy, lastReason(p.Status.Conditions))
+	}
+	return list, t
+}
+
+func vectorsTable(s *controller.State) ([]v1alpha1.Vector, *table) {
+	list := make([]v1alpha1.Vector, 0, len(s.Vectors))
+	for _, v := range s.Vectors {
+		list = append(list, *v)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Ref() > list[j].Ref() })
+	t := &table{header: []string{"VECTOR", "COMPONENTS", "DIGEST"}}
+	for _, v := range list {
+		comps := ""
+		for i, c := range v.Spec.Components {
+			if i > 0 {
+				comps += ", "
+			}
+			comps += c.Name + ":" + orDash(c.Tag)
+		}
+		t.add(v.Ref(), comps, shortDigest(v.Spec.Digest))
+	}
+	return list, t
+}
+
+func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]v1alpha1.VectorPromotionConfig, *table) {
+	list := make([]v1alpha1.VectorPromotionConfig, 0, len(snap.Configs))
+	for _, c := range snap.Configs {
+		cfg := *c.DeepCopy()
+		if st := s.Configs[c.Name]; st != nil {
+			cfg.Status = *st.Status.DeepCopy()
+		}
+		list = append(list, cfg)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	t := &table{header: []string{"NAME", "SOURCE", "TARGET", "SEQ", "SOURCE VECTOR", "READY", "MESSAGE"}}
+	for _, c := range list {
+		src := c.Spec.Source.Kind + "/" + c.Spec.Source.Name
+		if c.Spec.Source.Landscape != "" {
+			src = c.Spec.Source.Kind + "/" + c.Spec.Source.Landscape + "/" + c.Spec.Source.Name
+		}
+		ready, msg := "Unknown", ""
+		if r := meta.FindStatusCondition(c.Status.Conditions, reconcilers.ReadyCondition); r != nil {
+			ready, msg = string(r.Status), r.Message
+		}
+		if d := meta.FindStatusCondition(c.Status.Conditions, reconcilers.UpdateDelayedCondition); d != nil {
+			msg = d.Message
+			if c.Status.SourceVectorSince != nil && c.Spec.UpdateDelay != nil {
+				left := c.Status.SourceVectorSince.Add(c.Spec.UpdateDelay.Duration).Sub(now).Round(time.Second)
+				msg += fmt.Sprintf("; %s left", max(left, 0))
+			}
+		}
+		t.add(c.Name, src, c.Spec.Target.Landscape+"/"+c.Spec.Target.Name, strconv.FormatInt(c.Status.Sequence, 10),
+			orDash(c.Status.SourceVector), ready, msg)
+	}
+	return list, t
+}
+
+func stagesTable(s *controller.State) ([]v1alpha1.Stage, *table) {
+	list := make([]v1alpha1.Stage, 0, len(s.Stages))
+	for _, st := range s.Stages {
+		list = append(list, *st)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		return controller.StageKey(list[i].Spec.Landscape, list[i].Name) < controller.StageKey(list[j].Spec.Landscape, list[j].Name)
+	})
+	t := &table{header: []string{"STAGE", "PATH", "VECTOR", "SINCE"}}
+	for _, st := range list {
+		since := "-"
+		if st.Status.VectorSince != nil {
+			since = st.Status.VectorSince.UTC().Format(time.RFC3339)
+		}
+		t.add(controller.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since)
+	}
+	return list, t
+}
+
+func lastReason(conds []metav1.Condition) string {
+	if c := meta.FindStatusCondition(conds, v1alpha1.SucceededCondition); c != nil {
+		return c.Reason
+	}
+	if c := meta.FindStatusCondition(conds, v1alpha1.ApprovedCondition); c != nil {
+		return c.Reason
+	}
+	return "-"
+}
+
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12]
+	}
+	return orDash(d)
+}

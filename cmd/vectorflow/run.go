@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/source/registry"
+)
+
+// maxPassesPerRun bounds --once: a chain of N stages settles in about 2N
+// passes (start, then record and propagate), so this is far above any real
+// repository.
+const maxPassesPerRun = 100
+
+type runOptions struct {
+	rf                     repoFlags
+	sf                     signingFlags
+	repos                  []string
+	reposFile              string
+	once                   bool
+	interval               time.Duration
+	listen, metricsListen  string
+	webhookSecretFile      string
+	logFormat              string
+	verbosity              int
+	registryTagListTimeout time.Duration
+}
+
+func newRunCommand() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run --repo URL --signing-key FILE",
+		Short: "Reconcile repositories: assemble vectors, detect drift, promote as signed commits",
+		Long: `run reads each config repository and its state branch, assembles vectors
+(resolving semver ranges and tag policies against the registries), creates
+promotions on drift, records signed approvals and writes each promotion as a
+signed commit into the target stage's overlay. State lives on the state branch,
+so run can stop and start anywhere.
+
+With --once it runs passes until nothing changes and exits (non-zero when a pass
+failed). Without it, it keeps reconciling every --interval, at once on a
+webhook (--listen), and serves /healthz, /readyz and /metrics.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.repos, "repo", nil, "config repository URL or local path (repeatable)")
+	f.StringVar(&o.reposFile, "repos-file", "", "file listing config repositories, one `URL [branch]` per line (# comments)")
+	o.rf.registerCommon(f)
+	o.rf.registerStateBranch(f)
+	o.sf.register(f, "identity", "vectorflow <vectorflow@vectorflow.dev>", "author and committer of vectorflow's commits, \"Name <email>\"")
+	f.BoolVar(&o.once, "once", false, "run passes until nothing changes, then exit")
+	f.DurationVar(&o.interval, "interval", time.Minute, "time between fetches of a repository (with up to 10% jitter)")
+	f.StringVar(&o.listen, "listen", "", "address for webhooks (/hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/registry), /healthz, /readyz and /metrics")
+	f.StringVar(&o.metricsListen, "metrics-listen", "", "separate address for /healthz, /readyz and /metrics (default: --listen)")
+	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (HMAC key or token)")
+	f.StringVar(&o.logFormat, "log-format", "console", "log format: console or json")
+	f.IntVarP(&o.verbosity, "verbosity", "v", 0, "log verbosity (0 transitions and errors, 1 debug)")
+	f.DurationVar(&o.registryTagListTimeout, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
+	return cmd
+}
+
+func run(cmd *cobra.Command, o runOptions) error {
+	log, err := newLogger(o.logFormat, o.verbosity)
+	if err != nil {
+		return err
+	}
+	repos, err := repositories(o.repos, o.reposFile, o.rf.branch)
+	if err != nil {
+		return err
+	}
+	auth, err := o.rf.loadAuth()
+	if err != nil {
+		return err
+	}
+	w, _, err := o.sf.writer()
+	if err != nil {
+		return err
+	}
+	resolver := registry.NewResolver(registry.Options{Keychain: authn.DefaultKeychain, TagListTTL: o.registryTagListTimeout})
+	var metrics *controller.Metrics
+	promReg := prometheus.NewRegistry()
+	if !o.once {
+		metrics = controller.NewMetrics(promReg)
+	}
+	var controllers []*controller.Controller
+	for _, r := range repos {
+		c, err := controller.New(controller.Options{
+			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
+			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics,
+			Log: log.WithValues("repository", r.url),
+		})
+		if err != nil {
+			return err
+		}
+		controllers = append(controllers, c)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.once {
+		var errs []error
+		for _, c := range controllers {
+			passes, err := c.RunUntilStable(ctx, maxPassesPerRun)
+			printPasses(cmd, passes)
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	}
+	runner := controller.NewRunner(o.interval, log, controllers...)
+	servers, err := startServers(ctx, o, runner, metrics, promReg, log)
+	if err != nil {
+		return err
+	}
+	defer servers.shutdown()
+	runner.Run(ctx)
+	return nil
+}
+
+type repository struct{ url, branch string }
+
+// repositories merges --repo flags and the --repos-file lines.
+func repositories(flags []string, file, defaultBranch string) ([]repository, error) {
+	var out []repository
+	for _, u := range flags {
+		out = append(out, repository{url: u, branch: defaultBranch})
+	}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("read --repos-file: %w", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			fields := strings.Fields(line)
+			if len(fields) > 2 {
+				return nil, fmt.Errorf("%s:%d: want `URL [branch]`, got %q", file, n, line)
+			}
+			r := repository{url: fields[0], branch: defaultBranch}
+			if len(fields) == 2 {
+				r.branch = fields[1]
+			}
+			out = append(out, r)
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read --repos-file: %w", err)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--repo (or --repos-file) is required: the config repositories to reconcile")
+	}
+	seen := map[repository]bool{}
+	for _, r := range out {
+		if seen[r] {
+			return nil, fmt.Errorf("repository %s branch %s is listed twice", r.url, r.branch)
+		}
+		seen[r] = true
+	}
+	return out, nil
+}
+
+func printPasses(cmd *cobra.Command, passes []controller.PassResult) {
+	out := cmd.OutOrStdout()
+	for _, p := range passes {
+		for _, t := range p.Transitions {
+			fmt.Fprintln(out, t)
+		}
+	}
+}
+
+// newLogger returns a structured logger writing to stderr.
+func newLogger(format string, verbosity int) (logr.Logger, error) {
+	opts := []zap.Opts{zap.WriteTo(os.Stderr), zap.Level(zapLevel(verbosity))}
+	switch format {
+	case "json":
+		opts = append(opts, zap.JSONEncoder())
+	case "console":
+		opts = append(opts, zap.ConsoleEncoder())
+	default:
+		return logr.Logger{}, fmt.Errorf("--log-format %q: use console or json", format)
+	}
+	return zap.New(opts...), nil
+}
+
+// servers are the HTTP listeners of a long-running run.
+type servers struct{ list []*http.Server }
+
+func (s *servers) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range s.list {
+		_ = srv.Shutdown(ctx)
+	}
+}
