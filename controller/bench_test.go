@@ -166,7 +166,10 @@ func BenchmarkPass(b *testing.B) {
 				b.Fatal(err)
 			}
 			t3 := time.Now()
-			results := c.execute(ctx, snap, d.State, d.Start)
+			results, err := c.execute(ctx, snap, d.State, d.Start)
+			if err != nil {
+				b.Fatal(err)
+			}
 			t4 := time.Now()
 			fetch, decide, encode = fetch+t1.Sub(t0), decide+t1d.Sub(t1), encode+t2.Sub(t1d)
 			statePush, execute = statePush+t3.Sub(t2), execute+t4.Sub(t3)

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -223,17 +224,18 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	c.opened = map[string]v1alpha1.PullRequestStatus{}
 	c.queueUploads(snap, state, d.State)
 	c.upload(ctx)
-	res.Executed = d.Start
-	for name, r := range c.execute(ctx, snap, d.State, d.Start) {
-		c.results[name] = r
+	results, execErr := c.execute(ctx, snap, d.State, d.Start)
+	for _, name := range sortedKeys(results) {
+		c.results[name] = results[name]
+		res.Executed = append(res.Executed, name)
 	}
 	res.PullRequests = c.executePullRequests(ctx, snap, d.State, d.PullRequestActions)
 	c.inputs, c.due = inputs, now.Add(requeueOrForever(d.RequeueAfter))
 	// A forge write that failed is planned again only by a fresh decision.
-	if res.Changed() || len(res.PullRequests) < len(d.PullRequestActions) {
+	if res.Changed() || execErr != nil || len(res.PullRequests) < len(d.PullRequestActions) {
 		c.inputs = "" // our own writes changed the inputs: look again
 	}
-	return res, nil
+	return res, execErr
 }
 
 // requeueOrForever is how long an unchanged repository needs no decision:
@@ -325,9 +327,13 @@ func (c *Controller) remote(url string) gitwriter.Remote {
 
 // execute writes each started promotion's vector into its target overlay.
 // Promotions for the same branch are written concurrently so the writer
-// coalesces them into one push.
-func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *State, names []string) map[string]reconcilers.Result {
+// coalesces them into one push. A promotion whose write failed for a reason
+// that may pass (the remote unreachable, a race lost too often) has no
+// result: it stays InProgress and is retried until its deadline, and its
+// error is returned so the caller can say so.
+func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *State, names []string) (map[string]reconcilers.Result, error) {
 	results := make(map[string]reconcilers.Result, len(names))
+	var errs []error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, name := range names {
@@ -338,36 +344,40 @@ func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, ok := c.executeOne(ctx, snap, state, p)
-			if !ok {
-				return // transient: retried on the next pass until the deadline
-			}
+			r, err := c.executeOne(ctx, snap, state, p)
 			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("write promotion %s (retried on the next pass): %w", p.Name, err))
+				return
+			}
 			results[p.Name] = r
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	return results
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return results, errors.Join(errs...)
 }
 
-// executeOne writes one promotion. ok is false for a transient failure.
-func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *State, p *v1alpha1.VectorPromotion) (reconcilers.Result, bool) {
+// executeOne writes one promotion. The error is for a failure that may pass;
+// a failure that will not (the overlay is broken or gone, the remote refuses
+// the push) is a Failed result naming the cause.
+func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *State, p *v1alpha1.VectorPromotion) (reconcilers.Result, error) {
 	log := c.opts.Log.WithValues("promotion", p.Name, "vector", p.Spec.Vector)
 	t := p.Spec.Target
 	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
 	if !ok {
 		return reconcilers.Result{Outcome: reconcilers.OutcomeTargetUnresolved,
-			Message: fmt.Sprintf("Stage %s in Landscape %s does not resolve", t.Name, t.Landscape)}, true
+			Message: fmt.Sprintf("Stage %s in Landscape %s does not resolve", t.Name, t.Landscape)}, nil
 	}
 	vector := state.Vectors[p.Spec.Vector]
 	if vector == nil {
 		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed,
-			Message: fmt.Sprintf("vector %s is not on the state branch; promote a vector vectorflow assembled or recorded", p.Spec.Vector)}, true
+			Message: fmt.Sprintf("vector %s is not on the state branch; promote a vector vectorflow assembled or recorded", p.Spec.Vector)}, nil
 	}
 	file, err := kustomizationPath(ref.Tree, ref.Overlay)
 	if err != nil {
-		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, true
+		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, nil
 	}
 	trailers := gitwriter.Trailers{
 		Promotion: p.Name, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
@@ -380,19 +390,19 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
 	results, err := c.opts.Writer.Apply(ctx, target, change)
 	var editErr *gitwriter.EditError
+	var remoteErr *gitwriter.RemoteError
 	switch {
-	case errors.As(err, &editErr):
+	case errors.As(err, &editErr), errors.As(err, &remoteErr) && remoteErr.Op == "push":
 		log.Error(err, "promotion failed")
-		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, true
+		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, nil
 	case err != nil:
-		log.Error(err, "promotion write failed; retrying on the next pass")
-		return reconcilers.Result{}, false
+		return reconcilers.Result{}, err
 	case len(results) != 1:
-		return reconcilers.Result{}, false
+		return reconcilers.Result{}, fmt.Errorf("the writer returned %d results for one change", len(results))
 	}
 	log.Info("promoted", "target", describeTarget(t), "commit", results[0].Commit.String(),
 		"existing", results[0].Existing, "alreadyApplied", results[0].AlreadyApplied)
-	return reconcilers.Result{Outcome: reconcilers.OutcomeSucceeded, Commit: results[0].Commit.String()}, true
+	return reconcilers.Result{Outcome: reconcilers.OutcomeSucceeded, Commit: results[0].Commit.String()}, nil
 }
 
 // kustomizationPath is the overlay's kustomization file, as kustomize looks

@@ -252,6 +252,9 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 		plan, err := reconcilers.AssembleVector(reconcilers.AssembleInput{
 			Template: name, Templates: templates, Resolved: resolved[name], Latest: latest,
 		}, now)
+		if err == nil && plan.Vector != nil && latest == nil {
+			d.adoptRecordedVector(&plan, now)
+		}
 		cond := metav1.Condition{Type: reconcilers.ReadyCondition, Status: metav1.ConditionTrue,
 			Reason: VectorAssembledReason, ObservedGeneration: tmpl.Generation}
 		problem := registryProblems[name]
@@ -280,6 +283,41 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 			delete(d.State.Templates, name)
 		}
 	}
+}
+
+// adoptRecordedVector makes a template's first vector the one a stage
+// already runs when their components are the same (recorded from its
+// overlay), instead of a second vector of the same components under a new
+// version, which would be promoted as if it were new.
+func (d *Decision) adoptRecordedVector(plan *reconcilers.VectorPlan, now time.Time) {
+	var same *v1alpha1.Vector
+	for _, ref := range sortedKeys(d.State.Vectors) {
+		v := d.State.Vectors[ref]
+		if v.Spec.Template != plan.Vector.Spec.Template || v.Spec.Digest != plan.Vector.Spec.Digest {
+			continue
+		}
+		if same == nil || newerVersion(v.Spec.Version, same.Spec.Version) {
+			same = v
+		}
+	}
+	if same == nil {
+		return
+	}
+	since := metav1.NewTime(now.UTC().Truncate(time.Second))
+	plan.Status.LatestVector, plan.Status.LatestVectorSince = same.Ref(), &since
+	plan.Vector = nil
+	d.note("template %s: its components are those of vector %s, which a stage runs; adopted it", same.Spec.Template, same.Ref())
+}
+
+// newerVersion orders vector versions by their time; versions that are not
+// vectorflow's fall back to string order.
+func newerVersion(a, b string) bool {
+	ta, errA := reconcilers.ParseVectorVersion(a)
+	tb, errB := reconcilers.ParseVectorVersion(b)
+	if errA != nil || errB != nil {
+		return a > b
+	}
+	return ta.After(tb)
 }
 
 // recordApprovals applies verified approvals, and marks refused ones on the

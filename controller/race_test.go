@@ -34,7 +34,7 @@ func TestRacingControllersExecuteEachPromotionOnce(t *testing.T) {
 	executions := make([]int, len(controllers))
 	for round := 0; round < rounds; round++ {
 		if round > 0 {
-			f.pushTemplateChange(t, fmt.Sprintf("1.0.%d", round), fmt.Sprintf("1.0.%d", round+1))
+			f.pushTemplateChange(t, fmt.Sprintf("1.0.%d", round+1), fmt.Sprintf("1.0.%d", round+2))
 		}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -141,8 +141,7 @@ type raceFixture struct {
 func newRaceFixture(t *testing.T) *raceFixture {
 	t.Helper()
 	testutil.RequireGit(t)
-	dir := t.TempDir()
-	copyTree(t, filepath.Join("..", "examples", "quickstart"), dir)
+	dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
 	file := filepath.Join(dir, "vectorflow", "promotions.yaml")
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -224,29 +223,4 @@ func (f *raceFixture) pushTemplateChange(t testing.TB, from, to string) {
 	}
 	testutil.Git(t, dir, nil, "commit", "-qam", "bump service-a to "+to)
 	testutil.Git(t, dir, nil, "push", "-q", "origin", "HEAD:main")
-}
-
-func copyTree(t testing.TB, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(from, p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -32,7 +34,7 @@ func TestPromotionFlow(t *testing.T) {
 	first := ps["latest-to-dev-1"].Spec.Vector
 
 	// A template change makes a new vector that flows to dev on its own.
-	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.1", "1.0.2")
+	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
 	f.run(t)
 	ps = f.promotions(t)
 	wantState(t, ps, "latest-to-dev-2", v1alpha1.PromotionSucceeded)
@@ -98,19 +100,25 @@ func TestPromotionFlow(t *testing.T) {
 		t.Errorf("the promotion commit does not set the vector annotation:\n%s", diff)
 	}
 
-	// The first auto-promotion to dev changed only the vector (the template's
-	// components equal dev's images): a one-value diff, format preserved.
+	// The first auto-promotion to dev changed exactly what changed: the vector
+	// annotation and service-a's tag, with the file's format preserved.
 	devCommit := ps["latest-to-dev-1"].Status.Commit
 	changed := testutil.Git(t, clone, nil, "show", "--format=", "--unified=0", devCommit)
-	var lines []string
+	var removed, added []string
 	for _, l := range strings.Split(changed, "\n") {
-		if (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---") {
-			lines = append(lines, l)
+		switch {
+		case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"):
+		case strings.HasPrefix(l, "-"):
+			removed = append(removed, strings.TrimSpace(l[1:]))
+		case strings.HasPrefix(l, "+"):
+			added = append(added, strings.TrimSpace(l[1:]))
 		}
 	}
-	if len(lines) != 2 || !strings.Contains(lines[0], "vectorflow.dev/vector: acme:2026.11.3-090000000Z") ||
-		!strings.Contains(lines[1], "vectorflow.dev/vector: "+first) {
-		t.Errorf("latest-to-dev-1 should change one value, the vector annotation; the diff is:\n%s", changed)
+	if diff := cmp.Diff([]string{"vectorflow.dev/vector: acme:2026.11.3-090000000Z", `newTag: "1.0.1"`}, removed); diff != "" {
+		t.Errorf("latest-to-dev-1 removed other lines than the changed values (-want +got):\n%s\n%s", diff, changed)
+	}
+	if diff := cmp.Diff([]string{"vectorflow.dev/vector: " + first, `newTag: "1.0.2"`}, added); diff != "" {
+		t.Errorf("latest-to-dev-1 added other lines than the changed values (-want +got):\n%s\n%s", diff, changed)
 	}
 
 	// audit names the approver and verifies both the signature and the approval.
@@ -165,7 +173,6 @@ type flowFixture struct {
 
 func newFlowFixture(t *testing.T) *flowFixture {
 	t.Helper()
-	dir := t.TempDir()
 	keys := t.TempDir()
 	f := &flowFixture{srv: testutil.StartGitServer(t)}
 	f.controllerKey = testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
@@ -175,7 +182,7 @@ func newFlowFixture(t *testing.T) *flowFixture {
 	f.alice = writeFile(t, keys, "alice", alice.PrivatePEM)
 	f.mallory = writeFile(t, keys, "mallory", mallory.PrivatePEM)
 
-	copyDir(t, filepath.Join("..", "..", "examples", "quickstart"), dir)
+	dir := testutil.CopyDir(t, filepath.Join("..", "..", "examples", "quickstart"))
 	promotions := readFile(t, filepath.Join(dir, "vectorflow", "promotions.yaml"))
 	exampleKey := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBIKmQETi40xtnnFdhUcbxbea0XwaqKrvfMa/IPBVZrx alice@example.com"
 	if !strings.Contains(promotions, exampleKey) {
@@ -283,26 +290,4 @@ func readFile(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

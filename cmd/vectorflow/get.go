@@ -98,7 +98,15 @@ func vectorsTable(s *controller.State) ([]v1alpha1.Vector, *table) {
 	for _, v := range s.Vectors {
 		list = append(list, *v)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Ref() > list[j].Ref() })
+	// Newest first, by the time the version names (2026.11.29 after 2026.11.3).
+	sort.Slice(list, func(i, j int) bool {
+		ti, errI := reconcilers.ParseVectorVersion(list[i].Spec.Version)
+		tj, errJ := reconcilers.ParseVectorVersion(list[j].Spec.Version)
+		if errI != nil || errJ != nil || ti.Equal(tj) {
+			return list[i].Ref() > list[j].Ref()
+		}
+		return ti.After(tj)
+	})
 	t := &table{header: []string{"VECTOR", "COMPONENTS", "DIGEST"}}
 	for _, v := range list {
 		comps := ""

@@ -52,7 +52,7 @@ func TestRunProcessWebhook(t *testing.T) {
 	})
 	waitSettled(t, bare)
 
-	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.1", "1.0.2")
+	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
 	head := strings.TrimSpace(testutil.Git(t, bare, nil, "rev-parse", "main"))
 	body := githubPush(f.url, head)
 

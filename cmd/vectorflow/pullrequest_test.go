@@ -92,7 +92,7 @@ func TestPullRequestPromotion(t *testing.T) {
 			}
 
 			// A template change makes the burst three candidates, three pull requests.
-			f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.1", "1.0.2")
+			f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
 			f.run(t)
 			ps = f.promotions(t)
 			wantState(t, ps, "dev-to-test-3", v1alpha1.PromotionWaiting)
@@ -108,7 +108,7 @@ func TestPullRequestPromotion(t *testing.T) {
 			if pr.Author != bot {
 				t.Errorf("pull request #%d opened by %q, want the controller's user %s", number, pr.Author, bot)
 			}
-			if _, body := f.pullRequestText(t, number); !strings.Contains(body, "| `registry.example.com/acme/service-a` | `1.0.1` | `1.0.2` |") {
+			if _, body := f.pullRequestText(t, number); !strings.Contains(body, "| `registry.example.com/acme/service-a` | `1.0.1` | `1.0.3` |") {
 				t.Errorf("body of #%d lacks the service-a change:\n%s", number, body)
 			}
 
@@ -326,13 +326,12 @@ func (f *giteaFixture) clone(t *testing.T) string {
 
 func newGiteaFixture(t *testing.T, g *testutil.Gitea, name, merge, bot, botPassword, botToken, reviewer, reviewerToken string) *giteaFixture {
 	t.Helper()
-	dir := t.TempDir()
 	keys := t.TempDir()
 	f := &giteaFixture{flowFixture: &flowFixture{}, g: g, token: botToken}
 	f.controllerKey = testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
 	f.controller = writeFile(t, keys, "controller.asc", f.controllerKey.PrivateArmored)
 
-	copyDir(t, filepath.Join("..", "..", "examples", "quickstart"), dir)
+	dir := testutil.CopyDir(t, filepath.Join("..", "..", "examples", "quickstart"))
 	writeFile(t, filepath.Join(dir, "vectorflow"), "promotions.yaml", []byte(pullRequestPromotions(g.APIURL(), merge)))
 	writeFile(t, filepath.Join(dir, "vectorflow"), "landscapes.yaml", []byte(landscapesWithSigner(f.controllerKey.PublicArmored)))
 

@@ -149,3 +149,14 @@ func gitEnv() []string {
 	}
 	return env
 }
+
+// CopyDir copies the directory tree src into a new temporary directory and
+// returns it, so a test can change a fixture without touching the original.
+func CopyDir(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatalf("copy %s: %v", src, err)
+	}
+	return dst
+}
