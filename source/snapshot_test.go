@@ -159,7 +159,7 @@ func TestLoadBroken(t *testing.T) {
 // kustomization file instead of reading its files one by one: a patch in
 // the kustomization shows in the loaded object.
 func TestLoadKustomizedConfig(t *testing.T) {
-	dir := copyFixture(t, "testdata/good")
+	dir := testutil.CopyDir(t, "testdata/good")
 	writeFile(t, dir, "vectorflow/kustomization.yaml", `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources: [landscapes.yaml, stages.yaml, templates.yaml, configs.yaml, ../shared]
@@ -209,7 +209,7 @@ patches:
 // repository: its stage resolves there, at that repository's commit.
 func TestLoadCrossRepositoryLandscape(t *testing.T) {
 	srv := testutil.StartGitServer(t)
-	config := copyFixture(t, "testdata/good")
+	config := testutil.CopyDir(t, "testdata/good")
 	writeFile(t, config, "vectorflow/landscapes.yaml", `apiVersion: vectorflow.dev/v1alpha1
 kind: Landscape
 metadata:
@@ -312,15 +312,6 @@ func stageIndex(s *Snapshot) map[string]StageRef {
 	return out
 }
 
-func copyFixture(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 func writeFile(t *testing.T, dir, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
@@ -331,7 +322,7 @@ func writeFile(t *testing.T, dir, name, content string) {
 // TestLoadLandscapeProblems checks a landscape whose root or repository
 // cannot be read is reported on the landscape's own field.
 func TestLoadLandscapeProblems(t *testing.T) {
-	dir := copyFixture(t, "testdata/good")
+	dir := testutil.CopyDir(t, "testdata/good")
 	missing := filepath.Join(t.TempDir(), "missing")
 	writeFile(t, dir, "vectorflow/landscapes.yaml", `apiVersion: vectorflow.dev/v1alpha1
 kind: Landscape
