@@ -501,3 +501,38 @@ func newConfig(name string, src v1alpha1.SourceReference, target string) *v1alph
 	c.Default()
 	return c
 }
+
+// TestDecideAdoptsTheVectorAStageRuns: a template's first vector whose
+// components are those dev already runs is that vector, not a second one
+// under a new version; so there is nothing to promote to dev. Once the
+// template changes, a new vector is made and promoted as usual.
+func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
+	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	images := []v1alpha1.VectorComponent{
+		{Name: "registry.example.com/acme/service-a", Tag: "1.0.1"},
+		{Name: "registry.example.com/acme/frontend", Tag: "1.2.0"},
+	}
+	spec := defaultSnapshotSpec()
+	spec.devVector, spec.devImages = "acme:2026.11.3-090000000Z", images
+	d := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, now)
+
+	if got := d.State.Templates["acme"].Status.LatestVector; got != "acme:2026.11.3-090000000Z" {
+		t.Fatalf("template acme's latest vector is %q, want dev's acme:2026.11.3-090000000Z", got)
+	}
+	if n := len(d.State.Vectors); n != 1 {
+		t.Errorf("the state holds %d vectors, want only dev's: %v", n, sortedKeys(d.State.Vectors))
+	}
+	for name := range d.State.Promotions {
+		if strings.HasPrefix(name, "latest-to-dev") {
+			t.Errorf("promotion %s was created, but dev already runs the template's components", name)
+		}
+	}
+
+	spec.serviceA = "1.0.2"
+	d = Decide(Inputs{Snapshot: spec.build(), State: roundTrip(t, d.State)}, now.Add(time.Minute))
+	latest := d.State.Templates["acme"].Status.LatestVector
+	if latest == "acme:2026.11.3-090000000Z" || d.State.Vectors[latest] == nil {
+		t.Fatalf("after the template changed, latest vector %q: want a new one", latest)
+	}
+	wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionInProgress, latest)
+}
