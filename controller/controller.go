@@ -107,6 +107,9 @@ type PassResult struct {
 	Executed []string
 	// PullRequests are the pull requests opened or closed in this pass.
 	PullRequests []string
+	// Written are the repositories whose overlays this pass changed: every
+	// controller whose stages live there must look again at once.
+	Written      []string
 	RequeueAfter time.Duration
 }
 
@@ -225,10 +228,16 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	c.queueUploads(snap, state, d.State)
 	c.upload(ctx)
 	results, execErr := c.execute(ctx, snap, d.State, d.Start)
+	written := map[string]bool{}
 	for _, name := range sortedKeys(results) {
 		c.results[name] = results[name]
 		res.Executed = append(res.Executed, name)
+		if results[name].Outcome == reconcilers.OutcomeSucceeded {
+			t := d.State.Promotions[name].Spec.Target
+			written[snap.StageIndex[source.StageKey(t.Landscape, t.Name)].URL] = true
+		}
 	}
+	res.Written = sortedKeys(written)
 	res.PullRequests = c.executePullRequests(ctx, snap, d.State, d.PullRequestActions)
 	c.inputs, c.due = inputs, now.Add(requeueOrForever(d.RequeueAfter))
 	// A forge write that failed is planned again only by a fresh decision.

@@ -261,7 +261,7 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 		if err != nil {
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, AssemblyFailedReason, err.Error()
 			if problem != "" {
-				cond.Message += "; registry: " + problem
+				cond.Message += "; " + problem
 			}
 		} else {
 			status = plan.Status
@@ -272,7 +272,7 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 			}
 			if problem != "" {
 				cond.Status, cond.Reason = metav1.ConditionFalse, RegistryUnavailableReason
-				cond.Message = "registry: " + problem
+				cond.Message = problem
 			}
 		}
 		setCondition(&status.Conditions, cond, now)

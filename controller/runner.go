@@ -65,6 +65,18 @@ func (r *Runner) Trigger(url, image string) int {
 	return n
 }
 
+// triggerOthers asks for a pass of every worker but w that watches url.
+func (r *Runner) triggerOthers(w *worker, url string) {
+	for _, o := range r.workers {
+		if o != w && o.c.Watches(url, "") {
+			select {
+			case o.trigger <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
 // Ready reports whether every repository has had its first pass.
 func (r *Runner) Ready() bool {
 	r.mu.Lock()
@@ -78,7 +90,12 @@ func (r *Runner) work(ctx context.Context, w *worker) {
 	first := true
 	for {
 		wait := jitter(r.interval)
-		res, err := w.c.Pass(ctx)
+		// A host that accepts and never answers must not hold the worker:
+		// a pass cut short is a failed pass, retried with backoff (a
+		// promotion write cut off stays InProgress and is retried too).
+		passCtx, cancelPass := context.WithTimeout(ctx, passTimeout(r.interval))
+		res, err := w.c.Pass(passCtx)
+		cancelPass()
 		if first {
 			first = false
 			r.mu.Lock()
@@ -98,6 +115,12 @@ func (r *Runner) work(ctx context.Context, w *worker) {
 			} else if res.RequeueAfter > 0 && res.RequeueAfter < wait {
 				wait = res.RequeueAfter
 			}
+			// Stages are shared across config repositories through their
+			// landscapes: whoever sources from a stage this pass wrote looks
+			// again now, not at its next poll.
+			for _, url := range res.Written {
+				r.triggerOthers(w, url)
+			}
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -109,6 +132,12 @@ func (r *Runner) work(ctx context.Context, w *worker) {
 		case <-timer.C:
 		}
 	}
+}
+
+// passTimeout bounds one pass: ten intervals, at least 2s (fetches of a
+// large repository) and at most 5 minutes (the execution deadline).
+func passTimeout(interval time.Duration) time.Duration {
+	return min(max(10*interval, 2*time.Second), 5*time.Minute)
 }
 
 // jitter adds up to 10% to d, so many repositories polled on the same
