@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -41,6 +42,9 @@ type Options struct {
 	Writer *gitwriter.Writer
 	// Loader reads snapshots; one is made when nil.
 	Loader *source.Loader
+	// Progress receives the servers' fetch progress when the Loader is made
+	// here (a terminal watching run --once); nil means none.
+	Progress io.Writer
 	// Resolver picks component versions from registries; nil means
 	// templates must name exact tags or digests.
 	Resolver Resolver
@@ -136,7 +140,7 @@ func New(o Options) (*Controller, error) {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

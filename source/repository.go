@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,8 +55,18 @@ type Repository struct {
 	url  string
 	auth transport.AuthMethod
 
-	mu   sync.Mutex
-	repo *git.Repository
+	mu       sync.Mutex
+	repo     *git.Repository
+	progress io.Writer
+}
+
+// ShowProgress sends the server's progress messages of later fetches
+// ("Counting objects: 42% ...") to w, for a person watching a terminal;
+// nil asks the server for none.
+func (r *Repository) ShowProgress(w io.Writer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.progress = w
 }
 
 // ErrNotGitRepository is returned by Open for a local directory that is not a
@@ -124,6 +135,7 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 		Auth:       r.auth,
 		Tags:       git.NoTags,
 		Force:      true,
+		Progress:   r.progress,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: %w", branch, r.url, explainFetchError(err, r.auth != nil))

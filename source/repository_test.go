@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -228,4 +229,26 @@ func newSSHKey(t *testing.T) ([]byte, string) {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(block), passphrase
+}
+
+// TestFetchShowsProgress: with a progress writer the server's own progress
+// messages reach it (what a person at a terminal sees on a long fetch);
+// without one the server is asked for none.
+func TestFetchShowsProgress(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	auth := Auth{Username: srv.Username, Password: srv.Password}
+
+	repo, err := Open(srv.HTTPURL("config"), auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	repo.ShowProgress(&progress)
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "objects") {
+		t.Errorf("no progress from the server; got %q", progress.String())
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"sort"
@@ -85,6 +86,9 @@ type Options struct {
 	// Renderer renders a config directory holding a kustomization file;
 	// nil means render.NewRenderer(render.Options{}).
 	Renderer *render.Renderer
+	// Progress receives the servers' fetch progress (for a terminal); nil
+	// means none.
+	Progress io.Writer
 }
 
 // Loader loads snapshots. It keeps one in-memory Repository per URL, so
@@ -186,6 +190,7 @@ func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, str
 		if repo, err = Open(url, auth); err != nil {
 			return nil, "", err
 		}
+		repo.ShowProgress(l.opts.Progress)
 		l.repos[url] = repo
 	}
 	hash, err := repo.Fetch(ctx, branch)

@@ -37,7 +37,7 @@ Approved-by names an approver whose signed approval is on the state branch.`,
 			if err != nil {
 				return err
 			}
-			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth}).Load(cmd.Context(), rf.repo, rf.branch)
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
 			}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/mail"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
@@ -65,7 +67,21 @@ func (f *repoFlags) loadAuth() (func(string) source.Auth, error) {
 }
 
 func (f *repoFlags) openRepository(auth func(string) source.Auth) (*source.Repository, error) {
-	return source.Open(f.repo, auth(f.repo))
+	repo, err := source.Open(f.repo, auth(f.repo))
+	if err != nil {
+		return nil, err
+	}
+	repo.ShowProgress(terminalProgress())
+	return repo, nil
+}
+
+// terminalProgress is where the servers' fetch progress goes: standard
+// error when a person watches it, nowhere when it is a log or a pipe.
+func terminalProgress() io.Writer {
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		return os.Stderr
+	}
+	return nil
 }
 
 // signingFlags name the key every commit is signed with.

@@ -47,7 +47,7 @@ func newGetCommand() *cobra.Command {
 			case "vectors", "vector":
 				list, t = vectorsTable(state)
 			case "configs", "config", "vectorpromotionconfigs":
-				snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth}).Load(cmd.Context(), rf.repo, rf.branch)
+				snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
 				if err != nil {
 					return err
 				}

@@ -42,7 +42,7 @@ the controller's next pass like any other.`,
 			if err != nil {
 				return err
 			}
-			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth})
+			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()})
 			target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: repo.AuthMethod()}, Branch: rf.stateBranch}
 			for attempt := 1; ; attempt++ {
 				snap, err := loader.Load(cmd.Context(), rf.repo, rf.branch)

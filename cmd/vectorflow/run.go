@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -99,10 +100,14 @@ func run(cmd *cobra.Command, o runOptions) error {
 		metrics = controller.NewMetrics(promReg)
 	}
 	var controllers []*controller.Controller
+	var progress io.Writer
+	if o.once {
+		progress = terminalProgress() // a daemon logs instead
+	}
 	for _, r := range repos {
 		c, err := controller.New(controller.Options{
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
-			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics,
+			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
 			Log: log.WithValues("repository", r.url),
 		})
 		if err != nil {

@@ -38,7 +38,7 @@ or the flags below; secrets are read from files so they stay out of the process 
 			if err != nil {
 				return err
 			}
-			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth})
+			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()})
 			snap, err := loader.Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
