@@ -131,39 +131,16 @@ func PullRequestBody(d PullRequestDescription) string {
 // componentRows are the table rows of the components whose image, tag or
 // digest differ, by name.
 func componentRows(from, to []v1alpha1.VectorComponent) []string {
-	before := map[string]v1alpha1.VectorComponent{}
-	for _, c := range from {
-		before[c.Name] = c
-	}
-	after := map[string]v1alpha1.VectorComponent{}
-	for _, c := range to {
-		after[c.Name] = c
-	}
-	names := make([]string, 0, len(after)+len(before))
-	for n := range after {
-		names = append(names, n)
-	}
-	for n := range before {
-		if _, ok := after[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
 	var rows []string
-	for _, n := range names {
-		o, hadOld := before[n]
-		c, hasNew := after[n]
-		if hadOld && hasNew && componentVersion(o) == componentVersion(c) {
-			continue
-		}
+	for _, ch := range gitwriter.DiffComponents(from, to) {
 		old, cur := "—", "—"
-		if hadOld {
-			old = componentVersion(o)
+		if ch.Old != nil {
+			old = componentVersion(*ch.Old)
 		}
-		if hasNew {
-			cur = componentVersion(c)
+		if ch.New != nil {
+			cur = componentVersion(*ch.New)
 		}
-		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s |", n, old, cur))
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s |", ch.Name, old, cur))
 	}
 	return rows
 }

@@ -43,10 +43,17 @@ func PromotionMessage(p Promotion) string {
 	return b.String()
 }
 
-// componentChanges lists, by component name, what differs between from and
-// to; unchanged components are left out so the body is the diff a reviewer
-// cares about.
-func componentChanges(from, to []v1alpha1.VectorComponent) []string {
+// ComponentChange is a component whose image, tag or digest differs
+// between two image lists; Old is nil for a new component, New for a
+// removed one.
+type ComponentChange struct {
+	Name     string
+	Old, New *v1alpha1.VectorComponent
+}
+
+// DiffComponents lists, sorted by name, the components that differ between
+// from and to: what a reviewer of a promotion cares about.
+func DiffComponents(from, to []v1alpha1.VectorComponent) []ComponentChange {
 	before := map[string]v1alpha1.VectorComponent{}
 	for _, c := range from {
 		before[c.Name] = c
@@ -65,18 +72,34 @@ func componentChanges(from, to []v1alpha1.VectorComponent) []string {
 		}
 	}
 	sort.Strings(names)
-
-	var lines []string
+	var changes []ComponentChange
 	for _, n := range names {
 		old, had := before[n]
 		cur, has := after[n]
 		switch {
 		case !had:
-			lines = append(lines, fmt.Sprintf("%s (new) %s", n, componentVersion(cur, cur)))
+			changes = append(changes, ComponentChange{Name: n, New: &cur})
 		case !has:
-			lines = append(lines, n+" removed")
+			changes = append(changes, ComponentChange{Name: n, Old: &old})
 		case old != cur:
-			line := fmt.Sprintf("%s %s -> %s", n, componentVersion(old, cur), componentVersion(cur, old))
+			changes = append(changes, ComponentChange{Name: n, Old: &old, New: &cur})
+		}
+	}
+	return changes
+}
+
+// componentChanges renders DiffComponents as the lines of a commit body.
+func componentChanges(from, to []v1alpha1.VectorComponent) []string {
+	var lines []string
+	for _, ch := range DiffComponents(from, to) {
+		switch {
+		case ch.Old == nil:
+			lines = append(lines, fmt.Sprintf("%s (new) %s", ch.Name, componentVersion(*ch.New, *ch.New)))
+		case ch.New == nil:
+			lines = append(lines, ch.Name+" removed")
+		default:
+			old, cur := *ch.Old, *ch.New
+			line := fmt.Sprintf("%s %s -> %s", ch.Name, componentVersion(old, cur), componentVersion(cur, old))
 			if old.Image != cur.Image {
 				line += fmt.Sprintf(" (image %s -> %s)", orNone(old.Image), orNone(cur.Image))
 			}
