@@ -451,7 +451,8 @@ func missingReferences(snap *source.Snapshot, cfg *v1alpha1.VectorPromotionConfi
 			return
 		}
 		if _, ok := snap.StageIndex[source.StageKey(landscape, name)]; !ok {
-			missing = append(missing, reconcilers.MissingReference{Role: role, Kind: v1alpha1.StageKind, Name: name, Landscape: landscape})
+			missing = append(missing, reconcilers.MissingReference{Role: role, Kind: v1alpha1.StageKind, Name: name,
+				Landscape: landscape, Reason: landscapeProblem(snap, landscape)})
 		}
 	}
 	src := cfg.Spec.Source
@@ -465,6 +466,19 @@ func missingReferences(snap *source.Snapshot, cfg *v1alpha1.VectorPromotionConfi
 	}
 	stage(reconcilers.RoleTarget, cfg.Spec.Target.Landscape, cfg.Spec.Target.Name)
 	return missing
+}
+
+// landscapeProblem is why a landscape's stages do not resolve, when the
+// landscape itself has a problem (its repository cannot be read, say): the
+// config's Ready condition then says so, and recovers when the repository
+// is back.
+func landscapeProblem(snap *source.Snapshot, landscape string) string {
+	for _, p := range snap.Problems {
+		if p.Kind == v1alpha1.LandscapeKind && p.Name == landscape {
+			return p.Field + ": " + p.Reason
+		}
+	}
+	return ""
 }
 
 func (d *Decision) note(format string, args ...any) {

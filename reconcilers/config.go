@@ -43,16 +43,24 @@ type MissingReference struct {
 	Name string
 	// Landscape of a missing Stage.
 	Landscape string
+	// Why, when it is known: the landscape's repository cannot be read.
+	Reason string
 }
 
 func (m MissingReference) String() string {
-	if m.Kind == v1alpha1.LandscapeKind {
-		return fmt.Sprintf("Landscape %s of the %s not found", m.Name, m.Role)
+	var s string
+	switch {
+	case m.Kind == v1alpha1.LandscapeKind:
+		s = fmt.Sprintf("Landscape %s of the %s not found", m.Name, m.Role)
+	case m.Landscape != "":
+		s = fmt.Sprintf("%s %s %s in Landscape %s not found", m.Role, m.Kind, m.Name, m.Landscape)
+	default:
+		s = fmt.Sprintf("%s %s %s not found", m.Role, m.Kind, m.Name)
 	}
-	if m.Landscape != "" {
-		return fmt.Sprintf("%s %s %s in Landscape %s not found", m.Role, m.Kind, m.Name, m.Landscape)
+	if m.Reason != "" {
+		s += " (" + m.Reason + ")"
 	}
-	return fmt.Sprintf("%s %s %s not found", m.Role, m.Kind, m.Name)
+	return s
 }
 
 // SourceState is the source's current vector: a template's
