@@ -95,7 +95,8 @@ func BenchmarkEventToCommit(b *testing.B) {
 	b.ReportMetric(float64(latencies[len(latencies)*9/10].Microseconds())/1000, "ms/event-p90")
 }
 
-// BenchmarkSteadyState100Repos runs one Runner (interval 1s) over many
+// BenchmarkSteadyState100Repos runs one Runner (interval 1s, or
+// VECTORFLOW_BENCH_INTERVAL; run's default is 1m) over many
 // repositories of a 20-stage chain, all automatic. After they settle it
 // measures, over a fixed wall time with nothing changing, the CPU the
 // process uses per wall second and the heap in use, then the time one
@@ -111,6 +112,10 @@ func BenchmarkSteadyState100Repos(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	interval, err := time.ParseDuration(benchEnv("VECTORFLOW_BENCH_INTERVAL", "1s"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	for i := 0; i < b.N; i++ {
 		srv := testutil.StartGitServer(b)
 		files := chainRepository(stages)
@@ -121,7 +126,7 @@ func BenchmarkSteadyState100Repos(b *testing.B) {
 			urls[r] = benchRepository(b, srv, name, files)
 			controllers = append(controllers, benchController(b, srv, urls[r]))
 		}
-		runner := controller.NewRunner(time.Second, logr.Discard(), controllers...)
+		runner := controller.NewRunner(interval, logr.Discard(), controllers...)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Add(1)
