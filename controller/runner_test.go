@@ -131,9 +131,8 @@ func TestRunnerFailingRepositoryDoesNotStallOthers(t *testing.T) {
 // TestRunnerAbandonsAHungPass: a git host that accepts the connection and
 // never answers must not hold its repository's worker forever. The pass
 // has to end (with an error) so the repository is retried, recovers when
-// the host does, and the Runner becomes Ready. Today a pass has no
-// deadline and go-git's HTTP client no timeout: the worker waits on the
-// first request until the process stops, and /readyz never turns ok.
+// the host does, and the Runner becomes Ready. go-git's HTTP client has no
+// timeout of its own, so this rests on the Runner's pass deadline.
 func TestRunnerAbandonsAHungPass(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a pass deadline")
