@@ -96,6 +96,12 @@ func (g *GitServer) InitRepo(t testing.TB, fixture, branch, name string) {
 	if err := g.srv.InitRepo(fixture, branch, name); err != nil {
 		t.Fatalf("init repository %s from %s: %v", name, fixture, err)
 	}
+	// git receive-pack starts `git gc --auto` in the background after a
+	// push; still writing when the test ends, it makes the temporary
+	// directory's removal fail. Tests push hundreds of times: no auto gc.
+	for _, kv := range [][2]string{{"receive.autogc", "false"}, {"gc.auto", "0"}} {
+		Git(t, g.BarePath(name), nil, "config", "--file", "config", kv[0], kv[1])
+	}
 }
 
 // RequireGit skips nothing: the git binary is part of the test toolchain and
