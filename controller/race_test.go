@@ -207,20 +207,28 @@ func (f *raceFixture) stateTip(t testing.TB) plumbing.Hash {
 // commit a person pushes with the git binary.
 func (f *raceFixture) pushTemplateChange(t testing.TB, from, to string) {
 	t.Helper()
-	dir := f.clone(t)
-	file := filepath.Join(dir, "vectorflow", "template.yaml")
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
+	// The controllers may push to main meanwhile: like a person, fetch
+	// again and redo the change when the push is refused.
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		dir := f.clone(t)
+		file := filepath.Join(dir, "vectorflow", "template.yaml")
+		data, rerr := os.ReadFile(file)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		needle := "name: registry.example.com/acme/service-a\n      version: \"" + from + "\""
+		if !strings.Contains(string(data), needle) {
+			t.Fatalf("template.yaml has no %q:\n%s", needle, data)
+		}
+		changed := strings.Replace(string(data), needle, "name: registry.example.com/acme/service-a\n      version: \""+to+"\"", 1)
+		if werr := os.WriteFile(file, []byte(changed), 0o644); werr != nil {
+			t.Fatal(werr)
+		}
+		testutil.Git(t, dir, nil, "commit", "-qam", "bump service-a to "+to)
+		if _, err = testutil.GitE(dir, nil, "push", "-q", "origin", "HEAD:main"); err == nil {
+			return
+		}
 	}
-	needle := "name: registry.example.com/acme/service-a\n      version: \"" + from + "\""
-	if !strings.Contains(string(data), needle) {
-		t.Fatalf("template.yaml has no %q:\n%s", needle, data)
-	}
-	changed := strings.Replace(string(data), needle, "name: registry.example.com/acme/service-a\n      version: \""+to+"\"", 1)
-	if err := os.WriteFile(file, []byte(changed), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Git(t, dir, nil, "commit", "-qam", "bump service-a to "+to)
-	testutil.Git(t, dir, nil, "push", "-q", "origin", "HEAD:main")
+	t.Fatalf("push the template change: %v", err)
 }

@@ -292,6 +292,10 @@ func (w *Writer) Read(ctx context.Context, target Target, dir string) (plumbing.
 	return tip, files, err
 }
 
+// splitAfter is how many lost races a batch of several requests takes
+// before it is split in two.
+const splitAfter = 3
+
 // runBatch makes the commits of every request on one tip and pushes them
 // together, retrying from a fresh fetch while the branch moves. The first
 // try builds on the tip this process last saw, skipping the fetch: if the
@@ -361,7 +365,17 @@ func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRe
 			continue // our copy was stale, not a race: no wait, no attempt spent
 		}
 		last = err
-		if attempt++; attempt >= w.opts.MaxAttempts {
+		if attempt++; attempt >= splitAfter && len(batch) > 1 {
+			// A neighbour that pushes faster than this batch is rebuilt
+			// wins every race; halves are rebuilt faster and make progress.
+			// Each request stays whole, so a caller's commits still go out
+			// together or not at all.
+			half := len(batch) / 2
+			w.runBatch(ctx, st, batch[:half])
+			w.runBatch(ctx, st, batch[half:])
+			return
+		}
+		if attempt >= w.opts.MaxAttempts {
 			fail(&RetriesExhaustedError{URL: target.Remote.URL, Branch: target.Branch, Attempts: attempt, Err: last})
 			return
 		}
