@@ -19,6 +19,10 @@ import (
 // it back on its own.
 const StalePromotionMergedReason = "StalePromotionMerged"
 
+// PullRequestClosedReason is on a waiting promotion's Approved=False when its
+// pull request was closed without merging: nobody will approve it there.
+const PullRequestClosedReason = "PullRequestClosed"
+
 // Pull-request states as recorded in a promotion's status.pullRequest.state
 // (the forge package's words).
 const (
@@ -103,6 +107,18 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 		policy := pullRequestPolicy(snap, p)
 		if policy == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionWaiting {
 			continue
+		}
+		if f.State == pullRequestClosed {
+			// A rejection by closing: the pull request is not reopened, and
+			// the promotion says why it waits and what to do.
+			setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
+				Reason: PullRequestClosedReason, Message: fmt.Sprintf("pull request #%d was closed without merging; reopen it, or run vectorflow promote --config %s for a fresh one",
+					p.Status.PullRequest.Number, p.Spec.VectorPromotionConfigName)}, now)
+			continue
+		}
+		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); c != nil && c.Reason == PullRequestClosedReason {
+			setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
+				Reason: v1alpha1.WaitingForApprovalReason, Message: fmt.Sprintf("pull request #%d was reopened; waiting for its approval", p.Status.PullRequest.Number)}, now)
 		}
 		approver, at := pullRequestApprover(snap, p, policy, f, now)
 		if approver == "" {

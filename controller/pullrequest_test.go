@@ -181,6 +181,23 @@ func TestDecidePullRequests(t *testing.T) {
 					t.Errorf("state %q, want closed", p.Status.PullRequest.State)
 				}
 				wantActions(t, d) // a rejected (closed) pull request is not reopened
+				// ...and the promotion says why it waits.
+				c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
+				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != PullRequestClosedReason ||
+					!strings.Contains(c.Message, "pull request #1") || !strings.Contains(c.Message, "vectorflow promote") {
+					t.Errorf("Approved condition %+v: want False, PullRequestClosed, naming #1 and what to do", c)
+				}
+			},
+		}, {
+			devVector: "acme:v1",
+			in: func(in *Inputs) {
+				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "open", HeadSHA: "head1"}}
+			},
+			check: func(t *testing.T, d Decision) {
+				p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+				if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); c == nil || c.Reason != v1alpha1.WaitingForApprovalReason {
+					t.Errorf("after the pull request was reopened, Approved %+v: want WaitingForApproval", c)
+				}
 			},
 		}},
 	}, {
