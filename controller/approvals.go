@@ -42,19 +42,8 @@ func (c *Controller) verifyApprovals(ctx context.Context, snap *source.Snapshot,
 	if len(pending) == 0 {
 		return nil, nil
 	}
-	if c.stateRepo == nil {
-		repo, err := source.Open(c.opts.URL, c.opts.Auth(c.opts.URL))
-		if err != nil {
-			return nil, fmt.Errorf("open state branch for approvals: %w", err)
-		}
-		c.stateRepo = repo
-	}
-	fetched, err := c.stateRepo.Fetch(ctx, c.opts.StateBranch)
-	if err != nil {
-		return nil, fmt.Errorf("read approvals on %s: %w", c.opts.StateBranch, err)
-	}
-	if fetched != tip {
-		return nil, fmt.Errorf("read approvals: %w (state branch moved while reading)", gitwriter.ErrConflict)
+	if _, err := c.stateHistory(ctx, tip); err != nil {
+		return nil, err
 	}
 	verdicts := map[string]ApprovalVerdict{}
 	for name, a := range pending {

@@ -60,6 +60,12 @@ type Options struct {
 	// ForgeHTTPClient talks to the forges of pull-request approvals; nil
 	// means a client with a 30-second timeout.
 	ForgeHTTPClient *http.Client
+	// StateSigners are the keys trusted to write the state branch: this
+	// controller's own (and those of other controllers of the repository).
+	// With any set, a state commit that changes more than approvals/ must
+	// be signed by one of them or by an approver, or the pass stops. Empty
+	// turns the check off.
+	StateSigners []gitwriter.TrustedKey
 }
 
 // Uploader pushes a vector as an OCI artifact tagged with its version.
@@ -74,9 +80,11 @@ type Controller struct {
 	mu sync.Mutex
 	// results are executions not yet recorded on the state branch.
 	results map[string]reconcilers.Result
-	// stateRepo reads the state branch's history to verify approvals.
-	stateRepo *source.Repository
-	verdicts  map[string]cachedVerdict
+	// stateRepo reads the state branch's history to verify approvals and
+	// state commits; verifiedTip is the newest commit checked.
+	stateRepo   *source.Repository
+	verifiedTip plumbing.Hash
+	verdicts    map[string]cachedVerdict
 	// uploads are vectors still to push to their template's uploadTarget.
 	uploads map[string]upload
 	// opened are pull requests opened but not yet recorded on the state
@@ -199,6 +207,9 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	}
 	for _, p := range snap.Problems {
 		c.opts.Log.Info("configuration problem", "problem", p.Error())
+	}
+	if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
+		return PassResult{}, err
 	}
 	verdicts, err := c.verifyApprovals(ctx, snap, state, tip)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 )
 
@@ -40,6 +41,7 @@ type runOptions struct {
 	logFormat              string
 	verbosity              int
 	registryTagListTimeout time.Duration
+	stateSigners           []string
 }
 
 func newRunCommand() *cobra.Command {
@@ -72,6 +74,7 @@ webhook (--listen), and serves /healthz, /readyz and /metrics.`,
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (HMAC key or token)")
 	f.StringVar(&o.logFormat, "log-format", "console", "log format: console or json")
 	f.IntVarP(&o.verbosity, "verbosity", "v", 0, "log verbosity (0 transitions and errors, 1 debug)")
+	f.StringArrayVar(&o.stateSigners, "trust-state-signer", nil, "file holding the public key of another controller that writes the same state branch (repeatable); commits by anyone else but approvers are refused")
 	f.DurationVar(&o.registryTagListTimeout, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
 	return cmd
 }
@@ -89,10 +92,17 @@ func run(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	w, _, err := o.sf.writer()
+	w, signer, err := o.sf.writer()
 	if err != nil {
 		return err
 	}
+	others, err := readTrustedKeys(o.stateSigners)
+	if err != nil {
+		return err
+	}
+	// The state branch is trusted only as far as its commits are signed by
+	// this controller, the other controllers named, or an approver.
+	stateSigners := append([]gitwriter.TrustedKey{{Name: "vectorflow", PublicKey: signer.PublicKey()}}, others...)
 	resolver := registry.NewResolver(registry.Options{Keychain: authn.DefaultKeychain, TagListTTL: o.registryTagListTimeout})
 	var metrics *controller.Metrics
 	promReg := prometheus.NewRegistry()
@@ -108,7 +118,8 @@ func run(cmd *cobra.Command, o runOptions) error {
 		c, err := controller.New(controller.Options{
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
-			Log: log.WithValues("repository", r.url),
+			StateSigners: stateSigners,
+			Log:          log.WithValues("repository", r.url),
 		})
 		if err != nil {
 			return err
