@@ -31,19 +31,11 @@ promotion's vector. Approving a finished or superseded promotion changes nothing
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			auth, err := rf.resolve()
+			view, err := rf.readState(cmd.Context())
 			if err != nil {
 				return err
 			}
-			repo, err := rf.openRepository(auth)
-			if err != nil {
-				return err
-			}
-			_, _, state, err := controller.ReadState(cmd.Context(), repo, rf.stateBranch)
-			if err != nil {
-				return err
-			}
-			p := state.Promotions[name]
+			p := view.state.Promotions[name]
 			if p == nil {
 				return fmt.Errorf("no promotion %s on %s of %s (list them with vectorflow get promotions)", name, rf.stateBranch, rf.repo)
 			}
@@ -76,7 +68,7 @@ promotion's vector. Approving a finished or superseded promotion changes nothing
 				// verified.
 				Files: []gitwriter.FileEdit{gitwriter.SetFile(controller.ApprovalPath(name), content)},
 			}
-			target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: repo.AuthMethod()}, Branch: rf.stateBranch}
+			target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: view.repo.AuthMethod()}, Branch: rf.stateBranch}
 			results, err := w.Apply(cmd.Context(), target, change)
 			if err != nil {
 				return fmt.Errorf("approve %s: %w", name, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/mail"
@@ -73,6 +74,31 @@ func (f *repoFlags) openRepository(auth func(string) source.Auth) (*source.Repos
 	}
 	repo.ShowProgress(terminalProgress())
 	return repo, nil
+}
+
+// stateView is the config repository opened with its state branch read.
+type stateView struct {
+	auth  func(string) source.Auth
+	repo  *source.Repository
+	state *controller.State
+}
+
+// readState opens the config repository and reads its state branch, what
+// every command that looks at promotions starts with.
+func (f *repoFlags) readState(ctx context.Context) (stateView, error) {
+	auth, err := f.resolve()
+	if err != nil {
+		return stateView{}, err
+	}
+	repo, err := f.openRepository(auth)
+	if err != nil {
+		return stateView{}, err
+	}
+	_, _, state, err := controller.ReadState(ctx, repo, f.stateBranch)
+	if err != nil {
+		return stateView{}, err
+	}
+	return stateView{auth: auth, repo: repo, state: state}, nil
 }
 
 // terminalProgress is where the servers' fetch progress goes: standard

@@ -27,18 +27,11 @@ func newGetCommand() *cobra.Command {
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"promotions", "vectors", "configs", "stages"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			auth, err := rf.resolve()
+			view, err := rf.readState(cmd.Context())
 			if err != nil {
 				return err
 			}
-			repo, err := rf.openRepository(auth)
-			if err != nil {
-				return err
-			}
-			_, _, state, err := controller.ReadState(cmd.Context(), repo, rf.stateBranch)
-			if err != nil {
-				return err
-			}
+			state := view.state
 			var list any
 			var t *table
 			switch args[0] {
@@ -47,7 +40,7 @@ func newGetCommand() *cobra.Command {
 			case "vectors", "vector":
 				list, t = vectorsTable(state)
 			case "configs", "config", "vectorpromotionconfigs":
-				snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
+				snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
 				if err != nil {
 					return err
 				}
