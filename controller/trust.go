@@ -133,8 +133,10 @@ func stateSigners(configured []gitwriter.TrustedKey, snap *source.Snapshot) []gi
 	return keys
 }
 
-// stateHistory fetches the state branch into the controller's reading copy
-// and checks it is at tip, the commit the pass read.
+// stateHistory is the controller's reading copy of the state branch's
+// history down from tip, the commit the pass read. It fetches only when tip
+// is not in the copy yet, so the state-commit check and the approval check of
+// one pass share one fetch.
 func (c *Controller) stateHistory(ctx context.Context, tip plumbing.Hash) (storer.EncodedObjectStorer, error) {
 	if c.stateRepo == nil {
 		repo, err := source.Open(c.opts.URL, c.opts.Auth(c.opts.URL))
@@ -142,6 +144,9 @@ func (c *Controller) stateHistory(ctx context.Context, tip plumbing.Hash) (store
 			return nil, fmt.Errorf("open state branch %s: %w", c.opts.StateBranch, err)
 		}
 		c.stateRepo = repo
+	}
+	if _, err := object.GetCommit(c.stateRepo.Storer(), tip); err == nil {
+		return c.stateRepo.Storer(), nil // a fetched commit comes with its history
 	}
 	fetched, err := c.stateRepo.Fetch(ctx, c.opts.StateBranch)
 	if err != nil {
