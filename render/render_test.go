@@ -28,17 +28,24 @@ func TestBuildMatchesKustomizeCLI(t *testing.T) {
 	trees := map[string]Tree{"DirTree": DirTree(fixtureRepo), "GitTree": commitDir(t, fixtureRepo)}
 	for _, dir := range fixtureDirs {
 		want := testutil.KustomizeBuild(t, filepath.Join(fixtureRepo, dir))
-		for name, tree := range trees {
-			t.Run(name+"/"+dir, func(t *testing.T) {
-				got, err := NewRenderer(Options{}).Build(tree, dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("Build(%s) differs from kustomize build (-cli +render):\n%s", dir, diff)
-				}
-			})
-		}
+		buildsLikeCLI(t, trees, dir, want)
+	}
+}
+
+// buildsLikeCLI renders dir of every tree and compares it with want, the
+// kustomize CLI's output.
+func buildsLikeCLI(t *testing.T, trees map[string]Tree, dir string, want []byte) {
+	t.Helper()
+	for name, tree := range trees {
+		t.Run(name+"/"+dir, func(t *testing.T) {
+			got, err := NewRenderer(Options{}).Build(tree, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("Build(%s) differs from kustomize build (-cli +render):\n%s", dir, diff)
+			}
+		})
 	}
 }
 
@@ -53,17 +60,7 @@ func TestBuildMatchesKustomizeCLIQuickstart(t *testing.T) {
 	for _, overlay := range overlays {
 		dir := path.Join("apps", "overlays", filepath.Base(overlay))
 		want := testutil.KustomizeBuild(t, overlay)
-		for name, tree := range trees {
-			t.Run(name+"/"+dir, func(t *testing.T) {
-				got, err := NewRenderer(Options{}).Build(tree, dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("Build(%s) differs from kustomize build (-cli +render):\n%s", dir, diff)
-				}
-			})
-		}
+		buildsLikeCLI(t, trees, dir, want)
 		// kubectl's embedded kustomize is what many users run; where it is
 		// installed, it must agree too.
 		if kubectl, err := exec.LookPath("kubectl"); err == nil {
