@@ -62,9 +62,9 @@ type Options struct {
 	ForgeHTTPClient *http.Client
 	// StateSigners are the keys trusted to write the state branch: this
 	// controller's own (and those of other controllers of the repository).
-	// With any set, a state commit that changes more than approvals/ must
-	// be signed by one of them or by an approver, or the pass stops. Empty
-	// turns the check off.
+	// The Writer's own key is always one. A state commit that no state
+	// signer signed may only add approvals and promotion requests, or the
+	// pass stops; the check cannot be turned off.
 	StateSigners []gitwriter.TrustedKey
 }
 
@@ -81,10 +81,10 @@ type Controller struct {
 	// results are executions not yet recorded on the state branch.
 	results map[string]reconcilers.Result
 	// stateRepo reads the state branch's history to verify approvals and
-	// state commits; verifiedTip is the newest commit checked.
-	stateRepo   *source.Repository
-	verifiedTip plumbing.Hash
-	verdicts    map[string]cachedVerdict
+	// state commits; trust remembers the verdict of every commit checked.
+	stateRepo *source.Repository
+	trust     *StateTrust
+	verdicts  map[string]cachedVerdict
 	// uploads are vectors still to push to their template's uploadTarget.
 	uploads map[string]upload
 	// opened are pull requests opened but not yet recorded on the state
@@ -153,7 +153,17 @@ func New(o Options) (*Controller, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Controller{opts: o, results: map[string]reconcilers.Result{}, verdicts: map[string]cachedVerdict{},
+	// The controller must trust its own state commits, so a writer that
+	// does not sign cannot run one unless other keys sign for it.
+	signers := o.StateSigners
+	if key := o.Writer.SigningKey(); key != "" {
+		signers = append([]gitwriter.TrustedKey{{Name: "vectorflow", PublicKey: key}}, signers...)
+	}
+	trust, err := NewStateTrust(signers)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	return &Controller{opts: o, results: map[string]reconcilers.Result{}, verdicts: map[string]cachedVerdict{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: NewCodec(),
 		opened: map[string]v1alpha1.PullRequestStatus{}}, nil
 }

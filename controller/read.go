@@ -1,14 +1,17 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"path"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -53,3 +56,58 @@ func readCommitFiles(repo *source.Repository, commit plumbing.Hash) (map[string]
 	})
 	return files, err
 }
+
+// VerifiedState is the state branch read and its history checked.
+type VerifiedState struct {
+	Tip   plumbing.Hash
+	Files map[string][]byte
+	State *State
+	// Verdict is the tip's; Refusal describes it when the tip is not
+	// trusted, and Unverified then names the files that differ from the
+	// last trusted commit (every file when there is none).
+	Verdict    CommitVerdict
+	Refusal    string
+	Unverified map[string]bool
+}
+
+// ReadVerifiedState reads the state branch like ReadState and checks its
+// whole history with trust, the check the controller makes before deciding.
+// A tip that is not trusted is no error here: the caller decides whether to
+// show such a state, marked.
+func ReadVerifiedState(ctx context.Context, repo *source.Repository, branch string, trust *StateTrust,
+	configs map[string]*v1alpha1.VectorPromotionConfig) (VerifiedState, error) {
+	tip, files, state, err := ReadState(ctx, repo, branch)
+	if err != nil {
+		return VerifiedState{}, err
+	}
+	out := VerifiedState{Tip: tip, Files: files, State: state, Verdict: CommitVerdict{Trusted: true}}
+	if tip.IsZero() {
+		return out, nil
+	}
+	if out.Verdict, err = trust.Verify(repo.Storer(), tip, configs); err != nil {
+		return VerifiedState{}, fmt.Errorf("check the history of state branch %s of %s: %w", branch, repo.URL(), err)
+	}
+	if out.Verdict.Trusted {
+		return out, nil
+	}
+	out.Refusal = out.Verdict.Refused.Describe(branch, out.Verdict.LastTrusted)
+	trustedFiles := map[string][]byte{}
+	if !out.Verdict.LastTrusted.IsZero() {
+		if trustedFiles, err = readCommitFiles(repo, out.Verdict.LastTrusted); err != nil {
+			return VerifiedState{}, err
+		}
+	}
+	out.Unverified = map[string]bool{}
+	for p, data := range files {
+		if old, ok := trustedFiles[p]; !ok || !bytes.Equal(old, data) {
+			out.Unverified[p] = true
+		}
+	}
+	return out, nil
+}
+
+// ConfigStatusPath is where a config's status lives on the state branch.
+func ConfigStatusPath(name string) string { return path.Join(configsDir, name+".yaml") }
+
+// StagePath is where a stage's status lives on the state branch.
+func StagePath(landscape, name string) string { return path.Join(stagesDir, landscape, name+".yaml") }

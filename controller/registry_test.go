@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -209,11 +208,7 @@ func newDiscoveryRepo(t *testing.T, vectors string) *discoveryRepo {
 
 func (f *discoveryRepo) controller(t *testing.T, uploader Uploader) *Controller {
 	t.Helper()
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Options{URL: f.url, Branch: "main", Writer: w, Auth: f.auth, Resolver: f.resolver, Uploader: uploader})
+	c, err := New(Options{URL: f.url, Branch: "main", Writer: signedWriter(t), Auth: f.auth, Resolver: f.resolver, Uploader: uploader})
 	if err != nil {
 		t.Fatal(err)
 	}

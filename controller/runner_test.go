@@ -138,11 +138,7 @@ func TestRunnerAbandonsAHungPass(t *testing.T) {
 		t.Skip("waits for a pass deadline")
 	}
 	silent := startSilentServer(t)
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Options{URL: "http://" + silent.addr + "/acme.git", Branch: "main", Writer: w})
+	c, err := New(Options{URL: "http://" + silent.addr + "/acme.git", Branch: "main", Writer: signedWriter(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,9 @@ const (
 	templatesDir  = "templates"
 	stagesDir     = "stages"
 	approvalsDir  = "approvals"
+	// requestsDir holds promotion requests (requests/<config>/<id>.yaml),
+	// added by approvers and consumed by the controller.
+	requestsDir = "requests"
 )
 
 // ApprovalKind is the kind of an approval file, written by `vectorflow

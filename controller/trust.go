@@ -4,133 +4,302 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
-// maxStateHistory bounds how many state-branch commits one pass checks when
-// it has checked none before (a controller that just started).
-const maxStateHistory = 2000
-
-// verifyStateHistory checks the state-branch commits this controller has
-// not checked yet. The state branch is vectorflow's database: a commit that
-// anyone with push access wrote must not be able to approve or start a
-// promotion. So a commit that changes anything outside approvals/ must be
-// signed by a trusted state signer (Options.StateSigners, or an approver of
-// one of the configs, who may run `vectorflow promote`); approval files are
-// checked on their own against their config's approvers. An untrusted commit
-// stops the pass: nothing is decided on top of it until it is reverted.
-func (c *Controller) verifyStateHistory(ctx context.Context, snap *source.Snapshot, tip plumbing.Hash) error {
-	if len(c.opts.StateSigners) == 0 || tip.IsZero() || tip == c.verifiedTip {
-		return nil
-	}
-	s, err := c.stateHistory(ctx, tip)
-	if err != nil {
-		return err
-	}
-	verifier, err := gitwriter.NewVerifier(stateSigners(c.opts.StateSigners, snap))
-	if err != nil {
-		return fmt.Errorf("trusted state signers: %w", err)
-	}
-	commit, err := object.GetCommit(s, tip)
-	for n := 0; err == nil && commit.Hash != c.verifiedTip && n < maxStateHistory; n++ {
-		if err := checkStateCommit(commit, verifier); err != nil {
-			return fmt.Errorf("state branch %s of %s: %w", c.opts.StateBranch, c.opts.URL, err)
-		}
-		if commit.NumParents() == 0 {
-			break
-		}
-		commit, err = commit.Parent(0)
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read the history of state branch %s: %w", c.opts.StateBranch, err)
-	}
-	c.verifiedTip = tip
-	return nil
+// StateTrust checks the history of a state branch against its trusted state
+// signers (see JudgeCommit for the rule) and remembers the verdict of every
+// commit it judged, so an unchanged tip costs a map lookup and a new tip
+// costs only its new commits. The controller keeps one for its life; `get`
+// makes one per run. It is not safe for concurrent use.
+type StateTrust struct {
+	signers  *gitwriter.Verifier
+	names    []string
+	verdicts map[plumbing.Hash]CommitVerdict
 }
 
-// checkStateCommit passes a commit that only touches approvals/ files or is
-// signed by a trusted state signer.
-func checkStateCommit(commit *object.Commit, verifier *gitwriter.Verifier) error {
-	paths, err := changedPaths(commit)
+// ErrUntrustedState is wrapped by the error of a state branch whose tip is
+// not trusted.
+var ErrUntrustedState = errors.New("the state branch is not trusted")
+
+// NewStateTrust trusts signers to write the state branch. There must be at
+// least one: without a trusted writer, nothing on the branch can be believed.
+func NewStateTrust(signers []gitwriter.TrustedKey) (*StateTrust, error) {
+	signers = uniqueKeys(signers)
+	if len(signers) == 0 {
+		return nil, errors.New("no trusted state signer: the controller's own signing key (or --trust-state-signer keys) must sign the state branch")
+	}
+	v, err := gitwriter.NewVerifier(signers)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("trusted state signers: %w", err)
 	}
-	var others []string
-	for _, p := range paths {
-		if !strings.HasPrefix(p, approvalsDir+"/") {
-			others = append(others, p)
-		}
+	t := &StateTrust{signers: v, verdicts: map[plumbing.Hash]CommitVerdict{}}
+	for _, k := range signers {
+		t.names = append(t.names, k.Name)
 	}
-	if len(others) == 0 {
-		return nil
-	}
-	if _, err := verifier.VerifyCommit(commit); err != nil {
-		return fmt.Errorf("commit %s by %s changes %s but is not signed by a trusted state signer (%v); reset the branch to the commit before it, revert it in a commit signed by a trusted key, or trust its key with --trust-state-signer",
-			short(commit.Hash), commit.Author.Email, strings.Join(others, ", "), err)
-	}
-	return nil
+	return t, nil
 }
 
-// changedPaths lists the files a commit changes against its first parent
-// (every file, for a root commit).
-func changedPaths(commit *object.Commit) ([]string, error) {
-	tree, err := commit.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("read tree of %s: %w", commit.Hash, err)
-	}
-	var parentTree *object.Tree
-	if commit.NumParents() > 0 {
-		parent, err := commit.Parent(0)
-		if err != nil {
-			return nil, fmt.Errorf("read parent of %s: %w", commit.Hash, err)
-		}
-		if parentTree, err = parent.Tree(); err != nil {
-			return nil, fmt.Errorf("read tree of %s: %w", parent.Hash, err)
-		}
-	}
-	changes, err := object.DiffTree(parentTree, tree)
-	if err != nil {
-		return nil, fmt.Errorf("diff %s: %w", commit.Hash, err)
-	}
-	paths := make([]string, 0, len(changes))
-	for _, ch := range changes {
-		name := ch.To.Name
-		if name == "" {
-			name = ch.From.Name
-		}
-		paths = append(paths, name)
-	}
-	return paths, nil
-}
-
-// stateSigners are the configured keys and every config's approvers.
-func stateSigners(configured []gitwriter.TrustedKey, snap *source.Snapshot) []gitwriter.TrustedKey {
-	keys := append([]gitwriter.TrustedKey(nil), configured...)
+// uniqueKeys drops a key listed again (the same text), which the verifier
+// would take for one key under two names.
+func uniqueKeys(keys []gitwriter.TrustedKey) []gitwriter.TrustedKey {
 	seen := map[string]bool{}
+	var out []gitwriter.TrustedKey
 	for _, k := range keys {
-		seen[k.PublicKey] = true
-	}
-	for _, name := range sortedKeys(snap.Configs) {
-		a := snap.Configs[name].Spec.Approval
-		if a == nil {
+		pub := strings.TrimSpace(k.PublicKey)
+		if pub == "" || seen[pub] {
 			continue
 		}
-		for _, ap := range a.Approvers {
-			if !seen[ap.PublicKey] {
-				seen[ap.PublicKey] = true
-				keys = append(keys, gitwriter.TrustedKey{Name: ap.Name, PublicKey: ap.PublicKey})
+		seen[pub] = true
+		out = append(out, k)
+	}
+	return out
+}
+
+// Known returns the verdict of a commit judged before.
+func (t *StateTrust) Known(commit plumbing.Hash) (CommitVerdict, bool) {
+	v, ok := t.verdicts[commit]
+	return v, ok
+}
+
+// Verify judges every commit reachable from tip (through all parents) not
+// judged before, oldest first, and returns tip's verdict. configs name the
+// approvers, so a refusal can say who signed: they do not change verdicts.
+func (t *StateTrust) Verify(s storer.EncodedObjectStorer, tip plumbing.Hash, configs map[string]*v1alpha1.VectorPromotionConfig) (CommitVerdict, error) {
+	if v, ok := t.verdicts[tip]; ok {
+		return v, nil
+	}
+	commits := map[plumbing.Hash]*object.Commit{}
+	expanded := map[plumbing.Hash]bool{}
+	stack := []plumbing.Hash{tip}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		if _, done := t.verdicts[h]; done {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if expanded[h] {
+			// Every parent was pushed above h, so each is judged by now.
+			stack = stack[:len(stack)-1]
+			v, err := t.judge(s, commits[h], configs)
+			if err != nil {
+				return CommitVerdict{}, err
+			}
+			t.verdicts[h] = v
+			delete(commits, h)
+			continue
+		}
+		c, err := object.GetCommit(s, h)
+		if err != nil {
+			return CommitVerdict{}, fmt.Errorf("read state commit %s: %w", h, err)
+		}
+		commits[h], expanded[h] = c, true
+		for _, p := range c.ParentHashes {
+			if _, done := t.verdicts[p]; !done && !expanded[p] {
+				stack = append(stack, p)
 			}
 		}
 	}
-	return keys
+	return t.verdicts[tip], nil
+}
+
+// judge gathers a commit's facts and applies JudgeCommit.
+func (t *StateTrust) judge(s storer.EncodedObjectStorer, c *object.Commit, configs map[string]*v1alpha1.VectorPromotionConfig) (CommitVerdict, error) {
+	facts := CommitFacts{Commit: c.Hash, Author: c.Author.String()}
+	var sigErr error
+	if c.PGPSignature != "" {
+		facts.StateSigner, sigErr = t.signers.VerifyCommit(c)
+	}
+	parents := make([]CommitVerdict, len(c.ParentHashes))
+	parentTrees := make([]plumbing.Hash, len(c.ParentHashes))
+	allTrusted := true
+	for i, p := range c.ParentHashes {
+		parents[i] = t.verdicts[p]
+		allTrusted = allTrusted && parents[i].Trusted
+		pc, err := object.GetCommit(s, p)
+		if err != nil {
+			return CommitVerdict{}, fmt.Errorf("read parent %s of state commit %s: %w", p, c.Hash, err)
+		}
+		parentTrees[i] = pc.TreeHash
+	}
+	var err error
+	if facts.Content, err = contentOf(s, c.TreeHash); err != nil {
+		return CommitVerdict{}, err
+	}
+	if facts.StateSigner == "" && allTrusted {
+		if len(parentTrees) == 0 {
+			parentTrees = []plumbing.Hash{plumbing.ZeroHash}
+		}
+		for _, pt := range parentTrees {
+			var changes []PathChange
+			if err := diffTrees(s, pt, c.TreeHash, "", &changes); err != nil {
+				return CommitVerdict{}, fmt.Errorf("diff state commit %s: %w", c.Hash, err)
+			}
+			facts.Changes = append(facts.Changes, changes)
+		}
+	}
+	v := JudgeCommit(facts, parents)
+	if v.Refused != nil && v.Refused.Commit == c.Hash {
+		r := *v.Refused
+		r.Signer, r.Why = t.describeSigner(c, sigErr, configs)
+		v.Refused = &r
+	}
+	return v, nil
+}
+
+// describeSigner says who signed a commit no state signer signed, and why
+// that signer may not change the state.
+func (t *StateTrust) describeSigner(c *object.Commit, sigErr error, configs map[string]*v1alpha1.VectorPromotionConfig) (signer, why string) {
+	records := "may only add approval records and promotion requests (new files under approvals/ and requests/)"
+	writers := "only the trusted state signers (" + strings.Join(t.names, ", ") + ") may change the state"
+	if c.PGPSignature == "" {
+		return "unsigned", "unsigned commits " + records + "; " + writers
+	}
+	byName := map[string][]string{}
+	for _, name := range sortedKeys(configs) {
+		a := configs[name].Spec.Approval
+		if a == nil || len(a.Approvers) == 0 {
+			continue
+		}
+		keys := make([]gitwriter.TrustedKey, 0, len(a.Approvers))
+		for _, ap := range a.Approvers {
+			keys = append(keys, gitwriter.TrustedKey{Name: ap.Name, PublicKey: ap.PublicKey})
+		}
+		v, err := gitwriter.NewVerifier(keys)
+		if err != nil {
+			continue
+		}
+		if who, err := v.VerifyCommit(c); err == nil {
+			byName[who] = append(byName[who], name)
+		}
+	}
+	if len(byName) > 0 {
+		var names, roles []string
+		for who, cfgs := range byName {
+			names = append(names, who)
+			roles = append(roles, fmt.Sprintf("%s is an approver of %s", who, strings.Join(cfgs, ", ")))
+		}
+		sort.Strings(names)
+		sort.Strings(roles)
+		return "signed by " + strings.Join(names, " and "), strings.Join(roles, "; ") + "; approvers " + records + "; " + writers
+	}
+	if errors.Is(sigErr, gitwriter.ErrBadSignature) {
+		return "with a signature that does not verify", fmt.Sprintf("%v; such commits %s; %s", sigErr, records, writers)
+	}
+	return "signed by an unknown key", "commits by keys that are not trusted state signers " + records + "; " + writers
+}
+
+// contentOf identifies a tree without its approvals/ and requests/ entries:
+// the hash of the tree object that would hold the rest.
+func contentOf(s storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash, error) {
+	t, err := object.GetTree(s, tree)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read state tree %s: %w", tree, err)
+	}
+	rest := &object.Tree{}
+	for _, e := range t.Entries {
+		if e.Name != approvalsDir && e.Name != requestsDir {
+			rest.Entries = append(rest.Entries, e)
+		}
+	}
+	obj := &plumbing.MemoryObject{}
+	if err := rest.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode state tree %s: %w", tree, err)
+	}
+	return obj.Hash(), nil
+}
+
+// diffTrees lists what changed from tree a to tree b (zero for none),
+// descending only into subtrees whose hashes differ, so its cost is the size
+// of the change rather than of the tree. A whole subtree added or deleted is
+// one change naming the directory.
+func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, out *[]PathChange) error {
+	entries := func(h plumbing.Hash) (map[string]object.TreeEntry, error) {
+		m := map[string]object.TreeEntry{}
+		if h.IsZero() {
+			return m, nil
+		}
+		t, err := object.GetTree(s, h)
+		if err != nil {
+			return nil, fmt.Errorf("read tree %s: %w", h, err)
+		}
+		for _, e := range t.Entries {
+			m[e.Name] = e
+		}
+		return m, nil
+	}
+	from, err := entries(a)
+	if err != nil {
+		return err
+	}
+	to, err := entries(b)
+	if err != nil {
+		return err
+	}
+	name := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return prefix + e.Name + "/"
+		}
+		return prefix + e.Name
+	}
+	for _, n := range sortedKeys(to) {
+		e := to[n]
+		old, ok := from[n]
+		switch {
+		case !ok:
+			*out = append(*out, PathChange{Path: name(e), Action: PathAdded})
+		case old.Hash == e.Hash && old.Mode == e.Mode:
+		case old.Mode == filemode.Dir && e.Mode == filemode.Dir:
+			if err := diffTrees(s, old.Hash, e.Hash, prefix+n+"/", out); err != nil {
+				return err
+			}
+		case old.Mode == filemode.Dir || e.Mode == filemode.Dir:
+			*out = append(*out, PathChange{Path: name(old), Action: PathDeleted}, PathChange{Path: name(e), Action: PathAdded})
+		default:
+			*out = append(*out, PathChange{Path: name(e), Action: PathModified})
+		}
+	}
+	for _, n := range sortedKeys(from) {
+		if _, ok := to[n]; !ok {
+			*out = append(*out, PathChange{Path: name(from[n]), Action: PathDeleted})
+		}
+	}
+	return nil
+}
+
+// verifyStateHistory refuses a state branch whose tip is not trusted: the
+// state branch is vectorflow's database, and a commit that anyone with push
+// access wrote must not approve, start or rewrite a promotion. Nothing is
+// decided on top of it until the branch is healed.
+func (c *Controller) verifyStateHistory(ctx context.Context, snap *source.Snapshot, tip plumbing.Hash) error {
+	if tip.IsZero() {
+		return nil
+	}
+	v, ok := c.trust.Known(tip)
+	if !ok {
+		s, err := c.stateHistory(ctx, tip)
+		if err != nil {
+			return err
+		}
+		if v, err = c.trust.Verify(s, tip, snap.Configs); err != nil {
+			return fmt.Errorf("check the history of state branch %s: %w", c.opts.StateBranch, err)
+		}
+	}
+	if !v.Trusted {
+		return fmt.Errorf("state branch %s of %s: %w: %s", c.opts.StateBranch, c.opts.URL, ErrUntrustedState,
+			v.Refused.Describe(c.opts.StateBranch, v.LastTrusted))
+	}
+	return nil
 }
 
 // stateHistory is the controller's reading copy of the state branch's

@@ -108,6 +108,16 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	return &Writer{opts: o, branches: map[branchKey]*branchState{}}, nil
 }
 
+// SigningKey is the public key the writer signs commits with, in the shape
+// of a TrustedKey's PublicKey; "" when it does not sign or its signer cannot
+// say (a go-git Signer that is not ours).
+func (w *Writer) SigningKey() string {
+	if s, ok := w.opts.Signer.(interface{ PublicKey() string }); ok {
+		return s.PublicKey()
+	}
+	return ""
+}
+
 // Apply commits changes, one commit each in order, on top of target's
 // branch and pushes them in one push; concurrent Apply calls for the same
 // branch are coalesced into the same push. When the branch moved, the edits

@@ -165,22 +165,45 @@ func condition(p v1alpha1.VectorPromotion, typ string) (c struct{ Reason, Messag
 // flowFixture is the quickstart on a git server, with a controller key, a
 // trusted approver (alice) and an untrusted one (mallory).
 type flowFixture struct {
-	srv                        *testutil.GitServer
-	url                        string
-	controller, alice, mallory string // signing key files
-	controllerKey              testutil.OpenPGPKey
+	srv                             *testutil.GitServer
+	url                             string
+	controller, alice, mallory, bob string // signing key files
+	controllerKey                   testutil.OpenPGPKey
+}
+
+// flowOptions change the quickstart before it is pushed.
+type flowOptions struct {
+	// sshController signs the controller's commits with an SSH key, so the
+	// git binary can sign commits as the controller (a revert).
+	sshController bool
+	// bobApprovesProd makes bob, not alice, the approver of test-to-prod,
+	// and lets test's vector go to prod at once (no updateDelay).
+	bobApprovesProd bool
 }
 
 func newFlowFixture(t *testing.T) *flowFixture {
+	t.Helper()
+	return newFlowFixtureWith(t, flowOptions{})
+}
+
+func newFlowFixtureWith(t *testing.T, o flowOptions) *flowFixture {
 	t.Helper()
 	keys := t.TempDir()
 	f := &flowFixture{srv: testutil.StartGitServer(t)}
 	f.controllerKey = testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
 	alice := testutil.NewSSHKey(t, nil)
 	mallory := testutil.NewSSHKey(t, nil)
+	bob := testutil.NewSSHKey(t, nil)
 	f.controller = writeFile(t, keys, "controller.asc", f.controllerKey.PrivateArmored)
+	controllerPublic := f.controllerKey.PublicArmored
+	if o.sshController {
+		k := testutil.NewSSHKey(t, nil)
+		f.controller = writeFile(t, keys, "controller", k.PrivatePEM)
+		controllerPublic = []byte(k.AuthorizedKey)
+	}
 	f.alice = writeFile(t, keys, "alice", alice.PrivatePEM)
 	f.mallory = writeFile(t, keys, "mallory", mallory.PrivatePEM)
+	f.bob = writeFile(t, keys, "bob", bob.PrivatePEM)
 
 	dir := testutil.CopyDir(t, filepath.Join("..", "..", "examples", "quickstart"))
 	promotions := readFile(t, filepath.Join(dir, "vectorflow", "promotions.yaml"))
@@ -188,9 +211,19 @@ func newFlowFixture(t *testing.T) *flowFixture {
 	if !strings.Contains(promotions, exampleKey) {
 		t.Fatal("the quickstart's example approver key changed; update this test")
 	}
+	if o.bobApprovesProd {
+		head, prod, ok := strings.Cut(promotions, "name: test-to-prod\n")
+		if !ok || !strings.Contains(prod, "updateDelay: 1h\n") || !strings.Contains(prod, "- name: alice\n") {
+			t.Fatal("the quickstart's test-to-prod changed; update this test")
+		}
+		prod = strings.Replace(prod, "  updateDelay: 1h\n", "", 1)
+		prod = strings.Replace(prod, "- name: alice\n", "- name: bob\n", 1)
+		prod = strings.ReplaceAll(prod, exampleKey, strings.TrimSpace(bob.AuthorizedKey))
+		promotions = head + "name: test-to-prod\n" + prod
+	}
 	writeFile(t, filepath.Join(dir, "vectorflow"), "promotions.yaml",
 		[]byte(strings.ReplaceAll(promotions, exampleKey, strings.TrimSpace(alice.AuthorizedKey))))
-	writeFile(t, filepath.Join(dir, "vectorflow"), "landscapes.yaml", []byte(landscapesWithSigner(f.controllerKey.PublicArmored)))
+	writeFile(t, filepath.Join(dir, "vectorflow"), "landscapes.yaml", []byte(landscapesWithSigner(controllerPublic)))
 
 	f.srv.InitRepo(t, dir, "main", "acme.git")
 	f.url = f.srv.HTTPURL("acme.git")

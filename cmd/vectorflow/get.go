@@ -12,46 +12,100 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 func newGetCommand() *cobra.Command {
 	var (
-		rf     repoFlags
-		output string
+		rf         repoFlags
+		output     string
+		trusted    []string
+		unverified bool
 	)
 	cmd := &cobra.Command{
-		Use:       "get promotions|vectors|configs|stages --repo URL",
-		Short:     "List vectorflow's objects from the state branch",
+		Use:   "get promotions|vectors|configs|stages --repo URL",
+		Short: "List vectorflow's objects from the state branch",
+		Long: `get reads the state branch and checks its whole history the way the
+controller does, against the keys it knows: each Landscape's spec.signers and
+the --trust keys. When a commit that no trusted key signed changed more than
+approvals and promotion requests, get refuses and names it; with --unverified
+it shows the state anyway, with VERIFIED=no on every object changed since the
+last trusted commit.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"promotions", "vectors", "configs", "stages"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			view, err := rf.readState(cmd.Context())
+			kind := args[0]
+			switch kind {
+			case "promotions", "promotion", "vectorpromotions", "vectors", "vector",
+				"configs", "config", "vectorpromotionconfigs", "stages", "stage":
+			default:
+				return fmt.Errorf("unknown kind %q: use promotions, vectors, configs or stages", kind)
+			}
+			auth, err := rf.resolve()
 			if err != nil {
 				return err
 			}
-			state := view.state
+			keys, err := readTrustedKeys(trusted)
+			if err != nil {
+				return err
+			}
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
+			if err != nil {
+				return err
+			}
+			repo, err := rf.openRepository(auth)
+			if err != nil {
+				return err
+			}
+			view, err := readVerifiedState(cmd, repo, rf.stateBranch, snap, keys)
+			if err != nil {
+				return err
+			}
+			if !view.Verdict.Trusted && !unverified {
+				return fmt.Errorf("%w: %s (show it anyway, marked, with --unverified)", controller.ErrUntrustedState, view.Refusal)
+			}
+			state := view.State
 			var list any
 			var t *table
-			switch args[0] {
+			var paths []string
+			switch kind {
 			case "promotions", "promotion", "vectorpromotions":
-				list, t = promotionsTable(state)
-			case "vectors", "vector":
-				list, t = vectorsTable(state)
-			case "configs", "config", "vectorpromotionconfigs":
-				snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
-				if err != nil {
-					return err
+				var ps []v1alpha1.VectorPromotion
+				ps, t = promotionsTable(state)
+				for _, p := range ps {
+					paths = append(paths, controller.PromotionPath(p.Spec.VectorPromotionConfigName, p.Name))
 				}
-				list, t = configsTable(snap, state, time.Now())
+				list = ps
+			case "vectors", "vector":
+				var vs []v1alpha1.Vector
+				vs, t = vectorsTable(state)
+				for _, v := range vs {
+					paths = append(paths, controller.VectorPath(v.Spec.Template, v.Spec.Version))
+				}
+				list = vs
+			case "configs", "config", "vectorpromotionconfigs":
+				var cs []v1alpha1.VectorPromotionConfig
+				cs, t = configsTable(snap, state, time.Now())
+				for _, c := range cs {
+					paths = append(paths, controller.ConfigStatusPath(c.Name))
+				}
+				list = cs
 			case "stages", "stage":
-				list, t = stagesTable(state)
-			default:
-				return fmt.Errorf("unknown kind %q: use promotions, vectors, configs or stages", args[0])
+				var ss []v1alpha1.Stage
+				ss, t = stagesTable(state)
+				for _, s := range ss {
+					paths = append(paths, controller.StagePath(s.Spec.Landscape, s.Name))
+				}
+				list = ss
 			}
 			if done, err := printStructured(cmd.OutOrStdout(), output, list); done {
 				return err
+			}
+			if !view.Verdict.Trusted {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", view.Refusal)
+				markVerified(t, paths, view.Unverified)
 			}
 			return t.print(cmd.OutOrStdout())
 		},
@@ -59,7 +113,52 @@ func newGetCommand() *cobra.Command {
 	rf.register(cmd.Flags())
 	rf.registerStateBranch(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	cmd.Flags().StringArrayVar(&trusted, "trust", nil, "file holding the public key of a trusted state signer, beyond each Landscape's spec.signers (repeatable)")
+	cmd.Flags().BoolVar(&unverified, "unverified", false, "show a state branch that does not verify, with VERIFIED=no on what changed since its last trusted commit")
 	return cmd
+}
+
+// readVerifiedState reads the state branch and checks it against the --trust
+// keys and every Landscape's spec.signers. With no key at all it warns and
+// shows the state unchecked.
+func readVerifiedState(cmd *cobra.Command, repo *source.Repository, branch string, snap *source.Snapshot, keys []gitwriter.TrustedKey) (controller.VerifiedState, error) {
+	for _, name := range sortedNames(snap.Landscapes) {
+		for _, s := range snap.Landscapes[name].Spec.Signers {
+			keys = append(keys, gitwriter.TrustedKey{Name: s.Name, PublicKey: s.PublicKey})
+		}
+	}
+	if len(keys) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the state branch %s is shown unverified: no trusted key is known (give --trust KEYFILE, or spec.signers on a Landscape)\n", branch)
+		_, files, state, err := controller.ReadState(cmd.Context(), repo, branch)
+		return controller.VerifiedState{Files: files, State: state, Verdict: controller.CommitVerdict{Trusted: true}}, err
+	}
+	trust, err := controller.NewStateTrust(keys)
+	if err != nil {
+		return controller.VerifiedState{}, err
+	}
+	return controller.ReadVerifiedState(cmd.Context(), repo, branch, trust, snap.Configs)
+}
+
+// markVerified adds a VERIFIED column: no for the rows whose file changed
+// since the last trusted commit.
+func markVerified(t *table, paths []string, unverified map[string]bool) {
+	t.header = append(t.header, "VERIFIED")
+	for i := range t.rows {
+		mark := "yes"
+		if i >= len(paths) || unverified[paths[i]] {
+			mark = "no"
+		}
+		t.rows[i] = append(t.rows[i], mark)
+	}
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func promotionsTable(s *controller.State) ([]v1alpha1.VectorPromotion, *table) {

@@ -245,7 +245,11 @@ func TestPullRequestPromotion(t *testing.T) {
 // controller for a pass.
 func TestPullRequestWebhookReachesRunner(t *testing.T) {
 	const repoURL = "http://127.0.0.1:3000/vectorflow/acme.git"
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}})
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
 	if err != nil {
 		t.Fatal(err)
 	}
