@@ -225,9 +225,13 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
+	requests, err := c.judgeRequests(ctx, snap, files, tip)
+	if err != nil {
+		return PassResult{}, err
+	}
 	d := Decide(Inputs{Snapshot: snap, State: state, Verdicts: verdicts, Results: c.results,
 		Resolved: reg.resolved, RegistryProblems: reg.problems,
-		PullRequests: prFacts, OpenedPullRequests: c.opened}, now)
+		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
 	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
 
 	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter}
@@ -235,7 +239,11 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	if diff := StateDiff(files, after); len(diff) > 0 {
+	diff := StateDiff(files, after)
+	for _, p := range d.ConsumedRequests {
+		diff[p] = nil // in the commit that records what became of it
+	}
+	if len(diff) > 0 {
 		pushStart := c.opts.Clock()
 		commit, err := c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions))
 		c.opts.Metrics.observePush(c.opts.URL, pushStart, c.opts.Clock(), err)

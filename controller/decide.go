@@ -61,6 +61,9 @@ type Inputs struct {
 	// written, by promotion name (see pullrequest.go).
 	PullRequests       map[string]PullRequestFacts
 	OpenedPullRequests map[string]v1alpha1.PullRequestStatus
+	// Requests are the promotion requests on the state branch, judged by
+	// their signatures, in file order.
+	Requests []RequestVerdict
 }
 
 // Decision is a pass's plan: the state to write, what changed, and the
@@ -74,6 +77,9 @@ type Decision struct {
 	RequeueAfter time.Duration
 	// PullRequestActions are forge writes to make once State is written.
 	PullRequestActions []PullRequestAction
+	// ConsumedRequests are the request files to delete in the state commit
+	// that records what became of them.
+	ConsumedRequests []string
 }
 
 // Decide runs every reconciler over one snapshot and the state: stages
@@ -91,6 +97,7 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.reconcileConfigs(in.Snapshot, now, pruneAllowed)
 	d.resumeExecutions(now)
 	d.planPullRequests(in.Snapshot, in.State, now)
+	d.consumeRequests(in.Snapshot, in.Requests, now)
 	return d
 }
 
@@ -139,14 +146,44 @@ func (d *Decision) resumeExecutions(now time.Time) {
 	}
 }
 
-// Promote is the manual `vectorflow promote`: on top of a regular pass, a
-// fresh promotion of the config's source vector with a new sequence, even
-// if one exists. It returns the name of the new promotion.
+// Promote is a manual promotion on top of a regular pass: a fresh
+// promotion of the config's source vector with a new sequence, even if one
+// exists. It returns the name of the new promotion. The controller makes
+// one for each valid promotion request (see consumeRequests).
 func Promote(in Inputs, config string, now time.Time) (Decision, string, error) {
 	d := Decide(in, now)
-	cfg, ok := in.Snapshot.Configs[config]
+	name, err := d.promote(in.Snapshot, config, "", now)
+	if err != nil {
+		return Decision{}, "", err
+	}
+	return d, name, nil
+}
+
+// consumeRequests turns each valid promotion request into a fresh
+// promotion, and drops the others saying why; every request file is
+// consumed, so a request counts once.
+func (d *Decision) consumeRequests(snap *source.Snapshot, requests []RequestVerdict, now time.Time) {
+	for _, r := range requests {
+		d.ConsumedRequests = append(d.ConsumedRequests, r.Path)
+		if r.Requester == "" {
+			d.note("promotion request %s dropped: %s", r.Path, r.Refusal)
+			continue
+		}
+		name, err := d.promote(snap, r.Request.Config, r.Request.Vector, now)
+		if err != nil {
+			d.note("promotion request %s by %s dropped: %v", r.Path, r.Requester, err)
+			continue
+		}
+		d.note("promotion request %s by %s: created %s", r.Path, r.Requester, name)
+	}
+}
+
+// promote adds a fresh promotion of config's source vector, which must be
+// vector when that is set (what the requester saw).
+func (d *Decision) promote(snap *source.Snapshot, config, vector string, now time.Time) (string, error) {
+	cfg, ok := snap.Configs[config]
 	if !ok {
-		return Decision{}, "", fmt.Errorf("promote: no VectorPromotionConfig %s in %s (list them with vectorflow get configs)", config, in.Snapshot.URL)
+		return "", fmt.Errorf("promote: no VectorPromotionConfig %s in %s (list them with vectorflow get configs)", config, snap.URL)
 	}
 	c := *cfg.DeepCopy()
 	if st := d.State.Configs[config]; st != nil {
@@ -158,21 +195,25 @@ func Promote(in Inputs, config string, now time.Time) (Decision, string, error) 
 			promotions = append(promotions, *p)
 		}
 	}
+	offered := d.sourceState(&c)
+	if vector != "" && offered.Vector != vector {
+		return "", fmt.Errorf("promote %s: the source offers %s now, not the requested %s; promote again", config, orNone(offered.Vector), vector)
+	}
 	plan, err := reconcilers.Promote(reconcilers.ConfigInput{
 		Config:       c,
-		Missing:      missingReferences(in.Snapshot, &c),
-		Source:       d.sourceState(&c),
-		TargetVector: targetVector(in.Snapshot, &c),
+		Missing:      missingReferences(snap, &c),
+		Source:       offered,
+		TargetVector: targetVector(snap, &c),
 		Promotions:   promotions,
 	}, now)
 	if err != nil {
-		return Decision{}, "", err
+		return "", err
 	}
 	if len(plan.Create) != 1 {
-		return Decision{}, "", fmt.Errorf("promote %s: the source offers no vector yet", config)
+		return "", fmt.Errorf("promote %s: the source offers no vector yet", config)
 	}
 	d.applyConfigPlan(config, plan)
-	return d, plan.Create[0].Name, nil
+	return plan.Create[0].Name, nil
 }
 
 // observeStages records each stage's current vector and since when the

@@ -295,11 +295,13 @@ func ApprovalPath(promotion string) string {
 // StateDiff is the compare-and-swap payload that turns the files before into
 // the files after: changed and new files with their content, removed files
 // with nil. Approval files are the approvers' signed words: the controller
-// never writes, rewrites or removes one.
+// never writes, rewrites or removes one. Promotion requests are not state
+// objects: the controller deletes each one it consumed (Decision's
+// ConsumedRequests), never one it has not read.
 func StateDiff(before, after map[string][]byte) map[string][]byte {
 	diff := map[string][]byte{}
 	for p, data := range after {
-		if strings.HasPrefix(p, approvalsDir+"/") {
+		if strings.HasPrefix(p, approvalsDir+"/") || strings.HasPrefix(p, requestsDir+"/") {
 			continue
 		}
 		if old, ok := before[p]; !ok || !bytes.Equal(old, data) {
@@ -307,7 +309,7 @@ func StateDiff(before, after map[string][]byte) map[string][]byte {
 		}
 	}
 	for p := range before {
-		if strings.HasPrefix(p, approvalsDir+"/") || path.Ext(p) != ".yaml" {
+		if strings.HasPrefix(p, approvalsDir+"/") || strings.HasPrefix(p, requestsDir+"/") || path.Ext(p) != ".yaml" {
 			continue
 		}
 		if _, ok := after[p]; !ok {

@@ -112,6 +112,12 @@ func TestStateDiff(t *testing.T) {
 			want:   map[string][]byte{},
 		},
 		{
+			name:   "promotion requests are never written or removed by the diff",
+			before: map[string][]byte{"requests/a/1.yaml": y("request")},
+			after:  map[string][]byte{"requests/a/2.yaml": y("request")},
+			want:   map[string][]byte{},
+		},
+		{
 			name:   "files that are not state objects are left alone",
 			before: map[string][]byte{"README.md": y("hello"), "vectors/acme/v1.yaml": y("v")},
 			after:  map[string][]byte{"vectors/acme/v1.yaml": y("v")},

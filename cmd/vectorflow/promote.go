@@ -1,12 +1,16 @@
 package main
 
 import (
-	"errors"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -20,64 +24,88 @@ func newPromoteCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "promote --config NAME --repo URL --signing-key FILE",
-		Short: "Create a fresh promotion of a config's current source vector",
-		Long: `promote snapshots the vector the config's source offers now into a new
-promotion with the next sequence, even if an earlier promotion of that vector
-failed. It then waits for approval (when the config requires it) and runs on
-the controller's next pass like any other.`,
+		Short: "Request a fresh promotion of a config's current source vector",
+		Long: `promote asks the controller for a new promotion of the vector the config's
+source offers now, with the next sequence, even if an earlier promotion of that
+vector failed. Only the controller writes promotions: promote adds a request,
+requests/<config>/<id>.yaml, to the state branch in a commit signed with your
+key, and the controller's next pass creates the promotion if that key is one of
+the config's spec.approval.approvers (and deletes the request either way). The
+promotion then waits for approval (when the config requires it) and runs like
+any other.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
 				return fmt.Errorf("--config is required: the VectorPromotionConfig to promote")
 			}
-			auth, err := rf.resolve()
+			w, signer, err := sf.writer()
 			if err != nil {
 				return err
 			}
-			w, _, err := sf.writer()
+			view, err := rf.readState(cmd.Context())
 			if err != nil {
 				return err
 			}
-			repo, err := rf.openRepository(auth)
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
 			}
-			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()})
-			target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: repo.AuthMethod()}, Branch: rf.stateBranch}
-			for attempt := 1; ; attempt++ {
-				snap, err := loader.Load(cmd.Context(), rf.repo, rf.branch)
-				if err != nil {
-					return err
-				}
-				tip, files, state, err := controller.ReadState(cmd.Context(), repo, rf.stateBranch)
-				if err != nil {
-					return err
-				}
-				d, name, err := controller.Promote(controller.Inputs{Snapshot: snap, State: state}, config, time.Now())
-				if err != nil {
-					return err
-				}
-				after, err := controller.EncodeState(d.State)
-				if err != nil {
-					return err
-				}
-				_, err = w.CompareAndSwap(cmd.Context(), target, tip, controller.StateDiff(files, after), controller.StateMessage(d.Transitions))
-				if errors.Is(err, gitwriter.ErrConflict) && attempt < 8 {
-					continue
-				}
-				if err != nil {
-					return fmt.Errorf("promote %s: %w", config, err)
-				}
-				p := d.State.Promotions[name]
-				fmt.Fprintf(cmd.OutOrStdout(), "created %s: %s to %s/%s (%s)\n", name, p.Spec.Vector,
-					p.Spec.Target.Landscape, p.Spec.Target.Name, p.Status.State)
-				return nil
+			cfg := snap.Configs[config]
+			if cfg == nil {
+				return fmt.Errorf("promote: no VectorPromotionConfig %s in %s (list them with vectorflow get configs)", config, rf.repo)
 			}
+			approver, err := controller.ApproverOf(cfg, signer)
+			if err != nil {
+				return fmt.Errorf("promote %s: %w", config, err)
+			}
+			// The vector the requester sees is the one the controller must
+			// promote: a request for a source that moved on is dropped.
+			var vector string
+			if st := view.state.Configs[config]; st != nil {
+				vector = st.Status.SourceVector
+			}
+			now := time.Now().UTC().Truncate(time.Second)
+			id, err := requestID(now)
+			if err != nil {
+				return err
+			}
+			content, err := yaml.Marshal(controller.PromotionRequest{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: controller.PromotionRequestKind,
+				Config: config, Vector: vector, RequestedBy: sf.identity, RequestedAt: metav1.NewTime(now),
+			})
+			if err != nil {
+				return err
+			}
+			file := controller.RequestPath(config, id)
+			change := gitwriter.Change{
+				Message: func([]gitwriter.FileDiff) string {
+					return fmt.Sprintf("request a promotion of %s\n\nRequested-by: %s\n", config, sf.identity)
+				},
+				Files: []gitwriter.FileEdit{gitwriter.SetFile(file, content)},
+			}
+			target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: view.repo.AuthMethod()}, Branch: rf.stateBranch}
+			results, err := w.Apply(cmd.Context(), target, change)
+			if err != nil {
+				return fmt.Errorf("promote %s: %w", config, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "requested a promotion of %s (%s) as approver %s in signed commit %s (%s); the controller creates it on its next pass\n",
+				config, orDash(vector), approver, results[0].Commit, file)
+			return nil
 		},
 	}
 	rf.register(cmd.Flags())
 	rf.registerStateBranch(cmd.Flags())
-	sf.register(cmd.Flags(), "identity", defaultApprover(), "author of the state commit, \"Name <email>\"")
+	sf.register(cmd.Flags(), "identity", defaultApprover(), "author of the request commit, \"Name <email>\"")
 	cmd.Flags().StringVar(&config, "config", "", "the VectorPromotionConfig to promote")
 	return cmd
+}
+
+// requestID names a request file uniquely: its time, for people listing
+// requests/, and random bytes, so two requests never collide.
+func requestID(now time.Time) (string, error) {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("name the request: %w", err)
+	}
+	return now.Format("20060102T150405Z") + "-" + hex.EncodeToString(b), nil
 }

@@ -1,0 +1,222 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// PromotionRequestKind is the kind of a promotion request file, which
+// `vectorflow promote` adds to the state branch in a commit signed with an
+// approver's own key. Only the controller creates promotions: it turns a
+// request whose adding commit an approver of that config signed into a
+// fresh promotion, and deletes every request in the same state commit, so
+// each counts once.
+const PromotionRequestKind = "PromotionRequest"
+
+// PromotionRequest is the content of requests/<config>/<id>.yaml. Who asked
+// is decided by the signature of the commit that added the file, not by
+// RequestedBy, which is only what the requester called themselves.
+type PromotionRequest struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Config     string `json:"config"`
+	// Vector is the source's vector the requester saw; when set, the
+	// request is refused if the source offers another one by the time the
+	// controller reads it.
+	Vector      string      `json:"vector,omitempty"`
+	RequestedBy string      `json:"requestedBy,omitempty"`
+	RequestedAt metav1.Time `json:"requestedAt"`
+}
+
+// RequestPath is where a promotion request lives on the state branch.
+func RequestPath(config, id string) string {
+	return path.Join(requestsDir, config, id+".yaml")
+}
+
+// RequestVerdict is what the signature check of one request file found.
+type RequestVerdict struct {
+	// Path is the request's file; it is deleted whatever the verdict.
+	Path    string
+	Request PromotionRequest
+	// Requester is the approver whose key signed the adding commit; empty
+	// when the request is refused.
+	Requester string
+	// Refusal says why the request does not count.
+	Refusal string
+}
+
+// judgeRequests checks every file under requests/ at tip: it must be a
+// PromotionRequest for the config its directory names, added in a commit
+// signed by one of that config's approvers.
+func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, files map[string][]byte, tip plumbing.Hash) ([]RequestVerdict, error) {
+	var paths []string
+	for _, p := range sortedKeys(files) {
+		if strings.HasPrefix(p, requestsDir+"/") {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	s, err := c.stateHistory(ctx, tip)
+	if err != nil {
+		return nil, err
+	}
+	verdicts := make([]RequestVerdict, 0, len(paths))
+	for _, p := range paths {
+		v, err := judgeRequest(s, snap, tip, p, files[p])
+		if err != nil {
+			return nil, err
+		}
+		verdicts = append(verdicts, v)
+	}
+	return verdicts, nil
+}
+
+func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbing.Hash, file string, data []byte) (RequestVerdict, error) {
+	v := RequestVerdict{Path: file}
+	dir := strings.TrimPrefix(path.Dir(file), requestsDir+"/")
+	if path.Ext(file) != ".yaml" || strings.Contains(dir, "/") || dir == requestsDir {
+		v.Refusal = "not a promotion request: requests live in requests/<config>/<id>.yaml"
+		return v, nil
+	}
+	if err := yaml.UnmarshalStrict(data, &v.Request); err != nil || v.Request.Kind != PromotionRequestKind {
+		v.Refusal = fmt.Sprintf("not a %s: %v", PromotionRequestKind, err)
+		return v, nil
+	}
+	if v.Request.Config != dir {
+		v.Refusal = fmt.Sprintf("it names config %q but lives in the directory of %s", v.Request.Config, dir)
+		return v, nil
+	}
+	cfg := snap.Configs[dir]
+	if cfg == nil {
+		v.Refusal = fmt.Sprintf("VectorPromotionConfig %s does not exist in %s", dir, snap.URL)
+		return v, nil
+	}
+	commit, err := commitThatAdded(s, tip, file)
+	if err != nil {
+		return v, err
+	}
+	verifier, err := approversVerifier(cfg)
+	if err != nil {
+		v.Refusal = err.Error()
+		return v, nil
+	}
+	who, err := verifier.VerifyCommit(commit)
+	switch {
+	case errors.Is(err, gitwriter.ErrUnsigned):
+		v.Refusal = fmt.Sprintf("the request commit %s is not signed", shortCommit(commit.Hash))
+	case errors.Is(err, gitwriter.ErrUnknownSigner):
+		v.Refusal = fmt.Sprintf("the request commit %s is signed by a key that is not one of the approvers of %s", shortCommit(commit.Hash), cfg.Name)
+	case err != nil:
+		v.Refusal = fmt.Sprintf("the request commit %s has a bad signature: %v", shortCommit(commit.Hash), err)
+	default:
+		v.Requester = who
+	}
+	return v, nil
+}
+
+// approversVerifier trusts the approvers of cfg.
+func approversVerifier(cfg *v1alpha1.VectorPromotionConfig) (*gitwriter.Verifier, error) {
+	if cfg.Spec.Approval == nil || len(cfg.Spec.Approval.Approvers) == 0 {
+		return nil, fmt.Errorf("VectorPromotionConfig %s lists no spec.approval.approvers, so nobody may request its promotions", cfg.Name)
+	}
+	keys := make([]gitwriter.TrustedKey, 0, len(cfg.Spec.Approval.Approvers))
+	for _, ap := range cfg.Spec.Approval.Approvers {
+		keys = append(keys, gitwriter.TrustedKey{Name: ap.Name, PublicKey: ap.PublicKey})
+	}
+	v, err := gitwriter.NewVerifier(keys)
+	if err != nil {
+		return nil, fmt.Errorf("VectorPromotionConfig %s: spec.approval.approvers: %w", cfg.Name, err)
+	}
+	return v, nil
+}
+
+// commitThatAdded finds the commit that added file: following first parents
+// from tip, the first whose parent lacks it. Untrusted commits cannot change
+// a request once added (the trust walk refuses that), so the file's content
+// is the one that commit added.
+func commitThatAdded(s storer.EncodedObjectStorer, tip plumbing.Hash, file string) (*object.Commit, error) {
+	c, err := object.GetCommit(s, tip)
+	if err != nil {
+		return nil, fmt.Errorf("read state commit %s: %w", tip, err)
+	}
+	for c.NumParents() > 0 {
+		parent, err := c.Parent(0)
+		if err != nil {
+			return nil, fmt.Errorf("read the history of %s: %w", file, err)
+		}
+		has, err := hasFile(parent, file)
+		if err != nil {
+			return nil, err
+		}
+		if !has {
+			break
+		}
+		c = parent
+	}
+	return c, nil
+}
+
+// ApproverOf names the approver of cfg that signer's key is, by signing a
+// probe commit and verifying it as the controller will verify the request:
+// `promote` refuses locally what the controller would drop.
+func ApproverOf(cfg *v1alpha1.VectorPromotionConfig, signer interface {
+	Sign(io.Reader) ([]byte, error)
+}) (string, error) {
+	verifier, err := approversVerifier(cfg)
+	if err != nil {
+		return "", err
+	}
+	who := object.Signature{Name: "vectorflow", Email: "probe@vectorflow.dev", When: time.Now()}
+	probe := &object.Commit{Author: who, Committer: who, Message: "which approver signs this?\n",
+		TreeHash: plumbing.ZeroHash}
+	obj := &plumbing.MemoryObject{}
+	if err := probe.EncodeWithoutSignature(obj); err != nil {
+		return "", fmt.Errorf("sign a probe: %w", err)
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return "", fmt.Errorf("sign a probe: %w", err)
+	}
+	sig, err := signer.Sign(r)
+	if err != nil {
+		return "", fmt.Errorf("sign a probe: %w", err)
+	}
+	probe.PGPSignature = string(sig)
+	name, err := verifier.VerifyCommit(probe)
+	if err != nil {
+		return "", fmt.Errorf("your signing key is not one of the approvers of %s (spec.approval.approvers): %w", cfg.Name, err)
+	}
+	return name, nil
+}
+
+func hasFile(c *object.Commit, file string) (bool, error) {
+	tree, err := c.Tree()
+	if err != nil {
+		return false, fmt.Errorf("read tree of %s: %w", c.Hash, err)
+	}
+	_, err = tree.FindEntry(file)
+	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s at %s: %w", file, c.Hash, err)
+	}
+	return true, nil
+}
