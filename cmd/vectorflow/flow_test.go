@@ -48,11 +48,13 @@ func TestPromotionFlow(t *testing.T) {
 	}
 
 	// An approval signed by a key the config does not trust is refused.
-	f.cli(t, "approve", "dev-to-test-3", "--signing-key", f.mallory, "--as", "Mallory <mallory@example.com>")
+	// (Only new approval files may be added to the state branch, so
+	// mallory's goes to another waiting promotion than alice's.)
+	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.mallory, "--as", "Mallory <mallory@example.com>")
 	f.run(t)
 	ps = f.promotions(t)
-	wantState(t, ps, "dev-to-test-3", v1alpha1.PromotionWaiting)
-	if c := condition(ps["dev-to-test-3"], v1alpha1.ApprovedCondition); c.Reason != controller.ApprovalRefusedReason ||
+	wantState(t, ps, "dev-to-test-2", v1alpha1.PromotionWaiting)
+	if c := condition(ps["dev-to-test-2"], v1alpha1.ApprovedCondition); c.Reason != controller.ApprovalRefusedReason ||
 		!strings.Contains(c.Message, "not one of the approvers") {
 		t.Fatalf("untrusted approval: Approved condition %+v, want ApprovalRefused naming the untrusted key", c)
 	}

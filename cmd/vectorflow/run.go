@@ -74,7 +74,7 @@ webhook (--listen), and serves /healthz, /readyz and /metrics.`,
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (HMAC key or token)")
 	f.StringVar(&o.logFormat, "log-format", "console", "log format: console or json")
 	f.IntVarP(&o.verbosity, "verbosity", "v", 0, "log verbosity (0 transitions and errors, 1 debug)")
-	f.StringArrayVar(&o.stateSigners, "trust-state-signer", nil, "file holding the public key of another controller that writes the same state branch (repeatable); commits by anyone else but approvers are refused")
+	f.StringArrayVar(&o.stateSigners, "trust-state-signer", nil, "file holding the public key of another controller that writes the same state branch (repeatable); a state commit anyone else signs may only add approvals and promotion requests")
 	f.DurationVar(&o.registryTagListTimeout, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
 	return cmd
 }
@@ -101,7 +101,8 @@ func run(cmd *cobra.Command, o runOptions) error {
 		return err
 	}
 	// The state branch is trusted only as far as its commits are signed by
-	// this controller, the other controllers named, or an approver.
+	// this controller or the other controllers named; anyone else may only
+	// add approvals and promotion requests.
 	stateSigners := append([]gitwriter.TrustedKey{{Name: "vectorflow", PublicKey: signer.PublicKey()}}, others...)
 	resolver := registry.NewResolver(registry.Options{Keychain: authn.DefaultKeychain, TagListTTL: o.registryTagListTimeout})
 	var metrics *controller.Metrics
