@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
@@ -22,4 +23,22 @@ func signedWriter(t testing.TB) *gitwriter.Writer {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// TestNewNeedsAStateSigner: a controller whose writer does not sign, with
+// no other state signer, could not trust even its own state commits.
+func TestNewNeedsAStateSigner(t *testing.T) {
+	unsigned, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Options{URL: "http://example.com/acme.git", Branch: "main", Writer: unsigned}); err == nil ||
+		!strings.Contains(err.Error(), "no trusted state signer") {
+		t.Fatalf("New with an unsigned writer and no state signers: %v, want a refusal", err)
+	}
+	other := testutil.NewSSHKey(t, nil)
+	if _, err := New(Options{URL: "http://example.com/acme.git", Branch: "main", Writer: unsigned,
+		StateSigners: []gitwriter.TrustedKey{{Name: "other", PublicKey: other.AuthorizedKey}}}); err != nil {
+		t.Fatalf("New with a state signer: %v", err)
+	}
 }
