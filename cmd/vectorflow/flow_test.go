@@ -170,6 +170,7 @@ type flowFixture struct {
 	srv                             *testutil.GitServer
 	url                             string
 	controller, alice, mallory, bob string // signing key files
+	controllerPublic                string // the controller's public key file
 	controllerKey                   testutil.OpenPGPKey
 }
 
@@ -181,6 +182,8 @@ type flowOptions struct {
 	// bobApprovesProd makes bob, not alice, the approver of test-to-prod,
 	// and lets test's vector go to prod at once (no updateDelay).
 	bobApprovesProd bool
+	// noSigners leaves the Landscapes without spec.signers.
+	noSigners bool
 }
 
 func newFlowFixture(t *testing.T) *flowFixture {
@@ -225,7 +228,10 @@ func newFlowFixtureWith(t *testing.T, o flowOptions) *flowFixture {
 	}
 	writeFile(t, filepath.Join(dir, "vectorflow"), "promotions.yaml",
 		[]byte(strings.ReplaceAll(promotions, exampleKey, strings.TrimSpace(alice.AuthorizedKey))))
-	writeFile(t, filepath.Join(dir, "vectorflow"), "landscapes.yaml", []byte(landscapesWithSigner(controllerPublic)))
+	if !o.noSigners {
+		writeFile(t, filepath.Join(dir, "vectorflow"), "landscapes.yaml", []byte(landscapesWithSigner(controllerPublic)))
+	}
+	f.controllerPublic = writeFile(t, keys, "controller.pub", controllerPublic)
 
 	f.srv.InitRepo(t, dir, "main", "acme.git")
 	f.url = f.srv.HTTPURL("acme.git")

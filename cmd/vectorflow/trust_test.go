@@ -230,6 +230,36 @@ func TestPromoteRequest(t *testing.T) {
 	}
 }
 
+// TestGetVerifiesTheStateBranch: get checks the state branch like the
+// controller, with the --trust keys when no Landscape names signers, and
+// says so when it knows no key at all.
+func TestGetVerifiesTheStateBranch(t *testing.T) {
+	f := newFlowFixtureWith(t, flowOptions{noSigners: true})
+	f.run(t)
+	cmd := newRootCommand()
+	var stdout, stderr strings.Builder
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs([]string{"get", "promotions", "--repo", f.url})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "unverified") || !strings.Contains(stdout.String(), "dev-to-test-2") {
+		t.Errorf("get with no trusted key: want the table and a warning on stderr\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+	if out := f.cli(t, "get", "promotions", "--trust", f.controllerPublic); strings.Contains(out, "unverified") || strings.Contains(out, "VERIFIED") {
+		t.Errorf("get with the controller's key on a trusted branch:\n%s", out)
+	}
+
+	dir := f.stateClone(t)
+	writeFile(t, filepath.Join(dir, "promotions", "dev-to-test"), "dev-to-test-9.yaml", []byte("kind: VectorPromotion\n"))
+	bad := f.commitState(t, dir, f.mallory, "one more")
+	out, err := f.cliE("get", "promotions", "--trust", f.controllerPublic)
+	if err == nil || !strings.Contains(err.Error(), bad[:12]) || !strings.Contains(err.Error(), "signed by an unknown key") {
+		t.Fatalf("get --trust on a branch mallory wrote: %v, want her commit %s named\n%s", err, bad[:12], out)
+	}
+}
+
 // stateClone clones the state branch with the git binary.
 func (f *flowFixture) stateClone(t *testing.T) string {
 	t.Helper()
