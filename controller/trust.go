@@ -57,7 +57,7 @@ func uniqueKeys(keys []gitwriter.TrustedKey) []gitwriter.TrustedKey {
 	var out []gitwriter.TrustedKey
 	for _, k := range keys {
 		pub := strings.TrimSpace(k.PublicKey)
-		if pub == "" || seen[pub] {
+		if seen[pub] {
 			continue
 		}
 		seen[pub] = true
