@@ -99,7 +99,7 @@ func newTrustHistory(b *testing.B, signer gitwriter.Signer, n int) *trustHistory
 
 // commit adds one commit on the tip: signed, it rewrites a promotion;
 // unsigned, it adds an approval.
-func (h *trustHistory) commit(b *testing.B, signed bool, i int) plumbing.Hash {
+func (h *trustHistory) commit(b testing.TB, signed bool, i int) plumbing.Hash {
 	if signed {
 		h.promotions[fmt.Sprintf("p-%d.yaml", i%50)] = h.blob(b, fmt.Sprintf("promotion %d\n", i))
 	} else {
@@ -114,11 +114,18 @@ func (h *trustHistory) commit(b *testing.B, signed bool, i int) plumbing.Hash {
 	if len(h.approvalsT) > 0 {
 		root[approvalsDir] = h.tree(b, h.approvalsT, filemode.Dir)
 	}
-	who := object.Signature{Name: "vectorflow", Email: "vectorflow@vectorflow.dev", When: time.Unix(1764000000+int64(i), 0)}
-	c := &object.Commit{Author: who, Committer: who, Message: fmt.Sprintf("commit %d\n", i), TreeHash: h.tree(b, root, filemode.Dir)}
+	var parents []plumbing.Hash
 	if !h.tip.IsZero() {
-		c.ParentHashes = []plumbing.Hash{h.tip}
+		parents = []plumbing.Hash{h.tip}
 	}
+	h.tip = h.write(b, h.tree(b, root, filemode.Dir), signed, i, parents...)
+	return h.tip
+}
+
+// write stores a commit of tree on parents, signed with h's signer or not.
+func (h *trustHistory) write(b testing.TB, tree plumbing.Hash, signed bool, i int, parents ...plumbing.Hash) plumbing.Hash {
+	who := object.Signature{Name: "vectorflow", Email: "vectorflow@vectorflow.dev", When: time.Unix(1764000000+int64(i), 0)}
+	c := &object.Commit{Author: who, Committer: who, Message: fmt.Sprintf("commit %d\n", i), TreeHash: tree, ParentHashes: parents}
 	if signed {
 		payload := &plumbing.MemoryObject{}
 		if err := c.EncodeWithoutSignature(payload); err != nil {
@@ -139,11 +146,10 @@ func (h *trustHistory) commit(b *testing.B, signed bool, i int) plumbing.Hash {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h.tip = hash
 	return hash
 }
 
-func (h *trustHistory) blob(b *testing.B, content string) plumbing.Hash {
+func (h *trustHistory) blob(b testing.TB, content string) plumbing.Hash {
 	obj := h.store.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)
 	w, _ := obj.Writer()
@@ -158,7 +164,7 @@ func (h *trustHistory) blob(b *testing.B, content string) plumbing.Hash {
 	return hash
 }
 
-func (h *trustHistory) tree(b *testing.B, entries map[string]plumbing.Hash, mode filemode.FileMode) plumbing.Hash {
+func (h *trustHistory) tree(b testing.TB, entries map[string]plumbing.Hash, mode filemode.FileMode) plumbing.Hash {
 	t := &object.Tree{}
 	for name, hash := range entries {
 		m := mode
