@@ -223,7 +223,7 @@ func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, 
 	if err != nil {
 		return nil, err
 	}
-	evidence, err := approvalEvidence(s, tip, state.Approvals, wanted)
+	evidence, err := approvalEvidence(s, tip, state.Approvals, wanted, &c.evidence)
 	if err != nil {
 		return nil, err
 	}
@@ -268,11 +268,26 @@ func allApprovers(snap *source.Snapshot) []gitwriter.TrustedKey {
 	return keys
 }
 
+// evidenceCache remembers where the last walk found each file's origin, so
+// the next pass walks only the commits added since: reaching the tip it
+// remembers, a file with the same content there has the same origin. It is
+// never trusted past a rewrite: a tip not on the new first-parent history is
+// simply never reached.
+type evidenceCache struct {
+	tip     plumbing.Hash
+	origins map[string]cachedOrigin
+}
+
+type cachedOrigin struct {
+	blob   plumbing.Hash
+	commit *object.Commit
+}
+
 // approvalEvidence finds, for each wanted file, the commit that gave it the
 // content it has at tip, in one walk down the first-parent history that
 // ends as soon as every file's origin is found. It is complete: there is no
-// depth bound past which a file would be taken on trust.
-func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals map[string]*Approval, wanted map[string][]string) (map[string][]ApprovalEvidence, error) {
+// depth bound past which a file would be taken on trust. cache may be nil.
+func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals map[string]*Approval, wanted map[string][]string, cache *evidenceCache) (map[string][]ApprovalEvidence, error) {
 	commit, err := object.GetCommit(s, tip)
 	if err != nil {
 		return nil, fmt.Errorf("read state commit %s: %w", tip, err)
@@ -290,8 +305,23 @@ func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals
 			open[f] = h
 		}
 	}
+	blobs := make(map[string]plumbing.Hash, len(open))
+	for f, h := range open {
+		blobs[f] = h
+	}
 	origin := map[string]*object.Commit{}
 	for len(open) > 0 {
+		if cache != nil && commit.Hash == cache.tip {
+			for f, blob := range open {
+				if o, ok := cache.origins[f]; ok && o.blob == blob {
+					origin[f] = o.commit
+					delete(open, f)
+				}
+			}
+			if len(open) == 0 {
+				break
+			}
+		}
 		var parent *object.Commit
 		if commit.NumParents() > 0 {
 			if parent, err = commit.Parent(0); err != nil {
@@ -321,6 +351,12 @@ func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals
 			break
 		}
 		commit = parent
+	}
+	if cache != nil {
+		cache.tip, cache.origins = tip, make(map[string]cachedOrigin, len(origin))
+		for f, c := range origin {
+			cache.origins[f] = cachedOrigin{blob: blobs[f], commit: c}
+		}
 	}
 	out := map[string][]ApprovalEvidence{}
 	for name, files := range wanted {

@@ -223,7 +223,8 @@ func TestApprovalEvidence(t *testing.T) {
 	for _, f := range files["p-1"] {
 		approvals[f] = &Approval{Promotion: "p-1"}
 	}
-	got, err := approvalEvidence(repo.Storer, plumbing.NewHash(tip), approvals, files)
+	cache := &evidenceCache{}
+	got, err := approvalEvidence(repo.Storer, plumbing.NewHash(tip), approvals, files, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,15 +237,40 @@ func TestApprovalEvidence(t *testing.T) {
 		t.Errorf("origins (-want +got):\n%s", diff)
 	}
 
-	// A file rewritten later has the rewrite as its evidence: the commit
-	// that gave it the content it has.
+	// The next walk stops at the remembered tip and takes the remembered
+	// origins of files unchanged since; a file rewritten later has the
+	// rewrite as its evidence: the commit that gave it the content it has.
+	if cache.tip.String() != tip || len(cache.origins) != 3 {
+		t.Fatalf("cache after the walk: tip %s, %d origins", cache.tip, len(cache.origins))
+	}
 	rewritesA := commit("approvals/p-1/a.yaml", "changed")
-	got, err = approvalEvidence(repo.Storer, plumbing.NewHash(rewritesA), approvals, map[string][]string{"p-1": {"approvals/p-1/a.yaml"}})
+	newTip := commit("promotions/c/p-1.yaml", "later")
+	for _, c := range []*evidenceCache{cache, nil} {
+		got, err = approvalEvidence(repo.Storer, plumbing.NewHash(newTip), approvals, files, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		origins = map[string]string{}
+		for _, e := range got["p-1"] {
+			origins[e.Path] = e.Commit.Hash.String()
+		}
+		want["approvals/p-1/a.yaml"] = rewritesA
+		if diff := cmp.Diff(want, origins); diff != "" {
+			t.Errorf("origins after a rewrite, cache %v (-want +got):\n%s", c != nil, diff)
+		}
+	}
+
+	// A rewritten history never reaches the remembered tip: the walk is
+	// complete on its own. Here the branch is reset to before b.yaml and
+	// the same b.yaml is added again, unsigned, by another commit.
+	testutil.Git(t, dir, nil, "reset", "-q", "--hard", addsA)
+	readdsB := commit("approvals/p-1/b.yaml", "two")
+	got, err = approvalEvidence(repo.Storer, plumbing.NewHash(readdsB), approvals, map[string][]string{"p-1": {"approvals/p-1/b.yaml"}}, cache)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := got["p-1"][0].Commit.Hash.String(); c != rewritesA {
-		t.Errorf("evidence of the rewritten file is %s, want the rewrite %s", c, rewritesA)
+	if c := got["p-1"][0].Commit.Hash.String(); c != readdsB {
+		t.Errorf("after a rewrite, b.yaml's evidence is %s, want the commit that re-added it, %s", c, readdsB)
 	}
 }
 

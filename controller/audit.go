@@ -303,7 +303,7 @@ func (a *approvalChecker) verified(t gitwriter.Trailers) bool {
 	count, ok := a.counts[key]
 	if !ok {
 		files := a.files[t.Promotion]
-		evidence, err := approvalEvidence(a.in.StateRepo.Storer(), a.tip, a.state.Approvals, map[string][]string{t.Promotion: files})
+		evidence, err := approvalEvidence(a.in.StateRepo.Storer(), a.tip, a.state.Approvals, map[string][]string{t.Promotion: files}, nil)
 		if err != nil {
 			return false
 		}

@@ -84,6 +84,8 @@ type Controller struct {
 	// state commits; verifiedTip is the newest commit checked.
 	stateRepo   *source.Repository
 	verifiedTip plumbing.Hash
+	// evidence remembers which commit added each approval file.
+	evidence evidenceCache
 	// uploads are vectors still to push to their template's uploadTarget.
 	uploads map[string]upload
 	// opened are pull requests opened but not yet recorded on the state

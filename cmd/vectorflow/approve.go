@@ -94,8 +94,8 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 			if len(results) != 1 || results[0].AlreadyApplied || results[0].Existing {
 				return fmt.Errorf("approve %s: no new commit was made for %s; run approve again", name, file)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "approved %s (%s to %s/%s) as %s in signed commit %s\n", name, p.Spec.Vector,
-				p.Spec.Target.Landscape, p.Spec.Target.Name, approver, results[0].Commit)
+			fmt.Fprintf(cmd.OutOrStdout(), "approved %s (%s to %s/%s) in signed commit %s, as approver %s\n", name, p.Spec.Vector,
+				p.Spec.Target.Landscape, p.Spec.Target.Name, results[0].Commit, approver)
 			return nil
 		},
 	}
