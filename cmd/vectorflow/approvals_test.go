@@ -229,8 +229,16 @@ func TestFourEyes(t *testing.T) {
 	if err := json.Unmarshal([]byte(f.cli(t, "audit", "--stage", "test", "-o", "json")), &entries); err != nil {
 		t.Fatal(err)
 	}
-	if e := entries[0]; e.Promotion != "dev-to-test-2" || !e.ApprovalVerified || !e.Verified || e.Reason != "" {
+	e := entries[0]
+	if e.Promotion != "dev-to-test-2" || !e.ApprovalVerified || !e.Verified || e.Reason != "" {
 		t.Fatalf("audit of the four-eyes promotion: %+v", e)
+	}
+	var counted []string
+	for _, a := range p.Status.Approvals {
+		counted = append(counted, a.ApprovedBy)
+	}
+	if strings.Join(e.Approvers, ",") != strings.Join(counted, ",") {
+		t.Errorf("audit names approvers %q, the controller counted %q", e.Approvers, counted)
 	}
 }
 
@@ -262,6 +270,12 @@ func TestAuditSaysWhyNotVerified(t *testing.T) {
 	edit("", "unsigned edit")
 	edit(f.mallory, "edit by mallory")
 	edit(f.bob, "forged promotion\n\nVectorflow-Promotion: dev-to-test-9\nVectorflow-Sequence: 9\nVectorflow-Vector: "+vector+"\nApproved-by: bob\nApproved-at: 2026-01-01T00:00:00Z")
+	// A commit bob signed, its message changed afterwards.
+	edit(f.bob, "signed by bob")
+	raw := testutil.Git(t, clone, nil, "cat-file", "commit", "HEAD")
+	forged := writeFile(t, t.TempDir(), "commit", []byte(strings.Replace(raw, "signed by bob", "tampered after signing", 1)))
+	tampered := strings.TrimSpace(testutil.Git(t, clone, nil, "hash-object", "-t", "commit", "-w", forged))
+	testutil.Git(t, clone, nil, "reset", "-q", "--hard", tampered)
 	testutil.Git(t, clone, nil, "push", "-q", "origin", "main")
 
 	var entries []controller.AuditEntry
@@ -276,9 +290,10 @@ func TestAuditSaysWhyNotVerified(t *testing.T) {
 		}
 	}
 	for subject, want := range map[string]string{
-		"unsigned edit":    "unsigned",
-		"edit by mallory":  "unknown key",
-		"forged promotion": "approval missing",
+		"unsigned edit":          "unsigned",
+		"edit by mallory":        "unknown key",
+		"forged promotion":       "approval missing",
+		"tampered after signing": "bad signature",
 	} {
 		if reasons[subject] != want {
 			t.Errorf("audit reason of %q is %q, want %q (all: %v)", subject, reasons[subject], want, reasons)
@@ -291,7 +306,7 @@ func TestAuditSaysWhyNotVerified(t *testing.T) {
 		}
 	}
 	table := f.cli(t, "audit", "--stage", "test")
-	for _, want := range []string{"REASON", "unsigned", "unknown key", "approval missing"} {
+	for _, want := range []string{"REASON", "unsigned", "unknown key", "approval missing", "bad signature"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("audit table lacks %q:\n%s", want, table)
 		}

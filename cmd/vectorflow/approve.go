@@ -47,12 +47,12 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 			if p == nil {
 				return fmt.Errorf("no promotion %s on %s of %s (list them with vectorflow get promotions)", name, rf.stateBranch, rf.repo)
 			}
-			if vector != "" && vector != p.Spec.Vector {
-				return fmt.Errorf("approve %s: it promotes %s, not %s (--vector); check what you approve", name, p.Spec.Vector, vector)
-			}
 			if msg, closed := reconcilers.ApprovalClosed(*p); closed {
 				fmt.Fprintln(cmd.OutOrStdout(), name+" "+msg)
 				return nil
+			}
+			if vector != "" && vector != p.Spec.Vector {
+				return fmt.Errorf("approve %s: it promotes %s, not %s (--vector); check what you approve", name, p.Spec.Vector, vector)
 			}
 			w, signer, err := sf.writer()
 			if err != nil {
