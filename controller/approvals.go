@@ -94,9 +94,18 @@ func (c ApprovalCount) Waiting(config string) string {
 		parts = append(parts, fmt.Sprintf("approved by %s; %d more %s of %s's approvers needed",
 			joinNames(c.Approvers()), more, noun, config))
 	}
-	parts = append(parts, c.Refusals...)
+	refusals := c.Refusals
+	if len(refusals) > maxRefusalsShown {
+		refusals = append(refusals[:maxRefusalsShown:maxRefusalsShown],
+			fmt.Sprintf("%d more approval files refused", len(c.Refusals)-maxRefusalsShown))
+	}
+	parts = append(parts, refusals...)
 	return strings.Join(parts, "; ")
 }
+
+// maxRefusalsShown bounds the refusals a condition message lists: anyone
+// may add files, and a message is no place for a thousand of them.
+const maxRefusalsShown = 3
 
 // CountApprovals judges each approval file of a promotion on its own and
 // counts the distinct approvers of its config who approved its vector. A
@@ -353,7 +362,9 @@ func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals
 		commit = parent
 	}
 	if cache != nil {
-		cache.tip, cache.origins = tip, make(map[string]cachedOrigin, len(origin))
+		if cache.tip != tip || cache.origins == nil {
+			cache.tip, cache.origins = tip, make(map[string]cachedOrigin, len(origin))
+		}
 		for f, c := range origin {
 			cache.origins[f] = cachedOrigin{blob: blobs[f], commit: c}
 		}

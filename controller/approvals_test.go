@@ -159,6 +159,7 @@ func TestApprovalCountWaiting(t *testing.T) {
 		{ApprovalCount{Needed: 4, Grants: []v1alpha1.ApprovalRecord{r("alice"), r("bob")}, Refusals: []string{"approval commit abc is not signed"}},
 			"approved by alice and bob; 2 more approvals of dev-to-test's approvers needed; approval commit abc is not signed"},
 		{ApprovalCount{Needed: 1, Refusals: []string{"x", "y"}}, "x; y"},
+		{ApprovalCount{Needed: 1, Refusals: []string{"a", "b", "c", "d", "e"}}, "a; b; c; 2 more approval files refused"},
 	} {
 		if got := tt.count.Waiting("dev-to-test"); got != tt.want {
 			t.Errorf("Waiting = %q, want %q", got, tt.want)

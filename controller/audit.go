@@ -253,6 +253,8 @@ type approvalChecker struct {
 	files  map[string][]string
 	known  []gitwriter.TrustedKey
 	counts map[string]ApprovalCount // by promotion and vector
+	// evidence of every approval file, found on first use.
+	evidence map[string][]ApprovalEvidence
 }
 
 func newApprovalChecker(ctx context.Context, in AuditInput) (*approvalChecker, error) {
@@ -299,15 +301,20 @@ func (a *approvalChecker) verified(t gitwriter.Trailers) bool {
 	if a.state == nil || a.tip.IsZero() {
 		return false
 	}
+	if a.evidence == nil {
+		// One walk finds the evidence of every approval file, however many
+		// promotions the audited commits name.
+		evidence, err := approvalEvidence(a.in.StateRepo.Storer(), a.tip, a.state.Approvals, a.files, nil)
+		if err != nil {
+			a.evidence = map[string][]ApprovalEvidence{}
+			return false
+		}
+		a.evidence = evidence
+	}
 	key := t.Promotion + "\x00" + t.Vector
 	count, ok := a.counts[key]
 	if !ok {
-		files := a.files[t.Promotion]
-		evidence, err := approvalEvidence(a.in.StateRepo.Storer(), a.tip, a.state.Approvals, map[string][]string{t.Promotion: files}, nil)
-		if err != nil {
-			return false
-		}
-		count = CountApprovals(subjectOf(a.in.Snapshot, t.Promotion, a.configOf(t), t.Vector, a.known), evidence[t.Promotion])
+		count = CountApprovals(subjectOf(a.in.Snapshot, t.Promotion, a.configOf(t), t.Vector, a.known), a.evidence[t.Promotion])
 		a.counts[key] = count
 	}
 	if !count.Complete() {

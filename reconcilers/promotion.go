@@ -95,8 +95,12 @@ func NewPromotion(cfg *v1alpha1.VectorPromotionConfig, vector string, sequence i
 	approved := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.ApprovalNotRequiredReason, Message: "approval is not required by VectorPromotionConfig " + cfg.Name}
 	if p.Spec.RequireApproval {
+		msg := "waiting for an approval of " + vector
+		if n := cfg.Spec.Approval.RequiredApprovals(); n > 1 {
+			msg = fmt.Sprintf("waiting for %d approvals of %s by distinct approvers of %s", n, vector, cfg.Name)
+		}
 		approved = metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
-			Reason: v1alpha1.WaitingForApprovalReason, Message: "waiting for an approval of " + vector}
+			Reason: v1alpha1.WaitingForApprovalReason, Message: msg}
 	}
 	setCondition(&p.Status.Conditions, approved, now)
 	p.Status.State = DeriveState(&p)

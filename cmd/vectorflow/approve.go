@@ -116,8 +116,11 @@ func approverOf(snap *source.Snapshot, p *v1alpha1.VectorPromotion, publicKey, k
 		return "", "", fmt.Errorf("approve %s: its VectorPromotionConfig %s is not in %s, so nobody can approve it", p.Name, config, snap.URL)
 	}
 	ids, err := controller.ApproverKeyIDs(publicKey)
-	if err != nil || len(ids) != 1 {
-		return "", "", fmt.Errorf("approve %s: the public key of --signing-key %s: %v", p.Name, keyFile, err)
+	if err == nil && len(ids) != 1 {
+		err = fmt.Errorf("it holds %d keys, want one", len(ids))
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("approve %s: the public key of --signing-key %s: %w", p.Name, keyFile, err)
 	}
 	var names []string
 	if cfg.Spec.Approval != nil {
