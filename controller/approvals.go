@@ -215,12 +215,24 @@ func ApprovalFiles(approvals map[string]*Approval) (byPromotion map[string][]str
 func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, state *State, tip plumbing.Hash) (map[string]ApprovalCount, error) {
 	byPromotion, strays := ApprovalFiles(state.Approvals)
 	for _, p := range strays {
-		c.opts.Log.Info("approval file skipped: it is not approvals/<promotion>/<file>.yaml", "file", p)
+		c.opts.Log.Info("approval file skipped: an approval lies at approvals/<promotion>/<file>.yaml", "file", p)
 	}
 	wanted := map[string][]string{}
-	for name, files := range byPromotion {
+	for _, name := range sortedKeys(byPromotion) {
+		files := byPromotion[name]
 		p := state.Promotions[name]
-		if p == nil || !p.Spec.RequireApproval || p.Status.Approval != nil || reconcilers.IsTerminal(reconcilers.DeriveState(p)) {
+		if p == nil {
+			// Left behind by a promotion that was cleaned up, or misplaced:
+			// a file naming another promotion than its place is said so.
+			for _, f := range files {
+				if a := state.Approvals[f]; a.Problem != "" || a.Promotion != name {
+					c.opts.Log.Info("approval file skipped: it is not an approval of the promotion its place names",
+						"file", f, "names", a.Promotion, "problem", a.Problem)
+				}
+			}
+			continue
+		}
+		if !p.Spec.RequireApproval || p.Status.Approval != nil || reconcilers.IsTerminal(reconcilers.DeriveState(p)) {
 			continue
 		}
 		wanted[name] = files
