@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -211,6 +212,9 @@ func TestFourEyes(t *testing.T) {
 		if want := "approved by alice; 1 more approval of dev-to-test's approvers needed"; !strings.Contains(c.Message, want) {
 			t.Fatalf("after alice's approval #%d: Approved %+v, want %q", i+1, c, want)
 		}
+	}
+	if table := f.cli(t, "get", "promotions"); !regexp.MustCompile(`dev-to-test-2 .* Waiting +alice +`).MatchString(table) {
+		t.Errorf("get promotions does not show alice's approval of the waiting promotion:\n%s", table)
 	}
 	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.bob, "--as", "Bob <bob@example.com>")
 	f.run(t)
