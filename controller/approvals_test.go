@@ -375,3 +375,26 @@ func TestDecideCountsApprovals(t *testing.T) {
 		t.Errorf("approval trailers (-want +got):\n%s", diff)
 	}
 }
+
+// TestDecideKeepsAnotherChannelsWord: a short count does not overwrite the
+// Approved condition a pull request set (closed unmerged), which would flip
+// it back and forth on every pass.
+func TestDecideKeepsAnotherChannelsWord(t *testing.T) {
+	spec := defaultSnapshotSpec()
+	spec.devVector = "acme:v1"
+	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
+	p := state.Promotions["dev-to-test-1"]
+	closed := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: PullRequestClosedReason,
+		Message: "pull request #1 was closed without merging", LastTransitionTime: metav1.NewTime(t0)}
+	meta.SetStatusCondition(&p.Status.Conditions, closed)
+	alice := v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}
+	d := Decide(Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]ApprovalCount{
+		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice}}}}, t0.Add(time.Minute))
+	got := d.State.Promotions["dev-to-test-1"]
+	if diff := cmp.Diff(&closed, meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ApprovedCondition)); diff != "" {
+		t.Errorf("Approved condition (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]v1alpha1.ApprovalRecord{alice}, got.Status.Approvals); diff != "" {
+		t.Errorf("status.approvals (-want +got):\n%s", diff)
+	}
+}

@@ -340,8 +340,14 @@ func (d *Decision) recordApprovals(counts map[string]ApprovalCount, now time.Tim
 			reason = ApprovalRefusedReason
 		}
 		msg := count.Waiting(p.Spec.VectorPromotionConfigName)
-		changed := setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
-			Status: metav1.ConditionFalse, Reason: reason, Message: msg}, now)
+		changed := false
+		// Another channel's word on the condition (a closed pull request)
+		// stays; the signed approvals so far still show in status.approvals.
+		if cur := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); cur == nil ||
+			cur.Reason == v1alpha1.WaitingForApprovalReason || cur.Reason == ApprovalRefusedReason {
+			changed = setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
+				Status: metav1.ConditionFalse, Reason: reason, Message: msg}, now)
+		}
 		if !slices.Equal(approverNames(p.Status.Approvals), count.Approvers()) {
 			p.Status.Approvals, changed = slices.Clone(count.Grants), true
 		}
