@@ -192,6 +192,15 @@ func TestApproveChecksLocally(t *testing.T) {
 	}
 	// The matching --vector is accepted.
 	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>", "--vector", p.Spec.Vector)
+
+	// Once it has run, approving it again says so, exits 0 and writes nothing.
+	f.run(t)
+	wantState(t, f.promotions(t), "dev-to-test-2", v1alpha1.PromotionSucceeded)
+	before = tip()
+	out := f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.bob, "--as", "Bob <bob@example.com>")
+	if !strings.Contains(out, "it has finished") || tip() != before {
+		t.Fatalf("approving a finished promotion printed %q and moved the state branch %s -> %s", out, before, tip())
+	}
 }
 
 // TestFourEyes: with minApprovals 2, one approval (even given twice) keeps
