@@ -2,14 +2,22 @@ package controller
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"golang.org/x/crypto/ssh"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
@@ -17,150 +25,468 @@ import (
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
-// maxApprovalHistory bounds how far back the commit that added an approval
-// file is looked for.
-const maxApprovalHistory = 5000
+// An approval is a file of its own: `vectorflow approve` adds
+// approvals/<promotion>/<key-id>-<unique>.yaml in a commit signed with the
+// approver's key, and never rewrites or removes a file. So one approver's
+// approval stands on its own: a refused file (unsigned, signed by someone
+// else, of another vector, not YAML at all) is refused alone and never
+// hides or blocks another approver's good one, and with
+// spec.approval.minApprovals several approvals add up.
+//
+// CountApprovals is the one judge of what the files of a promotion add up
+// to; the controller (before deciding) and audit (long after) both ask it.
 
-type cachedVerdict struct {
-	key     string
-	verdict ApprovalVerdict
+// ApprovalEvidence is one approval file of a promotion with the commit that
+// gave the file its content, whose signature says who approved.
+type ApprovalEvidence struct {
+	Path     string
+	Approval *Approval
+	Commit   *object.Commit
 }
 
-// verifyApprovals checks every approval file of a promotion that is still
-// waiting: the commit that wrote the file must be signed by one of the
-// approvers its config trusts, and the file must name the promotion's
-// snapshotted vector. Verdicts are cached by file content and trusted keys.
-func (c *Controller) verifyApprovals(ctx context.Context, snap *source.Snapshot, state *State, tip plumbing.Hash) (map[string]ApprovalVerdict, error) {
-	pending := map[string]*Approval{}
-	for name, a := range state.Approvals {
-		p := state.Promotions[name]
-		if p == nil || p.Status.Approval != nil || reconcilers.IsTerminal(reconcilers.DeriveState(p)) {
+// ApprovalSubject is what approvals must be of: a promotion, its
+// snapshotted vector, and its own config's approval policy (nil when the
+// config is gone, so nobody is trusted).
+type ApprovalSubject struct {
+	Promotion string
+	Vector    string
+	Config    string
+	Policy    *v1alpha1.ApprovalPolicy
+	// Known are the approvers of every config, only to name the signer of
+	// a refused approval ("signed by carol, who is not an approver of
+	// dev-to-test"); they never make an approval count.
+	Known []gitwriter.TrustedKey
+}
+
+// ApprovalCount is what the approval files of one promotion add up to.
+type ApprovalCount struct {
+	// Needed is spec.approval.minApprovals of the promotion's config.
+	Needed int
+	// Grants are the distinct approvers with a valid approval, each at
+	// their first one, oldest first.
+	Grants []v1alpha1.ApprovalRecord
+	// Refusals say why each refused file does not count, in path order.
+	Refusals []string
+}
+
+// Complete reports whether enough distinct approvers approved.
+func (c ApprovalCount) Complete() bool { return len(c.Grants) >= c.Needed && len(c.Grants) > 0 }
+
+// Approvers names the counted approvers, oldest first.
+func (c ApprovalCount) Approvers() []string {
+	names := make([]string, 0, len(c.Grants))
+	for _, g := range c.Grants {
+		names = append(names, g.ApprovedBy)
+	}
+	return names
+}
+
+// Waiting is the Approved condition's message while the count is short:
+// who approved, how many more are needed, and what was refused.
+func (c ApprovalCount) Waiting(config string) string {
+	var parts []string
+	if len(c.Grants) > 0 {
+		more := c.Needed - len(c.Grants)
+		noun := "approval"
+		if more > 1 {
+			noun = "approvals"
+		}
+		parts = append(parts, fmt.Sprintf("approved by %s; %d more %s of %s's approvers needed",
+			joinNames(c.Approvers()), more, noun, config))
+	}
+	refusals := c.Refusals
+	if len(refusals) > maxRefusalsShown {
+		refusals = append(refusals[:maxRefusalsShown:maxRefusalsShown],
+			fmt.Sprintf("%d more approval files refused", len(c.Refusals)-maxRefusalsShown))
+	}
+	parts = append(parts, refusals...)
+	return strings.Join(parts, "; ")
+}
+
+// maxRefusalsShown bounds the refusals a condition message lists: anyone
+// may add files, and a message is no place for a thousand of them.
+const maxRefusalsShown = 3
+
+// CountApprovals judges each approval file of a promotion on its own and
+// counts the distinct approvers of its config who approved its vector. A
+// file counts when it names the promotion and its vector, and the commit
+// that gave it its content is signed by one of the config's approvers.
+func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCount {
+	count := ApprovalCount{Needed: s.Policy.RequiredApprovals()}
+	var approvers []v1alpha1.Approver
+	if s.Policy != nil {
+		approvers = s.Policy.Approvers
+	}
+	keys := make([]gitwriter.TrustedKey, 0, len(approvers))
+	for _, a := range approvers {
+		keys = append(keys, gitwriter.TrustedKey{Name: a.Name, PublicKey: a.PublicKey})
+	}
+	verifier, verifierErr := gitwriter.NewVerifier(keys)
+	var known *gitwriter.Verifier
+	sorted := append([]ApprovalEvidence(nil), evidence...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	first := map[string]v1alpha1.ApprovalRecord{}
+	for _, e := range sorted {
+		refuse := func(format string, args ...any) {
+			count.Refusals = append(count.Refusals, fmt.Sprintf(format, args...))
+		}
+		a := e.Approval
+		switch {
+		case a == nil || e.Commit == nil:
+			refuse("approval file %s could not be read", e.Path)
+			continue
+		case a.Problem != "":
+			refuse("approval file %s (commit %s) is not an approval: %s", e.Path, short(e.Commit.Hash), a.Problem)
+			continue
+		case a.Promotion != s.Promotion:
+			refuse("approval file %s (commit %s) names promotion %s, not %s", e.Path, short(e.Commit.Hash), a.Promotion, s.Promotion)
+			continue
+		case a.Vector != s.Vector:
+			refuse("approval commit %s approves vector %s but %s promotes %s; approve again", short(e.Commit.Hash), a.Vector, s.Promotion, s.Vector)
+			continue
+		case s.Policy == nil:
+			refuse("approval commit %s: VectorPromotionConfig %s does not exist, so no approver is trusted", short(e.Commit.Hash), s.Config)
+			continue
+		case len(approvers) == 0:
+			refuse("approval commit %s: VectorPromotionConfig %s lists no spec.approval.approvers", short(e.Commit.Hash), s.Config)
+			continue
+		case verifierErr != nil:
+			refuse("approval commit %s: VectorPromotionConfig %s: spec.approval.approvers: %v", short(e.Commit.Hash), s.Config, verifierErr)
 			continue
 		}
-		pending[name] = a
+		signer, err := verifier.VerifyCommit(e.Commit)
+		switch {
+		case errors.Is(err, gitwriter.ErrUnsigned):
+			refuse("approval commit %s is not signed", short(e.Commit.Hash))
+			continue
+		case errors.Is(err, gitwriter.ErrUnknownSigner):
+			if known == nil {
+				known, _ = gitwriter.NewVerifier(s.Known)
+			}
+			who := fmt.Sprintf("a key that is not one of the approvers of %s (committed as %s <%s>)", s.Config, e.Commit.Author.Name, e.Commit.Author.Email)
+			if known != nil {
+				if name, err := known.VerifyCommit(e.Commit); err == nil {
+					who = fmt.Sprintf("%s, who is not an approver of %s", name, s.Config)
+				}
+			}
+			refuse("approval commit %s is signed by %s", short(e.Commit.Hash), who)
+			continue
+		case err != nil:
+			refuse("approval commit %s has a bad signature: %v", short(e.Commit.Hash), err)
+			continue
+		}
+		grant := v1alpha1.ApprovalRecord{ApprovedBy: signer, Commit: e.Commit.Hash.String(),
+			ApprovedAt: metav1.NewTime(e.Commit.Committer.When.UTC().Truncate(time.Second))}
+		if prev, ok := first[signer]; !ok || grant.ApprovedAt.Before(&prev.ApprovedAt) {
+			first[signer] = grant
+		}
 	}
-	if len(pending) == 0 {
+	for _, g := range first {
+		count.Grants = append(count.Grants, g)
+	}
+	sort.Slice(count.Grants, func(i, j int) bool {
+		a, b := count.Grants[i], count.Grants[j]
+		if !a.ApprovedAt.Equal(&b.ApprovedAt) {
+			return a.ApprovedAt.Before(&b.ApprovedAt)
+		}
+		return a.ApprovedBy < b.ApprovedBy
+	})
+	return count
+}
+
+// ApprovalFiles groups the approval files of a state by the promotion whose
+// place they lie in; strays are the files that lie in no promotion's place.
+func ApprovalFiles(approvals map[string]*Approval) (byPromotion map[string][]string, strays []string) {
+	byPromotion = map[string][]string{}
+	for _, p := range sortedKeys(approvals) {
+		name, ok := ApprovalPromotion(p)
+		if !ok {
+			strays = append(strays, p)
+			continue
+		}
+		byPromotion[name] = append(byPromotion[name], p)
+	}
+	return byPromotion, strays
+}
+
+// countApprovals counts the approvals of every promotion that is still
+// waiting for them. Files of other promotions, and files in no promotion's
+// place, are not looked at (a stray is noted in the log).
+func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, state *State, tip plumbing.Hash) (map[string]ApprovalCount, error) {
+	byPromotion, strays := ApprovalFiles(state.Approvals)
+	for _, p := range strays {
+		c.opts.Log.Info("approval file skipped: an approval lies at approvals/<promotion>/<file>.yaml", "file", p)
+	}
+	wanted := map[string][]string{}
+	for _, name := range sortedKeys(byPromotion) {
+		files := byPromotion[name]
+		p := state.Promotions[name]
+		if p == nil {
+			// Left behind by a promotion that was cleaned up, or misplaced:
+			// a file naming another promotion than its place is said so.
+			for _, f := range files {
+				if a := state.Approvals[f]; a.Problem != "" || a.Promotion != name {
+					c.opts.Log.Info("approval file skipped: it is not an approval of the promotion its place names",
+						"file", f, "names", a.Promotion, "problem", a.Problem)
+				}
+			}
+			continue
+		}
+		if !p.Spec.RequireApproval || p.Status.Approval != nil || reconcilers.IsTerminal(reconcilers.DeriveState(p)) {
+			continue
+		}
+		wanted[name] = files
+	}
+	if len(wanted) == 0 {
 		return nil, nil
 	}
-	if _, err := c.stateHistory(ctx, tip); err != nil {
+	s, err := c.stateHistory(ctx, tip)
+	if err != nil {
 		return nil, err
 	}
-	verdicts := map[string]ApprovalVerdict{}
-	for name, a := range pending {
+	evidence, err := approvalEvidence(s, tip, state.Approvals, wanted, &c.evidence)
+	if err != nil {
+		return nil, err
+	}
+	known := allApprovers(snap)
+	counts := make(map[string]ApprovalCount, len(wanted))
+	for name := range wanted {
 		p := state.Promotions[name]
-		cfg := snap.Configs[p.Spec.VectorPromotionConfigName]
-		if cfg == nil {
-			verdicts[name] = ApprovalVerdict{Refusal: fmt.Sprintf("VectorPromotionConfig %s does not exist, so no approver is trusted", p.Spec.VectorPromotionConfigName)}
+		counts[name] = CountApprovals(subjectOf(snap, p.Name, p.Spec.VectorPromotionConfigName, p.Spec.Vector, known), evidence[name])
+	}
+	return counts, nil
+}
+
+// subjectOf is what approvals of promotion must be of, with the approval
+// policy of its config in snap.
+func subjectOf(snap *source.Snapshot, promotion, config, vector string, known []gitwriter.TrustedKey) ApprovalSubject {
+	s := ApprovalSubject{Promotion: promotion, Vector: vector, Config: config, Known: known}
+	if cfg := snap.Configs[config]; cfg != nil {
+		s.Policy = cfg.Spec.Approval
+		if s.Policy == nil {
+			s.Policy = &v1alpha1.ApprovalPolicy{}
+		}
+	}
+	return s
+}
+
+// allApprovers are the approvers of every config, one entry per key.
+func allApprovers(snap *source.Snapshot) []gitwriter.TrustedKey {
+	var keys []gitwriter.TrustedKey
+	seen := map[string]bool{}
+	for _, name := range sortedKeys(snap.Configs) {
+		a := snap.Configs[name].Spec.Approval
+		if a == nil {
 			continue
 		}
-		v, err := c.verdict(p, cfg, a, tip)
+		for _, ap := range a.Approvers {
+			if !seen[ap.PublicKey] {
+				seen[ap.PublicKey] = true
+				keys = append(keys, gitwriter.TrustedKey{Name: ap.Name, PublicKey: ap.PublicKey})
+			}
+		}
+	}
+	return keys
+}
+
+// evidenceCache remembers where the last walk found each file's origin, so
+// the next pass walks only the commits added since: reaching the tip it
+// remembers, a file with the same content there has the same origin. It is
+// never trusted past a rewrite: a tip not on the new first-parent history is
+// simply never reached.
+type evidenceCache struct {
+	tip     plumbing.Hash
+	origins map[string]cachedOrigin
+}
+
+type cachedOrigin struct {
+	blob   plumbing.Hash
+	commit *object.Commit
+}
+
+// approvalEvidence finds, for each wanted file, the commit that gave it the
+// content it has at tip, in one walk down the first-parent history that
+// ends as soon as every file's origin is found. It is complete: there is no
+// depth bound past which a file would be taken on trust. cache may be nil.
+func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals map[string]*Approval, wanted map[string][]string, cache *evidenceCache) (map[string][]ApprovalEvidence, error) {
+	commit, err := object.GetCommit(s, tip)
+	if err != nil {
+		return nil, fmt.Errorf("read state commit %s: %w", tip, err)
+	}
+	open := map[string]plumbing.Hash{} // file → its blob at tip
+	for _, files := range wanted {
+		for _, f := range files {
+			h, err := blobAt(commit, f)
+			if err != nil {
+				return nil, err
+			}
+			if h.IsZero() {
+				return nil, fmt.Errorf("approval file %s is not in state commit %s", f, short(tip))
+			}
+			open[f] = h
+		}
+	}
+	blobs := make(map[string]plumbing.Hash, len(open))
+	for f, h := range open {
+		blobs[f] = h
+	}
+	origin := map[string]*object.Commit{}
+	for len(open) > 0 {
+		if cache != nil && commit.Hash == cache.tip {
+			for f, blob := range open {
+				if o, ok := cache.origins[f]; ok && o.blob == blob {
+					origin[f] = o.commit
+					delete(open, f)
+				}
+			}
+			if len(open) == 0 {
+				break
+			}
+		}
+		var parent *object.Commit
+		if commit.NumParents() > 0 {
+			if parent, err = commit.Parent(0); err != nil {
+				return nil, fmt.Errorf("read the history of state commit %s: %w", short(commit.Hash), err)
+			}
+		}
+		same, err := sameApprovalsTree(commit, parent)
 		if err != nil {
 			return nil, err
 		}
-		verdicts[name] = v
-	}
-	return verdicts, nil
-}
-
-func (c *Controller) verdict(p *v1alpha1.VectorPromotion, cfg *v1alpha1.VectorPromotionConfig, a *Approval, tip plumbing.Hash) (ApprovalVerdict, error) {
-	var approvers []v1alpha1.Approver
-	if cfg.Spec.Approval != nil {
-		approvers = cfg.Spec.Approval.Approvers
-	}
-	file := ApprovalPath(p.Name)
-	commit, blob, err := addingCommit(c.stateRepo.Storer(), tip, file)
-	if err != nil {
-		return ApprovalVerdict{}, err
-	}
-	key := verdictKey(blob, p.Spec.Vector, approvers)
-	if cached, ok := c.verdicts[p.Name]; ok && cached.key == key {
-		return cached.verdict, nil
-	}
-	v := judgeApproval(p, a, commit, approvers)
-	c.verdicts[p.Name] = cachedVerdict{key: key, verdict: v}
-	return v, nil
-}
-
-// judgeApproval decides whether a signed approval counts.
-func judgeApproval(p *v1alpha1.VectorPromotion, a *Approval, commit *object.Commit, approvers []v1alpha1.Approver) ApprovalVerdict {
-	if a.Vector != p.Spec.Vector {
-		return ApprovalVerdict{Refusal: fmt.Sprintf("the approval names vector %s but %s promotes %s; approve again", a.Vector, p.Name, p.Spec.Vector)}
-	}
-	if len(approvers) == 0 {
-		return ApprovalVerdict{Refusal: fmt.Sprintf("VectorPromotionConfig %s lists no spec.approval.approvers", p.Spec.VectorPromotionConfigName)}
-	}
-	keys := make([]gitwriter.TrustedKey, 0, len(approvers))
-	for _, ap := range approvers {
-		keys = append(keys, gitwriter.TrustedKey{Name: ap.Name, PublicKey: ap.PublicKey})
-	}
-	verifier, err := gitwriter.NewVerifier(keys)
-	if err != nil {
-		return ApprovalVerdict{Refusal: fmt.Sprintf("VectorPromotionConfig %s: spec.approval.approvers: %v", p.Spec.VectorPromotionConfigName, err)}
-	}
-	signer, err := verifier.VerifyCommit(commit)
-	switch {
-	case errors.Is(err, gitwriter.ErrUnsigned):
-		return ApprovalVerdict{Refusal: fmt.Sprintf("the approval commit %s is not signed", short(commit.Hash))}
-	case errors.Is(err, gitwriter.ErrUnknownSigner):
-		return ApprovalVerdict{Refusal: fmt.Sprintf("the approval commit %s is signed by a key that is not one of the approvers of %s", short(commit.Hash), p.Spec.VectorPromotionConfigName)}
-	case err != nil:
-		return ApprovalVerdict{Refusal: fmt.Sprintf("the approval commit %s has a bad signature: %v", short(commit.Hash), err)}
-	}
-	return ApprovalVerdict{Approver: signer, At: commit.Committer.When}
-}
-
-// addingCommit finds the commit that gave file its current content: walking
-// first parents from tip, the oldest commit in the run where the file has
-// the tip's content.
-func addingCommit(s storer.EncodedObjectStorer, tip plumbing.Hash, file string) (*object.Commit, plumbing.Hash, error) {
-	c, err := object.GetCommit(s, tip)
-	if err != nil {
-		return nil, plumbing.ZeroHash, fmt.Errorf("read state commit %s: %w", tip, err)
-	}
-	want, err := blobAt(c, file)
-	if err != nil || want.IsZero() {
-		return nil, plumbing.ZeroHash, fmt.Errorf("approval file %s is not in state commit %s", file, short(tip))
-	}
-	adding := c
-	for i := 0; i < maxApprovalHistory && c.NumParents() > 0; i++ {
-		parent, err := c.Parent(0)
-		if err != nil {
-			return nil, plumbing.ZeroHash, fmt.Errorf("read history of %s: %w", file, err)
+		for f, blob := range open {
+			if same {
+				continue
+			}
+			var before plumbing.Hash
+			if parent != nil {
+				if before, err = blobAt(parent, f); err != nil {
+					return nil, err
+				}
+			}
+			if before != blob {
+				origin[f] = commit
+				delete(open, f)
+			}
 		}
-		h, err := blobAt(parent, file)
-		if err != nil {
-			return nil, plumbing.ZeroHash, err
-		}
-		if h != want {
+		if parent == nil {
 			break
 		}
-		adding, c = parent, parent
+		commit = parent
 	}
-	return adding, want, nil
+	if cache != nil {
+		if cache.tip != tip || cache.origins == nil {
+			cache.tip, cache.origins = tip, make(map[string]cachedOrigin, len(origin))
+		}
+		for f, c := range origin {
+			cache.origins[f] = cachedOrigin{blob: blobs[f], commit: c}
+		}
+	}
+	out := map[string][]ApprovalEvidence{}
+	for name, files := range wanted {
+		for _, f := range files {
+			out[name] = append(out[name], ApprovalEvidence{Path: f, Approval: approvals[f], Commit: origin[f]})
+		}
+	}
+	return out, nil
 }
 
-func blobAt(c *object.Commit, file string) (plumbing.Hash, error) {
+// sameApprovalsTree reports whether commit left approvals/ as its parent had
+// it, so the walk past a commit that touched only promotions is one lookup.
+func sameApprovalsTree(commit, parent *object.Commit) (bool, error) {
+	if parent == nil {
+		return false, nil
+	}
+	a, err := treeEntry(commit, approvalsDir)
+	if err != nil {
+		return false, err
+	}
+	b, err := treeEntry(parent, approvalsDir)
+	if err != nil {
+		return false, err
+	}
+	return a == b, nil
+}
+
+func treeEntry(c *object.Commit, p string) (plumbing.Hash, error) {
 	tree, err := c.Tree()
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read tree of %s: %w", c.Hash, err)
 	}
-	e, err := tree.FindEntry(file)
+	e, err := tree.FindEntry(p)
 	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
 		return plumbing.ZeroHash, nil
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read %s at %s: %w", file, c.Hash, err)
+		return plumbing.ZeroHash, fmt.Errorf("read %s at %s: %w", p, c.Hash, err)
 	}
 	return e.Hash, nil
 }
 
-func verdictKey(blob plumbing.Hash, vector string, approvers []v1alpha1.Approver) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", blob, vector)
-	for _, a := range approvers {
-		fmt.Fprintf(h, "%s\x00%s\x00", a.Name, a.PublicKey)
+func blobAt(c *object.Commit, file string) (plumbing.Hash, error) {
+	return treeEntry(c, file)
+}
+
+// approvalTrailers are the Approved-by/Approved-at pairs of a promotion
+// commit: every counted approver, or the one approval of a pull request.
+func approvalTrailers(p *v1alpha1.VectorPromotion) []gitwriter.TrailerApproval {
+	records := p.Status.Approvals
+	if len(records) == 0 && p.Status.Approval != nil {
+		records = []v1alpha1.ApprovalRecord{*p.Status.Approval}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	out := make([]gitwriter.TrailerApproval, 0, len(records))
+	for _, r := range records {
+		out = append(out, gitwriter.TrailerApproval{By: r.ApprovedBy, At: r.ApprovedAt.Time})
+	}
+	return out
+}
+
+// ApproverKeyIDs are the short, stable fingerprints of the keys in an
+// approver's publicKey (an OpenPGP block may hold several): the SHA-256 of
+// an SSH key's wire form, or an OpenPGP primary key's fingerprint, 16 hex
+// digits. approve names its files with the signer's, so a person can find
+// their own; they decide nothing, the signature does.
+func ApproverKeyIDs(publicKey string) ([]string, error) {
+	pub := strings.TrimSpace(publicKey)
+	if strings.Contains(pub, "-----BEGIN PGP PUBLIC KEY BLOCK-----") {
+		entities, err := openpgp.ReadArmoredKeyRing(strings.NewReader(pub))
+		if err != nil {
+			return nil, fmt.Errorf("not a valid armored OpenPGP public key: %w", err)
+		}
+		ids := make([]string, 0, len(entities))
+		for _, e := range entities {
+			fp := hex.EncodeToString(e.PrimaryKey.Fingerprint)
+			ids = append(ids, fp[len(fp)-16:])
+		}
+		return ids, nil
+	}
+	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(pub))
+	if err != nil {
+		return nil, fmt.Errorf("neither an armored OpenPGP public key nor an SSH public key line: %w", err)
+	}
+	sum := sha256.Sum256(key.Marshal())
+	return []string{hex.EncodeToString(sum[:8])}, nil
+}
+
+// NewApprovalPath is a fresh file for one approval of promotion by the key
+// keyID: its time and a random part make it unique, so an approval never
+// overwrites another, not even the same approver's.
+func NewApprovalPath(promotion, keyID string, now time.Time) (string, error) {
+	var r [4]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", fmt.Errorf("make a unique approval file name: %w", err)
+	}
+	name := fmt.Sprintf("%s-%s-%s.yaml", keyID, now.UTC().Format("20060102T150405Z"), hex.EncodeToString(r[:]))
+	return path.Join(ApprovalDir(promotion), name), nil
+}
+
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func short(h plumbing.Hash) string { return h.String()[:12] }

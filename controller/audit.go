@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,30 +14,48 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 // AuditEntry is one commit that changed a stage's overlay. A commit that no
 // promotion made has an empty Promotion, so hand edits stand out.
 type AuditEntry struct {
-	Commit            string `json:"commit"`
-	Stage             string `json:"stage"`
-	Time              string `json:"time"`
-	Author            string `json:"author"`
-	Subject           string `json:"subject"`
-	Promotion         string `json:"promotion"`
-	Sequence          int64  `json:"sequence,omitempty"`
-	Vector            string `json:"vector"`
-	ApprovedBy        string `json:"approvedBy"`
-	ApprovedAt        string `json:"approvedAt"`
-	Signer            string `json:"signer,omitempty"`
-	SignatureVerified bool   `json:"signatureVerified"`
-	ApprovalVerified  bool   `json:"approvalVerified"`
+	Commit    string `json:"commit"`
+	Stage     string `json:"stage"`
+	Time      string `json:"time"`
+	Author    string `json:"author"`
+	Subject   string `json:"subject"`
+	Promotion string `json:"promotion"`
+	Sequence  int64  `json:"sequence,omitempty"`
+	Vector    string `json:"vector"`
+	// ApprovedBy names the approvers of the commit's Approved-by
+	// trailers, comma-separated (Approvers lists them), and ApprovedAt
+	// the time of the last.
+	ApprovedBy        string   `json:"approvedBy"`
+	ApprovedAt        string   `json:"approvedAt"`
+	Approvers         []string `json:"approvers,omitempty"`
+	Signer            string   `json:"signer,omitempty"`
+	SignatureVerified bool     `json:"signatureVerified"`
+	ApprovalVerified  bool     `json:"approvalVerified"`
 	// PullRequest is the forge pull request whose review or merge approved
 	// the promotion; ApprovedBy is then the forge user, in the word of the
 	// forge rather than a signature.
 	PullRequest string `json:"pullRequest,omitempty"`
+	// Verified is true when the signature verifies and, for a promotion
+	// that needs approval, the approval counts as the controller counts it;
+	// otherwise Reason says why not (the Reason* constants).
+	Verified bool   `json:"verified"`
+	Reason   string `json:"reason,omitempty"`
 }
+
+// Why an audit entry is not verified.
+const (
+	ReasonUnsigned        = "unsigned"
+	ReasonUnknownKey      = "unknown key"
+	ReasonBadSignature    = "bad signature"
+	ReasonApprovalMissing = "approval missing"
+)
 
 // AuditInput is what Audit reads.
 type AuditInput struct {
@@ -139,21 +158,35 @@ func auditEntry(stage string, c *object.Commit, verifier *gitwriter.Verifier, ap
 		Time:   c.Committer.When.UTC().Format(time.RFC3339),
 		Author: fmt.Sprintf("%s <%s>", c.Author.Name, c.Author.Email),
 	}
-	if signer, err := verifier.VerifyCommit(c); err == nil {
+	signer, err := verifier.VerifyCommit(c)
+	switch {
+	case err == nil:
 		e.Signer, e.SignatureVerified = signer, true
+	case errors.Is(err, gitwriter.ErrUnsigned):
+		e.Reason = ReasonUnsigned
+	case errors.Is(err, gitwriter.ErrUnknownSigner):
+		e.Reason = ReasonUnknownKey
+	default:
+		e.Reason = ReasonBadSignature
 	}
 	t, ok := gitwriter.ParseTrailers(c.Message)
-	if !ok {
-		return e
+	if ok {
+		e.Promotion, e.Sequence, e.Vector = t.Promotion, t.Sequence, t.Vector
+		if len(t.Approvals) > 0 {
+			e.Approvers = t.ApprovedBy()
+			e.ApprovedBy = strings.Join(e.Approvers, ", ")
+			if last := t.Approvals[len(t.Approvals)-1].At; !last.IsZero() {
+				e.ApprovedAt = last.UTC().Format(time.RFC3339)
+			}
+			e.ApprovalVerified = approvals.verified(t)
+		}
+		approvals.pullRequest(&e)
+		if e.Reason == "" && !e.ApprovalVerified && e.PullRequest == "" &&
+			(len(t.Approvals) > 0 || approvals.requiresApproval(t)) {
+			e.Reason = ReasonApprovalMissing
+		}
 	}
-	e.Promotion, e.Sequence, e.Vector, e.ApprovedBy = t.Promotion, t.Sequence, t.Vector, t.ApprovedBy
-	if !t.ApprovedAt.IsZero() {
-		e.ApprovedAt = t.ApprovedAt.UTC().Format(time.RFC3339)
-	}
-	if t.ApprovedBy != "" {
-		e.ApprovalVerified = approvals.verified(t)
-	}
-	approvals.pullRequest(&e)
+	e.Verified = e.Reason == ""
 	return e
 }
 
@@ -171,6 +204,7 @@ func (a *approvalChecker) pullRequest(e *AuditEntry) {
 	}
 	switch e.ApprovedBy {
 	case "":
+		e.Approvers = []string{p.Status.Approval.ApprovedBy}
 		e.ApprovedBy = p.Status.Approval.ApprovedBy
 		e.ApprovedAt = p.Status.Approval.ApprovedAt.UTC().Format(time.RFC3339)
 	case p.Status.Approval.ApprovedBy:
@@ -210,45 +244,90 @@ func trustedSigners(in AuditInput, landscape string) []gitwriter.TrustedKey {
 	return keys
 }
 
-// approvalChecker verifies the approval files on the state branch.
+// approvalChecker counts the approval files on the state branch, with
+// CountApprovals as the controller does.
 type approvalChecker struct {
-	in    AuditInput
-	tip   plumbing.Hash
-	state *State
+	in     AuditInput
+	tip    plumbing.Hash
+	state  *State
+	files  map[string][]string
+	known  []gitwriter.TrustedKey
+	counts map[string]ApprovalCount // by promotion and vector
+	// evidence of every approval file, found on first use.
+	evidence map[string][]ApprovalEvidence
 }
 
 func newApprovalChecker(ctx context.Context, in AuditInput) (*approvalChecker, error) {
+	a := &approvalChecker{in: in, known: allApprovers(in.Snapshot), counts: map[string]ApprovalCount{}}
 	if in.StateRepo == nil {
-		return &approvalChecker{in: in}, nil
+		return a, nil
 	}
 	tip, _, state, err := ReadState(ctx, in.StateRepo, in.StateBranch)
 	if err != nil && state == nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	return &approvalChecker{in: in, tip: tip, state: state}, nil
+	a.tip, a.state = tip, state
+	a.files, _ = ApprovalFiles(state.Approvals)
+	return a, nil
 }
 
-// verified reports whether the promotion t names was approved by
-// t.ApprovedBy with a signed approval of t.Vector that its config trusts.
+// configOf is the config of the promotion the trailers name: the state's
+// record while it keeps the promotion, else the name without its sequence.
+func (a *approvalChecker) configOf(t gitwriter.Trailers) string {
+	if a.state != nil {
+		if p := a.state.Promotions[t.Promotion]; p != nil {
+			return p.Spec.VectorPromotionConfigName
+		}
+	}
+	return strings.TrimSuffix(t.Promotion, fmt.Sprintf("-%d", t.Sequence))
+}
+
+// requiresApproval reports whether the promotion the trailers name had to
+// wait for an approval.
+func (a *approvalChecker) requiresApproval(t gitwriter.Trailers) bool {
+	if a.state != nil {
+		if p := a.state.Promotions[t.Promotion]; p != nil {
+			return p.Spec.RequireApproval
+		}
+	}
+	cfg := a.in.Snapshot.Configs[a.configOf(t)]
+	return cfg == nil || reconcilers.RequireApproval(&cfg.Spec)
+}
+
+// verified reports whether the approval files of the promotion t names
+// count as the controller counts them, for t's vector, and every approver
+// its Approved-by trailers name is among those counted.
 func (a *approvalChecker) verified(t gitwriter.Trailers) bool {
 	if a.state == nil || a.tip.IsZero() {
 		return false
 	}
-	approval := a.state.Approvals[t.Promotion]
-	if approval == nil {
+	if a.evidence == nil {
+		// One walk finds the evidence of every approval file, however many
+		// promotions the audited commits name.
+		evidence, err := approvalEvidence(a.in.StateRepo.Storer(), a.tip, a.state.Approvals, a.files, nil)
+		if err != nil {
+			a.evidence = map[string][]ApprovalEvidence{}
+			return false
+		}
+		a.evidence = evidence
+	}
+	key := t.Promotion + "\x00" + t.Vector
+	count, ok := a.counts[key]
+	if !ok {
+		count = CountApprovals(subjectOf(a.in.Snapshot, t.Promotion, a.configOf(t), t.Vector, a.known), a.evidence[t.Promotion])
+		a.counts[key] = count
+	}
+	if !count.Complete() {
 		return false
 	}
-	config := strings.TrimSuffix(t.Promotion, fmt.Sprintf("-%d", t.Sequence))
-	cfg := a.in.Snapshot.Configs[config]
-	if cfg == nil || cfg.Spec.Approval == nil {
-		return false
+	counted := map[string]bool{}
+	for _, g := range count.Grants {
+		counted[g.ApprovedBy] = true
 	}
-	commit, _, err := addingCommit(a.in.StateRepo.Storer(), a.tip, ApprovalPath(t.Promotion))
-	if err != nil {
-		return false
+	for _, by := range t.ApprovedBy() {
+		if !counted[by] {
+			return false
+		}
 	}
-	p := &v1alpha1.VectorPromotion{}
-	p.Name, p.Spec.Vector, p.Spec.VectorPromotionConfigName = t.Promotion, t.Vector, config
-	v := judgeApproval(p, approval, commit, cfg.Spec.Approval.Approvers)
-	return v.Approver != "" && v.Approver == t.ApprovedBy
+	return true
 }

@@ -84,7 +84,8 @@ type Controller struct {
 	// state commits; trust remembers the verdict of every commit checked.
 	stateRepo *source.Repository
 	trust     *StateTrust
-	verdicts  map[string]cachedVerdict
+	// evidence remembers which commit added each approval file.
+	evidence evidenceCache
 	// uploads are vectors still to push to their template's uploadTarget.
 	uploads map[string]upload
 	// opened are pull requests opened but not yet recorded on the state
@@ -163,7 +164,7 @@ func New(o Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
-	return &Controller{opts: o, results: map[string]reconcilers.Result{}, verdicts: map[string]cachedVerdict{}, trust: trust,
+	return &Controller{opts: o, results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: NewCodec(),
 		opened: map[string]v1alpha1.PullRequestStatus{}}, nil
 }
@@ -221,7 +222,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
 		return PassResult{}, err
 	}
-	verdicts, err := c.verifyApprovals(ctx, snap, state, tip)
+	approvals, err := c.countApprovals(ctx, snap, state, tip)
 	if err != nil {
 		return PassResult{}, err
 	}
@@ -229,7 +230,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	d := Decide(Inputs{Snapshot: snap, State: state, Verdicts: verdicts, Results: c.results,
+	d := Decide(Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: c.results,
 		Resolved: reg.resolved, RegistryProblems: reg.problems,
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
 	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
@@ -425,9 +426,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 		Promotion: p.Name, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
 		Source: describeSource(p.Spec.Source), Target: describeTarget(t),
 	}
-	if a := p.Status.Approval; a != nil {
-		trailers.ApprovedBy, trailers.ApprovedAt = a.ApprovedBy, a.ApprovedAt.Time
-	}
+	trailers.Approvals = approvalTrailers(p)
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
 	results, err := c.opts.Writer.Apply(ctx, target, change)

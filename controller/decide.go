@@ -16,9 +16,9 @@ import (
 
 // Condition reasons the controller sets on top of the reconcilers' own.
 const (
-	// ApprovalRefusedReason is on Approved=False when an approval file exists
-	// but its commit does not verify against the config's approvers, or it
-	// names another vector. The promotion stays Waiting.
+	// ApprovalRefusedReason is on Approved=False when approval files exist
+	// but none counts: its commit does not verify against the config's
+	// approvers, or it names another vector. The promotion stays Waiting.
 	ApprovalRefusedReason = "ApprovalRefused"
 	// AssemblyFailedReason is on a template's Ready=False when its
 	// components do not resolve.
@@ -30,24 +30,13 @@ const (
 	RegistryUnavailableReason = "RegistryUnavailable"
 )
 
-// ApprovalVerdict is what the signature check of one approval file found.
-type ApprovalVerdict struct {
-	// Approver is the trusted approver whose key signed the approval; empty
-	// when the approval is refused.
-	Approver string
-	// At is when the approval was signed (the commit's time).
-	At time.Time
-	// Refusal says why the approval does not count.
-	Refusal string
-}
-
 // Inputs are everything one pass decides from, read before deciding.
 type Inputs struct {
 	Snapshot *source.Snapshot
 	State    *State
-	// Verdicts by promotion name, for approval files of promotions that are
-	// not approved yet.
-	Verdicts map[string]ApprovalVerdict
+	// Approvals are what the approval files of promotions that are not
+	// approved yet add up to, by promotion name (CountApprovals).
+	Approvals map[string]ApprovalCount
 	// Resolved component versions by template, then component (registry
 	// discovery); nil when every component names an exact tag or digest.
 	Resolved map[string]map[string]string
@@ -91,7 +80,7 @@ func Decide(in Inputs, now time.Time) Decision {
 	pruneAllowed := len(in.Snapshot.Problems) == 0
 	d.observeStages(in.Snapshot, now, pruneAllowed)
 	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
-	d.recordApprovals(in.Verdicts, now)
+	d.recordApprovals(in.Approvals, now)
 	d.recordPullRequests(in.Snapshot, in.OpenedPullRequests, in.PullRequests, now)
 	d.completeExecutions(in.Results, now)
 	d.reconcileConfigs(in.Snapshot, now, pruneAllowed)
@@ -361,34 +350,61 @@ func newerVersion(a, b string) bool {
 	return ta.After(tb)
 }
 
-// recordApprovals applies verified approvals, and marks refused ones on the
-// Approved condition so the approver sees why nothing happens.
-func (d *Decision) recordApprovals(verdicts map[string]ApprovalVerdict, now time.Time) {
-	for _, name := range sortedKeys(verdicts) {
-		v := verdicts[name]
+// recordApprovals approves promotions whose count is complete. One still
+// short keeps waiting, its Approved condition saying who approved, how many
+// more are needed and what was refused, so the approvers see why nothing
+// happens.
+func (d *Decision) recordApprovals(counts map[string]ApprovalCount, now time.Time) {
+	for _, name := range sortedKeys(counts) {
+		count := counts[name]
 		p, ok := d.State.Promotions[name]
 		if !ok {
 			continue
 		}
-		if v.Approver == "" {
-			before := reconcilers.DeriveState(p)
-			if setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
-				Status: metav1.ConditionFalse, Reason: ApprovalRefusedReason, Message: v.Refusal}, now) {
-				p.Status.State = reconcilers.DeriveState(p)
-				d.note("%s: approval refused: %s (%s)", name, v.Refusal, before)
+		if _, closed := reconcilers.ApprovalClosed(*p); closed {
+			continue
+		}
+		if count.Complete() {
+			res, err := reconcilers.ApproveAll(*p, count.Grants, count.Needed, now)
+			if err != nil || !res.Changed {
+				continue
+			}
+			approved := res.Promotion
+			d.State.Promotions[name] = &approved
+			if res.Transition != nil {
+				d.Transitions = append(d.Transitions, res.Transition.String())
 			}
 			continue
 		}
-		res, err := reconcilers.Approve(*p, v.Approver, v.At)
-		if err != nil || !res.Changed {
-			continue
+		reason := v1alpha1.WaitingForApprovalReason
+		if len(count.Grants) == 0 {
+			reason = ApprovalRefusedReason
 		}
-		approved := res.Promotion
-		d.State.Promotions[name] = &approved
-		if res.Transition != nil {
-			d.Transitions = append(d.Transitions, res.Transition.String())
+		msg := count.Waiting(p.Spec.VectorPromotionConfigName)
+		changed := false
+		// Another channel's word on the condition (a closed pull request)
+		// stays; the signed approvals so far still show in status.approvals.
+		if cur := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); cur == nil ||
+			cur.Reason == v1alpha1.WaitingForApprovalReason || cur.Reason == ApprovalRefusedReason {
+			changed = setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
+				Status: metav1.ConditionFalse, Reason: reason, Message: msg}, now)
+		}
+		if !slices.Equal(approverNames(p.Status.Approvals), count.Approvers()) {
+			p.Status.Approvals, changed = slices.Clone(count.Grants), true
+		}
+		if changed {
+			p.Status.State = reconcilers.DeriveState(p)
+			d.note("%s: %s", name, msg)
 		}
 	}
+}
+
+func approverNames(records []v1alpha1.ApprovalRecord) []string {
+	names := make([]string, 0, len(records))
+	for _, r := range records {
+		names = append(names, r.ApprovedBy)
+	}
+	return names
 }
 
 // reconcileConfigs runs the config reconciler for each config and applies

@@ -81,12 +81,12 @@ func TestDecide(t *testing.T) {
 				{
 					snap: func(s *snapshotSpec) { s.devVector = "acme:v1" },
 					in: func(in *Inputs) {
-						in.Verdicts = map[string]ApprovalVerdict{"dev-to-test-1": {Approver: "alice", At: t0.Add(30 * time.Second)}}
+						in.Approvals = map[string]ApprovalCount{"dev-to-test-1": ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(30 * time.Second)), Commit: "c1"}}}}
 					},
 					at: time.Minute,
 					check: func(t *testing.T, d Decision) {
 						p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
-						want := &v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(30 * time.Second))}
+						want := &v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(30 * time.Second)), Commit: "c1"}
 						if diff := cmp.Diff(want, p.Status.Approval); diff != "" {
 							t.Errorf("status.approval (-want +got):\n%s", diff)
 						}
@@ -107,7 +107,7 @@ func TestDecide(t *testing.T) {
 				{
 					snap: func(s *snapshotSpec) { s.devVector = "acme:v1" },
 					in: func(in *Inputs) {
-						in.Verdicts = map[string]ApprovalVerdict{"dev-to-test-1": {Refusal: "signed by mallory, who is not an approver"}}
+						in.Approvals = map[string]ApprovalCount{"dev-to-test-1": {Needed: 1, Refusals: []string{"signed by mallory, who is not an approver"}}}
 					},
 					at: time.Minute,
 					check: func(t *testing.T, d Decision) {
@@ -320,14 +320,14 @@ func TestDecideDoesNotMutateItsInputs(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
 	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
-	state.Approvals["dev-to-test-1"] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind,
+	state.Approvals[LegacyApprovalPath("dev-to-test-1")] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind,
 		Promotion: "dev-to-test-1", Vector: "acme:v1", ApprovedAt: metav1.NewTime(t0)}
 	spec.serviceA = "1.0.2"
 	snap := spec.build()
 	in := Inputs{
 		Snapshot: snap, State: state,
-		Verdicts: map[string]ApprovalVerdict{"dev-to-test-1": {Approver: "alice", At: t0}},
-		Results:  map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: "c0ffee"}},
+		Approvals: map[string]ApprovalCount{"dev-to-test-1": ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}}}},
+		Results:   map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: "c0ffee"}},
 	}
 	before := state.Clone()
 	configs := map[string]*v1alpha1.VectorPromotionConfig{}

@@ -35,9 +35,11 @@ const (
 // approve` in a commit signed with the approver's own key.
 const ApprovalKind = "Approval"
 
-// Approval is the content of approvals/<promotion>.yaml. Who approved is
-// decided by the signature of the commit that added the file, not by
-// ApprovedBy, which is only what the approver called themselves.
+// Approval is the content of one approval file,
+// approvals/<promotion>/<key-id>-<unique>.yaml (or the older
+// approvals/<promotion>.yaml). Who approved is decided by the signature of
+// the commit that added the file, not by ApprovedBy, which is only what the
+// approver called themselves.
 type Approval struct {
 	APIVersion string      `json:"apiVersion"`
 	Kind       string      `json:"kind"`
@@ -45,6 +47,11 @@ type Approval struct {
 	Vector     string      `json:"vector"`
 	ApprovedBy string      `json:"approvedBy,omitempty"`
 	ApprovedAt metav1.Time `json:"approvedAt"`
+
+	// Problem says why the file is not an approval (it does not decode, or
+	// is of another kind); such a file is refused on its own and never
+	// stops the rest of the state from being read.
+	Problem string `json:"-"`
 }
 
 // State is every runtime object on the state branch at one commit.
@@ -59,7 +66,8 @@ type State struct {
 	Templates map[string]*v1alpha1.VectorTemplate
 	// Stages by `<landscape>/<name>`, status only.
 	Stages map[string]*v1alpha1.Stage
-	// Approvals by promotion name, as approvers wrote them.
+	// Approvals by file path, as approvers wrote them: each approver's
+	// approval is a file of its own (see ApprovalFiles).
 	Approvals map[string]*Approval
 }
 
@@ -157,7 +165,7 @@ func (c *Codec) Decode(files map[string][]byte) (*State, []error) {
 			entry = codecEntry{data: data, obj: obj}
 		}
 		known[name] = entry
-		s.add(entry.obj.deepCopy())
+		s.add(name, entry.obj.deepCopy())
 	}
 	c.known = known
 	return s, errs
@@ -187,18 +195,30 @@ func decodeFile(name string, data []byte) (runtimeObject, error) {
 	default:
 		return nil, nil
 	}
-	if err := yaml.UnmarshalStrict(data, obj.value()); err != nil {
-		return nil, err
+	err := yaml.UnmarshalStrict(data, obj.value())
+	if a, ok := obj.(approvalObject); ok {
+		// Anyone may add a file under approvals/: a bad one is kept with
+		// its problem, to be refused on its own, not reported as a broken
+		// state branch.
+		switch {
+		case err != nil:
+			return approvalObject{&Approval{Problem: err.Error()}}, nil
+		case a.Kind != ApprovalKind || a.Promotion == "":
+			return approvalObject{&Approval{Problem: fmt.Sprintf("it is not an %s naming a promotion (kind %q)", ApprovalKind, a.Kind)}}, nil
+		}
+		return a, nil
 	}
-	if a, ok := obj.(approvalObject); ok && (a.Kind != ApprovalKind || a.Promotion == "") {
-		return nil, fmt.Errorf("not an %s naming a promotion", ApprovalKind)
+	if err != nil {
+		return nil, err
 	}
 	return obj, nil
 }
 
 // add puts a decoded object into the state's map for its kind.
-func (s *State) add(obj runtimeObject) {
+func (s *State) add(name string, obj runtimeObject) {
 	switch o := obj.(type) {
+	case approvalObject:
+		s.Approvals[name] = o.Approval
 	case vectorObject:
 		s.Vectors[o.Ref()] = o.Vector
 	case promotionObject:
@@ -209,8 +229,6 @@ func (s *State) add(obj runtimeObject) {
 		s.Templates[o.Name] = o.VectorTemplate
 	case stageObject:
 		s.Stages[StageKey(o.Spec.Landscape, o.Name)] = o.Stage
-	case approvalObject:
-		s.Approvals[o.Promotion] = o.Approval
 	}
 }
 
@@ -269,8 +287,11 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	for _, a := range s.Approvals {
-		if err := put(ApprovalPath(a.Promotion), approvalObject{a}); err != nil {
+	for p, a := range s.Approvals {
+		if a.Problem != "" {
+			continue // not ours to write; StateDiff leaves approvals/ alone anyway
+		}
+		if err := put(p, approvalObject{a}); err != nil {
 			return nil, err
 		}
 	}
@@ -287,9 +308,33 @@ func PromotionPath(config, name string) string {
 	return path.Join(promotionsDir, config, name+".yaml")
 }
 
-// ApprovalPath is where the approval of a promotion lives on the state branch.
-func ApprovalPath(promotion string) string {
+// LegacyApprovalPath is where approvals were written before each approver
+// had a file of their own; such a file is still read.
+func LegacyApprovalPath(promotion string) string {
 	return path.Join(approvalsDir, promotion+".yaml")
+}
+
+// ApprovalDir holds the approval files of a promotion, one per approval.
+func ApprovalDir(promotion string) string {
+	return path.Join(approvalsDir, promotion)
+}
+
+// ApprovalPromotion is the promotion whose approval file p is, by where it
+// lies: approvals/<promotion>/<file>.yaml or approvals/<promotion>.yaml.
+// ok is false for any other path under approvals/ (a stray file).
+func ApprovalPromotion(p string) (promotion string, ok bool) {
+	rest, found := strings.CutPrefix(p, approvalsDir+"/")
+	if !found || path.Ext(rest) != ".yaml" {
+		return "", false
+	}
+	dir, file, nested := strings.Cut(rest, "/")
+	switch {
+	case !nested:
+		return strings.TrimSuffix(rest, ".yaml"), strings.TrimSuffix(rest, ".yaml") != ""
+	case dir == "" || strings.Contains(file, "/") || file == ".yaml":
+		return "", false
+	}
+	return dir, true
 }
 
 // StateDiff is the compare-and-swap payload that turns the files before into

@@ -53,7 +53,7 @@ func TestStateFilePaths(t *testing.T) {
 	s.Configs["dev-to-test"] = &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: "dev-to-test"}}
 	s.Templates["acme"] = &v1alpha1.VectorTemplate{ObjectMeta: metav1.ObjectMeta{Name: "acme"}}
 	s.Stages["test/eu-1"] = &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: "eu-1"}, Spec: v1alpha1.StageSpec{Landscape: "test"}}
-	s.Approvals["dev-to-test-3"] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind, Promotion: "dev-to-test-3"}
+	s.Approvals[LegacyApprovalPath("dev-to-test-3")] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind, Promotion: "dev-to-test-3"}
 	files, err := EncodeState(s)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,8 @@ func TestStateFilePaths(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{VectorPath("acme", "2026.11.29-100000000Z"), "vectors/acme/2026.11.29-100000000Z.yaml"},
 		{PromotionPath("dev-to-test", "dev-to-test-3"), "promotions/dev-to-test/dev-to-test-3.yaml"},
-		{ApprovalPath("dev-to-test-3"), "approvals/dev-to-test-3.yaml"},
+		{LegacyApprovalPath("dev-to-test-3"), "approvals/dev-to-test-3.yaml"},
+		{ApprovalDir("dev-to-test-3"), "approvals/dev-to-test-3"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("path %q, want %q", tc.got, tc.want)
@@ -158,7 +159,7 @@ func TestDecodeStateSkipsMalformedFiles(t *testing.T) {
 	for _, e := range errs {
 		msgs = append(msgs, e.Error())
 	}
-	for _, bad := range []string{"approvals/nobody.yaml", "promotions/dev-to-test/dev-to-test-9.yaml", "vectors/acme/bad.yaml"} {
+	for _, bad := range []string{"promotions/dev-to-test/dev-to-test-9.yaml", "vectors/acme/bad.yaml"} {
 		found := false
 		for _, m := range msgs {
 			found = found || strings.Contains(m, bad)
@@ -167,9 +168,15 @@ func TestDecodeStateSkipsMalformedFiles(t *testing.T) {
 			t.Errorf("errors %q do not name %s", msgs, bad)
 		}
 	}
-	if len(errs) != 3 {
-		t.Errorf("%d errors, want 3: %q", len(errs), msgs)
+	if len(errs) != 2 {
+		t.Errorf("%d errors, want 2: %q", len(errs), msgs)
 	}
+	// A bad approval file is anyone's to add: it is kept with its problem,
+	// to be refused on its own, and is no error of the state branch.
+	if a := got.Approvals["approvals/nobody.yaml"]; a == nil || !strings.Contains(a.Problem, "not an Approval naming a promotion") {
+		t.Errorf("approvals/nobody.yaml decoded to %+v, want it kept with its problem", a)
+	}
+	delete(got.Approvals, "approvals/nobody.yaml")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the good files decode differently next to bad ones (-want +got):\n%s", diff)
 	}
@@ -185,10 +192,11 @@ func richState(t *testing.T) *State {
 	spec.devImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"}}
 	d := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0)
 	d = Decide(Inputs{Snapshot: spec.build(), State: d.State,
-		Verdicts: map[string]ApprovalVerdict{"dev-to-test-1": {Approver: "alice", At: t0.Add(time.Second)}},
-		Results:  map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: strings.Repeat("c", 40)}},
+		Approvals: map[string]ApprovalCount{"dev-to-test-1": {Needed: 1, Grants: []v1alpha1.ApprovalRecord{
+			{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(time.Second)), Commit: strings.Repeat("a", 40)}}}},
+		Results: map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: strings.Repeat("c", 40)}},
 	}, t0.Add(time.Minute))
-	d.State.Approvals["dev-to-test-1"] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind,
+	d.State.Approvals["approvals/dev-to-test-1/0123456789abcdef-20260101T000000Z-00000000.yaml"] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind,
 		Promotion: "dev-to-test-1", Vector: "acme:v1", ApprovedBy: "Alice <alice@example.com>", ApprovedAt: metav1.NewTime(t0.Add(time.Second))}
 	if len(d.State.Vectors) < 2 || len(d.State.Promotions) < 2 || len(d.State.Stages) != 3 {
 		t.Fatalf("the rich state is not rich: %d vectors, %d promotions, %d stages", len(d.State.Vectors), len(d.State.Promotions), len(d.State.Stages))

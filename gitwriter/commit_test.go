@@ -60,7 +60,7 @@ func TestPromotionMessage(t *testing.T) {
 				t.Errorf("PromotionMessage (-want +got):\n%s", diff)
 			}
 			back, ok := ParseTrailers(got)
-			if !ok || back != tr {
+			if !ok || !cmp.Equal(back, tr) {
 				t.Errorf("trailers do not read back from the message: ok=%v %+v", ok, back)
 			}
 		})

@@ -21,19 +21,39 @@ const (
 
 // Trailers are the facts a promotion commit records about itself.
 type Trailers struct {
-	Promotion  string
-	Sequence   int64
-	Vector     string
-	Source     string
-	Target     string
-	ApprovedBy string
-	ApprovedAt time.Time
+	Promotion string
+	Sequence  int64
+	Vector    string
+	Source    string
+	Target    string
+	// Approvals are the approvers whose approvals the promotion ran on, in
+	// the order they approved: one with a single required approval,
+	// several under spec.approval.minApprovals.
+	Approvals []TrailerApproval
+}
+
+// TrailerApproval is one Approved-by trailer and the Approved-at that
+// follows it.
+type TrailerApproval struct {
+	By string
+	At time.Time
+}
+
+// ApprovedBy lists the approvers' names, in trailer order.
+func (t Trailers) ApprovedBy() []string {
+	by := make([]string, 0, len(t.Approvals))
+	for _, a := range t.Approvals {
+		by = append(by, a.By)
+	}
+	return by
 }
 
 // FormatTrailers renders t as a git trailer block (no surrounding blank
-// lines). Approved-by and Approved-at appear only for approved promotions.
-// Values are flattened to one line, because a newline would end the trailer
-// and let a value forge the next key.
+// lines). Approved-by and Approved-at appear only for approved promotions,
+// as one pair per approver, each Approved-at right after the Approved-by it
+// dates: git keeps repeated keys in order, so the pairs survive
+// interpret-trailers. Values are flattened to one line, because a newline
+// would end the trailer and let a value forge the next key.
 func FormatTrailers(t Trailers) string {
 	var b strings.Builder
 	line := func(key, value string) {
@@ -47,10 +67,13 @@ func FormatTrailers(t Trailers) string {
 	line(TrailerVector, t.Vector)
 	line(TrailerSource, t.Source)
 	line(TrailerTarget, t.Target)
-	if t.ApprovedBy != "" {
-		line(TrailerApprovedBy, t.ApprovedBy)
-		if !t.ApprovedAt.IsZero() {
-			line(TrailerApprovedAt, t.ApprovedAt.UTC().Format(time.RFC3339))
+	for _, a := range t.Approvals {
+		if oneLine(a.By) == "" {
+			continue
+		}
+		line(TrailerApprovedBy, a.By)
+		if !a.At.IsZero() {
+			line(TrailerApprovedAt, a.At.UTC().Format(time.RFC3339))
 		}
 	}
 	return b.String()
@@ -61,7 +84,13 @@ func FormatTrailers(t Trailers) string {
 // when the message names no promotion or a known trailer does not parse, so a
 // hand-written commit is never mistaken for a promotion.
 func ParseTrailers(message string) (Trailers, bool) {
-	fields := trailerBlock(message)
+	lines := trailerBlock(message)
+	fields := map[string]string{}
+	for _, l := range lines {
+		if _, seen := fields[l.key]; !seen {
+			fields[l.key] = l.value
+		}
+	}
 	var t Trailers
 	t.Promotion = fields[strings.ToLower(TrailerPromotion)]
 	if t.Promotion == "" {
@@ -77,22 +106,56 @@ func ParseTrailers(message string) (Trailers, bool) {
 	t.Vector = fields[strings.ToLower(TrailerVector)]
 	t.Source = fields[strings.ToLower(TrailerSource)]
 	t.Target = fields[strings.ToLower(TrailerTarget)]
-	t.ApprovedBy = fields[strings.ToLower(TrailerApprovedBy)]
-	if s, ok := fields[strings.ToLower(TrailerApprovedAt)]; ok {
-		at, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return Trailers{}, false
-		}
-		t.ApprovedAt = at.UTC()
+	approvals, ok := parseApprovals(lines)
+	if !ok {
+		return Trailers{}, false
 	}
+	t.Approvals = approvals
 	return t, true
 }
 
+// parseApprovals pairs each Approved-at with the Approved-by before it. An
+// Approved-at with no approver to date, or two for one, does not parse.
+func parseApprovals(lines []trailerLine) ([]TrailerApproval, bool) {
+	var out []TrailerApproval
+	dated := false
+	for _, l := range lines {
+		switch l.key {
+		case strings.ToLower(TrailerApprovedBy):
+			out = append(out, TrailerApproval{By: l.value})
+			dated = false
+		case strings.ToLower(TrailerApprovedAt):
+			if len(out) == 0 || dated {
+				return nil, false
+			}
+			at, err := time.Parse(time.RFC3339, l.value)
+			if err != nil {
+				return nil, false
+			}
+			out[len(out)-1].At, dated = at.UTC(), true
+		}
+	}
+	return out, true
+}
+
+type trailerLine struct{ key, value string }
+
+// trailerValue is the first value of key in the message's trailer block.
+func trailerValue(message, key string) string {
+	key = strings.ToLower(key)
+	for _, l := range trailerBlock(message) {
+		if l.key == key {
+			return l.value
+		}
+	}
+	return ""
+}
+
 // trailerBlock returns the "Key: value" lines of the message's last
-// paragraph, keys lower-cased (git compares them case-insensitively). The
-// paragraph counts only when every line in it is a trailer, as git requires
-// for trailers it did not write itself.
-func trailerBlock(message string) map[string]string {
+// paragraph in order, keys lower-cased (git compares them
+// case-insensitively). The paragraph counts only when every line in it is a
+// trailer, as git requires for trailers it did not write itself.
+func trailerBlock(message string) []trailerLine {
 	message = strings.TrimRight(strings.ReplaceAll(message, "\r\n", "\n"), " \t\n")
 	paragraph := message
 	if i := strings.LastIndex(message, "\n\n"); i >= 0 {
@@ -101,18 +164,15 @@ func trailerBlock(message string) map[string]string {
 		// A message that is only a subject has no trailers.
 		return nil
 	}
-	fields := map[string]string{}
+	var lines []trailerLine
 	for _, l := range strings.Split(paragraph, "\n") {
 		key, value, ok := strings.Cut(l, ":")
 		if !ok || !isTrailerKey(key) {
 			return nil
 		}
-		key = strings.ToLower(key)
-		if _, seen := fields[key]; !seen {
-			fields[key] = strings.TrimSpace(value)
-		}
+		lines = append(lines, trailerLine{key: strings.ToLower(key), value: strings.TrimSpace(value)})
 	}
-	return fields
+	return lines
 }
 
 func isTrailerKey(key string) bool {

@@ -20,13 +20,19 @@ func TestFormatTrailers(t *testing.T) {
 	}{{
 		name: "approved promotion",
 		in: Trailers{Promotion: "dev-to-prod-7", Sequence: 7, Vector: "shop:2026.3.4-050607000Z",
-			Source: "Stage/dev", Target: "Stage/prod", ApprovedBy: "Jane Doe <jane@example.com>", ApprovedAt: approvedAt},
+			Source: "Stage/dev", Target: "Stage/prod", Approvals: []TrailerApproval{{By: "Jane Doe <jane@example.com>", At: approvedAt}}},
 		want: "Vectorflow-Promotion: dev-to-prod-7\nVectorflow-Sequence: 7\nVectorflow-Vector: shop:2026.3.4-050607000Z\n" +
 			"Vectorflow-Source: Stage/dev\nVectorflow-Target: Stage/prod\n" +
 			"Approved-by: Jane Doe <jane@example.com>\nApproved-at: 2026-03-04T04:06:07Z\n",
 	}, {
+		name: "four eyes: one pair per approver, in order",
+		in: Trailers{Promotion: "p-2", Sequence: 2, Vector: "shop:2", Approvals: []TrailerApproval{
+			{By: "alice", At: approvedAt}, {By: "bob", At: approvedAt.Add(time.Minute)}}},
+		want: "Vectorflow-Promotion: p-2\nVectorflow-Sequence: 2\nVectorflow-Vector: shop:2\n" +
+			"Approved-by: alice\nApproved-at: 2026-03-04T04:06:07Z\nApproved-by: bob\nApproved-at: 2026-03-04T04:07:07Z\n",
+	}, {
 		name: "no approval: no approval trailers",
-		in:   Trailers{Promotion: "p-1", Sequence: 1, Vector: "shop:1", Source: "VectorTemplate/shop", Target: "Stage/dev", ApprovedAt: approvedAt},
+		in:   Trailers{Promotion: "p-1", Sequence: 1, Vector: "shop:1", Source: "VectorTemplate/shop", Target: "Stage/dev", Approvals: []TrailerApproval{{At: approvedAt}}},
 		want: "Vectorflow-Promotion: p-1\nVectorflow-Sequence: 1\nVectorflow-Vector: shop:1\n" +
 			"Vectorflow-Source: VectorTemplate/shop\nVectorflow-Target: Stage/dev\n",
 	}, {
@@ -46,7 +52,9 @@ func TestFormatTrailers(t *testing.T) {
 func TestParseTrailers(t *testing.T) {
 	at := time.Date(2026, 3, 4, 4, 6, 7, 0, time.UTC)
 	full := Trailers{Promotion: "dev-to-prod-7", Sequence: 7, Vector: "shop:1", Source: "Stage/dev",
-		Target: "Stage/prod", ApprovedBy: "jane@example.com", ApprovedAt: at}
+		Target: "Stage/prod", Approvals: []TrailerApproval{{By: "jane@example.com", At: at}}}
+	four := Trailers{Promotion: "dev-to-prod-8", Sequence: 8, Vector: "shop:2",
+		Approvals: []TrailerApproval{{By: "alice", At: at}, {By: "bob", At: at.Add(time.Hour)}}}
 	tests := []struct {
 		name    string
 		message string
@@ -60,7 +68,12 @@ func TestParseTrailers(t *testing.T) {
 		{"a non-trailer line spoils the block", "s\n\nVectorflow-Promotion: p-1\nnot a trailer\n", Trailers{}, false},
 		{"no promotion", "s\n\nSigned-off-by: a <a@b>\n", Trailers{}, false},
 		{"bad sequence", "s\n\nVectorflow-Promotion: p-1\nVectorflow-Sequence: seven\n", Trailers{}, false},
-		{"bad time", "s\n\nVectorflow-Promotion: p-1\nApproved-at: yesterday\n", Trailers{}, false},
+		{"bad time", "s\n\nVectorflow-Promotion: p-1\nApproved-by: a\nApproved-at: yesterday\n", Trailers{}, false},
+		{"four eyes round trip", "s\n\n" + FormatTrailers(four), four, true},
+		{"an approver without a time", "s\n\nVectorflow-Promotion: p-1\nApproved-by: a\nApproved-by: b\nApproved-at: 2026-03-04T04:06:07Z\n",
+			Trailers{Promotion: "p-1", Approvals: []TrailerApproval{{By: "a"}, {By: "b", At: at}}}, true},
+		{"a time with no approver", "s\n\nVectorflow-Promotion: p-1\nApproved-at: 2026-03-04T04:06:07Z\n", Trailers{}, false},
+		{"two times for one approver", "s\n\nVectorflow-Promotion: p-1\nApproved-by: a\nApproved-at: 2026-03-04T04:06:07Z\nApproved-at: 2026-03-04T04:06:07Z\n", Trailers{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,8 +93,9 @@ func TestParseTrailers(t *testing.T) {
 func TestTrailersReadByGit(t *testing.T) {
 	testutil.RequireGit(t)
 	tr := Trailers{Promotion: "dev-to-prod-7", Sequence: 7, Vector: "shop:2026.3.4-050607000Z",
-		Source: "Stage/dev", Target: "Stage/prod", ApprovedBy: "Jane Doe <jane@example.com>",
-		ApprovedAt: time.Date(2026, 3, 4, 4, 6, 7, 0, time.UTC)}
+		Source: "Stage/dev", Target: "Stage/prod", Approvals: []TrailerApproval{
+			{By: "Jane Doe <jane@example.com>", At: time.Date(2026, 3, 4, 4, 6, 7, 0, time.UTC)},
+			{By: "Bob <bob@example.com>", At: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}}}
 	msg := PromotionMessage(Promotion{Vector: tr.Vector, Landscape: "eu", Stage: "prod", Trailers: tr,
 		From: nil, To: nil})
 	cmd := exec.Command("git", "interpret-trailers", "--parse")

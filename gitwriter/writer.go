@@ -521,7 +521,7 @@ func promotionIndex(s *memoryStorage, tip plumbing.Hash, depth int) (map[string]
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", h, err)
 		}
-		if id := trailerBlock(c.Message)[strings.ToLower(TrailerPromotion)]; id != "" {
+		if id := trailerValue(c.Message, TrailerPromotion); id != "" {
 			if _, newer := index[id]; !newer {
 				index[id] = h
 			}

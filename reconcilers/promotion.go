@@ -95,8 +95,12 @@ func NewPromotion(cfg *v1alpha1.VectorPromotionConfig, vector string, sequence i
 	approved := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.ApprovalNotRequiredReason, Message: "approval is not required by VectorPromotionConfig " + cfg.Name}
 	if p.Spec.RequireApproval {
+		msg := "waiting for an approval of " + vector
+		if n := cfg.Spec.Approval.RequiredApprovals(); n > 1 {
+			msg = fmt.Sprintf("waiting for %d approvals of %s by distinct approvers of %s", n, vector, cfg.Name)
+		}
 		approved = metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
-			Reason: v1alpha1.WaitingForApprovalReason, Message: "waiting for an approval of " + vector}
+			Reason: v1alpha1.WaitingForApprovalReason, Message: msg}
 	}
 	setCondition(&p.Status.Conditions, approved, now)
 	p.Status.State = DeriveState(&p)
@@ -111,35 +115,77 @@ type ApprovalResult struct {
 	Transition *Transition
 }
 
-// Approve records approvedBy's grant, at most once. Approving a finished or
-// superseded promotion changes nothing (so a stale approval can never roll
-// the target back), nor does approving an approved one.
+// Approve records approvedBy's grant, at most once: the one approval of a
+// pull request. Approving a finished or superseded promotion changes nothing
+// (so a stale approval can never roll the target back), nor does approving
+// an approved one.
 func Approve(p v1alpha1.VectorPromotion, approvedBy string, now time.Time) (ApprovalResult, error) {
 	if strings.TrimSpace(approvedBy) == "" {
 		return ApprovalResult{Promotion: p}, fmt.Errorf("approve VectorPromotion %s: the approver is empty; name who approves", p.Name)
 	}
-	state := DeriveState(&p)
-	unchanged := func(msg string) (ApprovalResult, error) {
+	if msg, closed := ApprovalClosed(p); closed {
 		return ApprovalResult{Promotion: p, Message: p.Name + " " + msg}, nil
-	}
-	switch {
-	case state == v1alpha1.PromotionSuperseded:
-		return unchanged("is Superseded by a newer promotion; approving it changes nothing")
-	case IsTerminal(state):
-		return unchanged(fmt.Sprintf("is %s, it has finished; approving it changes nothing", state))
-	case p.Status.Approval != nil:
-		return unchanged(fmt.Sprintf("was already approved by %s at %s; nothing changed",
-			p.Status.Approval.ApprovedBy, p.Status.Approval.ApprovedAt.UTC().Format(time.RFC3339)))
-	case !p.Spec.RequireApproval:
-		return unchanged("does not require approval; nothing changed")
-	case state != v1alpha1.PromotionWaiting:
-		return unchanged(fmt.Sprintf("is %s, it has cleared its gates; nothing changed", state))
 	}
 	out := *p.DeepCopy()
 	out.Status.Approval = &v1alpha1.ApprovalRecord{ApprovedBy: approvedBy, ApprovedAt: stamp(now)}
 	tr := transition(&out, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.ApprovedReason, Message: "approved by " + approvedBy}, now)
 	return ApprovalResult{Promotion: out, Changed: true, Message: p.Name + " approved by " + approvedBy, Transition: &tr}, nil
+}
+
+// ApproveAll records the signed approvals of distinct approvers once there
+// are needed of them (spec.approval.minApprovals): status.approvals lists
+// them all, oldest first, and status.approval is the one that completed the
+// count. Like Approve, it changes nothing on a promotion that is closed to
+// approval.
+func ApproveAll(p v1alpha1.VectorPromotion, grants []v1alpha1.ApprovalRecord, needed int, now time.Time) (ApprovalResult, error) {
+	if needed < 1 {
+		needed = 1
+	}
+	if len(grants) < needed {
+		return ApprovalResult{Promotion: p}, fmt.Errorf("approve VectorPromotion %s: %d approvals, %d needed", p.Name, len(grants), needed)
+	}
+	seen := map[string]bool{}
+	names := make([]string, 0, len(grants))
+	for _, g := range grants {
+		if strings.TrimSpace(g.ApprovedBy) == "" || seen[g.ApprovedBy] {
+			return ApprovalResult{Promotion: p}, fmt.Errorf("approve VectorPromotion %s: approvers must be named and distinct, got %q", p.Name, g.ApprovedBy)
+		}
+		seen[g.ApprovedBy] = true
+		names = append(names, g.ApprovedBy)
+	}
+	if msg, closed := ApprovalClosed(p); closed {
+		return ApprovalResult{Promotion: p, Message: p.Name + " " + msg}, nil
+	}
+	out := *p.DeepCopy()
+	out.Status.Approvals = append([]v1alpha1.ApprovalRecord(nil), grants...)
+	completed := grants[needed-1]
+	out.Status.Approval = &completed
+	by := strings.Join(names, ", ")
+	tr := transition(&out, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ApprovedReason, Message: "approved by " + by}, now)
+	return ApprovalResult{Promotion: out, Changed: true, Message: p.Name + " approved by " + by, Transition: &tr}, nil
+}
+
+// ApprovalClosed says why an approval of p would change nothing: it is
+// finished, superseded, already approved, needs no approval, or has cleared
+// its gates. closed is false while p waits for approval.
+func ApprovalClosed(p v1alpha1.VectorPromotion) (msg string, closed bool) {
+	state := DeriveState(&p)
+	switch {
+	case state == v1alpha1.PromotionSuperseded:
+		return "is Superseded by a newer promotion; approving it changes nothing", true
+	case IsTerminal(state):
+		return fmt.Sprintf("is %s, it has finished; approving it changes nothing", state), true
+	case p.Status.Approval != nil:
+		return fmt.Sprintf("was already approved by %s at %s; nothing changed",
+			p.Status.Approval.ApprovedBy, p.Status.Approval.ApprovedAt.UTC().Format(time.RFC3339)), true
+	case !p.Spec.RequireApproval:
+		return "does not require approval; nothing changed", true
+	case state != v1alpha1.PromotionWaiting:
+		return fmt.Sprintf("is %s, it has cleared its gates; nothing changed", state), true
+	}
+	return "", false
 }
 
 // Start moves a Ready (or Blocked, retried) promotion to InProgress. The

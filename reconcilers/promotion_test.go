@@ -77,6 +77,10 @@ func TestNewPromotionSnapshotsTheConfig(t *testing.T) {
 		{"template source, approval overridden on", tmplSource, &v1alpha1.ApprovalPolicy{Required: ptr(true)}, true,
 			metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.WaitingForApprovalReason, Message: "waiting for an approval of app:v1", LastTransitionTime: mt(0)},
 			v1alpha1.PromotionWaiting},
+		{"four eyes say how many approvals", devSource, &v1alpha1.ApprovalPolicy{MinApprovals: ptr[int32](2)}, true,
+			metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.WaitingForApprovalReason,
+				Message: "waiting for 2 approvals of app:v1 by distinct approvers of dev-to-test", LastTransitionTime: mt(0)},
+			v1alpha1.PromotionWaiting},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,8 +38,27 @@ func (in *VectorPromotionConfig) Validate() field.ErrorList {
 	if in.Spec.Approval != nil {
 		errs = append(errs, validateApprovers(in.Spec.Approval.Approvers, spec.Child("approval", "approvers"))...)
 		errs = append(errs, validatePullRequestApproval(in.Spec.Approval.PullRequest, spec.Child("approval", "pullRequest"))...)
+		errs = append(errs, validateMinApprovals(in.Spec.Approval, spec.Child("approval", "minApprovals"))...)
 	}
 	return errs
+}
+
+// validateMinApprovals keeps minApprovals reachable: at least 1 (an approval
+// that needs none is required: false), at most the number of approvers (more
+// would leave every promotion Waiting for good).
+func validateMinApprovals(a *ApprovalPolicy, p *field.Path) field.ErrorList {
+	if a.MinApprovals == nil {
+		return nil
+	}
+	n := *a.MinApprovals
+	switch {
+	case n < 1:
+		return field.ErrorList{field.Invalid(p, int64(n), "must be at least 1; to run promotions without approval set spec.approval.required: false")}
+	case int(n) > len(a.Approvers):
+		return field.ErrorList{field.Invalid(p, int64(n), fmt.Sprintf(
+			"must be at most the number of spec.approval.approvers (%d), or no promotion can ever be approved; add approvers or lower it", len(a.Approvers)))}
+	}
+	return nil
 }
 
 // envNameRE is what a shell accepts as an environment variable name.

@@ -74,9 +74,17 @@ type VectorPromotionStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Approval records the single grant of approval.
+	// Approval is the approval that completed the count: with one approval
+	// required, the only one.
 	// +optional
 	Approval *ApprovalRecord `json:"approval,omitempty"`
+
+	// Approvals are the distinct approvers whose signed approvals of the
+	// promotion's vector count, oldest first: while Waiting, those given so
+	// far; once Approved, those the promotion commit's Approved-by trailers
+	// name.
+	// +optional
+	Approvals []ApprovalRecord `json:"approvals,omitempty"`
 
 	// PromotedStageRef is the Stage a successful promotion wrote to.
 	// +optional
@@ -110,6 +118,10 @@ type PullRequestStatus struct {
 type ApprovalRecord struct {
 	ApprovedBy string      `json:"approvedBy"`
 	ApprovedAt metav1.Time `json:"approvedAt"`
+	// Commit is the state-branch commit, signed by the approver, that added
+	// the approval; empty for a pull-request approval.
+	// +optional
+	Commit string `json:"commit,omitempty"`
 }
 
 // +kubebuilder:object:root=true

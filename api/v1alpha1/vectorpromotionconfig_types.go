@@ -74,12 +74,30 @@ type ApprovalPolicy struct {
 	// +optional
 	Approvers []Approver `json:"approvers,omitempty"`
 
+	// MinApprovals is how many distinct Approvers must each sign an
+	// approval of a promotion's vector before it runs (the four-eyes rule
+	// at 2). Default 1; at most the number of Approvers. It counts signed
+	// approvals only: an approving pull request review (PullRequest) is one
+	// approval on its own, as the forge's branch protection decides.
+	// +optional
+	MinApprovals *int32 `json:"minApprovals,omitempty"`
+
 	// PullRequest makes a review on the target repository's forge the
 	// approval: each promotion that requires approval is pushed to
 	// vectorflow/promote/<config>-<sequence> and opened as a pull request.
 	// Signed approvals from Approvers still count as well.
 	// +optional
 	PullRequest *PullRequestApproval `json:"pullRequest,omitempty"`
+}
+
+// RequiredApprovals is spec.approval.minApprovals with its default, 1; a
+// value below 1 (which Validate rejects) reads as 1, so a broken config never
+// runs a promotion on fewer than one approval.
+func (a *ApprovalPolicy) RequiredApprovals() int {
+	if a == nil || a.MinApprovals == nil || *a.MinApprovals < 1 {
+		return 1
+	}
+	return int(*a.MinApprovals)
 }
 
 // Forges a PullRequestApproval can name.

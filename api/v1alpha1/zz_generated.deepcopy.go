@@ -26,6 +26,11 @@ func (in *ApprovalPolicy) DeepCopyInto(out *ApprovalPolicy) {
 		*out = make([]Approver, len(*in))
 		copy(*out, *in)
 	}
+	if in.MinApprovals != nil {
+		in, out := &in.MinApprovals, &out.MinApprovals
+		*out = new(int32)
+		**out = **in
+	}
 	if in.PullRequest != nil {
 		in, out := &in.PullRequest, &out.PullRequest
 		*out = new(PullRequestApproval)
@@ -927,6 +932,13 @@ func (in *VectorPromotionStatus) DeepCopyInto(out *VectorPromotionStatus) {
 		in, out := &in.Approval, &out.Approval
 		*out = new(ApprovalRecord)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.Approvals != nil {
+		in, out := &in.Approvals, &out.Approvals
+		*out = make([]ApprovalRecord, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.PromotedStageRef != nil {
 		in, out := &in.PromotedStageRef, &out.PromotedStageRef

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ func newAuditCommand() *cobra.Command {
 		stage   string
 		output  string
 		trusted []string
+		strict  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "audit --repo URL [--stage NAME]",
@@ -25,8 +27,12 @@ func newAuditCommand() *cobra.Command {
 		Long: `audit reads the history of each stage's overlay, newest first. For every commit
 it shows the promotion its trailers name (empty for a commit no promotion made),
 whether its signature verifies against a trusted key (the landscape's
-spec.signers, the configs' approvers, and --trust keys), and whether its
-Approved-by names an approver whose signed approval is on the state branch.`,
+spec.signers, the configs' approvers, and --trust keys), and whether the
+approvals on the state branch count for its promotion and vector, judged as
+the controller judges them (spec.approval.minApprovals included). REASON says
+why a commit is NOT VERIFIED: unsigned, unknown key, bad signature, or
+approval missing. With --strict, audit exits non-zero when any commit does not
+verify.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			auth, err := rf.resolve()
@@ -61,26 +67,59 @@ Approved-by names an approver whose signed approval is on the state branch.`,
 				return err
 			}
 			if done, err := printStructured(cmd.OutOrStdout(), output, entries); done {
-				return err
+				if err != nil {
+					return err
+				}
+				return strictResult(strict, entries)
 			}
-			t := &table{header: []string{"COMMIT", "STAGE", "TIME", "PROMOTION", "SEQ", "VECTOR", "APPROVED BY", "SIGNED", "APPROVAL"}}
+			t := &table{header: []string{"COMMIT", "STAGE", "TIME", "PROMOTION", "SEQ", "VECTOR", "APPROVED BY", "SIGNED", "APPROVAL", "REASON"}}
 			for _, e := range entries {
 				seq := "-"
 				if e.Sequence > 0 {
 					seq = strconv.FormatInt(e.Sequence, 10)
 				}
 				t.add(e.Commit[:12], e.Stage, e.Time, orDash(e.Promotion), seq, orDash(e.Vector), orDash(e.ApprovedBy),
-					verdict(e.SignatureVerified, e.Signer), approvalVerdict(e))
+					verdict(e.SignatureVerified, e.Signer), approvalVerdict(e), orDash(e.Reason))
 			}
-			return t.print(cmd.OutOrStdout())
+			if err := t.print(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			return strictResult(strict, entries)
 		},
 	}
 	rf.register(cmd.Flags())
 	rf.registerStateBranch(cmd.Flags())
 	cmd.Flags().StringVar(&stage, "stage", "", "only this stage (`name` or `landscape/name`)")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit non-zero when any commit does not verify (for CI)")
 	cmd.Flags().StringArrayVar(&trusted, "trust", nil, "file holding a public key whose commit signatures count as verified (repeatable)")
 	return cmd
+}
+
+// strictResult is audit --strict's verdict: an error counting the commits
+// that do not verify, by reason.
+func strictResult(strict bool, entries []controller.AuditEntry) error {
+	if !strict {
+		return nil
+	}
+	reasons := map[string]int{}
+	for _, e := range entries {
+		if !e.Verified {
+			reasons[e.Reason]++
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	var parts []string
+	total := 0
+	for _, r := range []string{controller.ReasonUnsigned, controller.ReasonUnknownKey, controller.ReasonBadSignature, controller.ReasonApprovalMissing} {
+		if n := reasons[r]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, r))
+			total += n
+		}
+	}
+	return fmt.Errorf("audit --strict: %d of %d commits do not verify (%s); see the REASON column", total, len(entries), strings.Join(parts, ", "))
 }
 
 func readTrustedKeys(files []string) ([]gitwriter.TrustedKey, error) {

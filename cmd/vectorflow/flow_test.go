@@ -47,14 +47,17 @@ func TestPromotionFlow(t *testing.T) {
 		t.Fatalf("dev-to-test-3 promotes %s, want dev's new vector %s", got, second)
 	}
 
-	// An approval signed by a key the config does not trust is refused.
-	// (Only new approval files may be added to the state branch, so
-	// mallory's goes to another waiting promotion than alice's.)
-	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.mallory, "--as", "Mallory <mallory@example.com>")
+	// An approval signed by a key the config does not trust is refused:
+	// approve itself refuses it, and a file mallory adds with git is
+	// refused by the controller.
+	if out, err := f.cliE("approve", "dev-to-test-3", "--signing-key", f.mallory, "--as", "Mallory <mallory@example.com>"); err == nil {
+		t.Fatalf("approve with an untrusted key succeeded:\n%s", out)
+	}
+	f.pushApprovalFile(t, f.mallory, "approvals/dev-to-test-3/mallory.yaml", approvalYAML("dev-to-test-3", second))
 	f.run(t)
 	ps = f.promotions(t)
-	wantState(t, ps, "dev-to-test-2", v1alpha1.PromotionWaiting)
-	if c := condition(ps["dev-to-test-2"], v1alpha1.ApprovedCondition); c.Reason != controller.ApprovalRefusedReason ||
+	wantState(t, ps, "dev-to-test-3", v1alpha1.PromotionWaiting)
+	if c := condition(ps["dev-to-test-3"], v1alpha1.ApprovedCondition); c.Reason != controller.ApprovalRefusedReason ||
 		!strings.Contains(c.Message, "not one of the approvers") {
 		t.Fatalf("untrusted approval: Approved condition %+v, want ApprovalRefused naming the untrusted key", c)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -178,6 +179,14 @@ func promotionsTable(s *controller.State) ([]v1alpha1.VectorPromotion, *table) {
 		approvedBy := "-"
 		if p.Status.Approval != nil {
 			approvedBy = p.Status.Approval.ApprovedBy
+		}
+		if len(p.Status.Approvals) > 1 || (len(p.Status.Approvals) == 1 && p.Status.Approval == nil) {
+			// Every counted approver, also while more are needed.
+			names := make([]string, 0, len(p.Status.Approvals))
+			for _, a := range p.Status.Approvals {
+				names = append(names, a.ApprovedBy)
+			}
+			approvedBy = strings.Join(names, ",")
 		}
 		t.add(p.Name, p.Spec.VectorPromotionConfigName, strconv.FormatInt(p.Spec.Sequence, 10), p.Spec.Vector,
 			p.Spec.Target.Landscape+"/"+p.Spec.Target.Name, string(reconcilers.DeriveState(&p)), approvedBy, lastReason(p.Status.Conditions))
