@@ -319,3 +319,27 @@ func TestRecordHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestConflictsMakeAConfigNotReady: a config on a cycle or sharing its
+// target creates nothing, on its own or by `vectorflow promote`, and says
+// why on its Ready condition; it recovers when the conflict is gone.
+func TestConflictsMakeAConfigNotReady(t *testing.T) {
+	w := newWorld(tmplSource, "dev-vector:v2", "dev-vector:v1")
+	w.in.Conflicts = []string{"spec.target: Invalid value: \"test/test\": Stage test-stage in Landscape test is also the target of VectorPromotionConfig hotfix"}
+	plan := w.pass(t, at(0))
+	if len(plan.Create) != 0 {
+		t.Errorf("created %v while in conflict", names(plan.Create))
+	}
+	want := &metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: ConfigConflictReason,
+		Message: w.in.Conflicts[0], ObservedGeneration: 1, LastTransitionTime: mt(0)}
+	if diff := cmp.Diff(want, findCondition(plan.Status.Conditions, ReadyCondition)); diff != "" {
+		t.Errorf("Ready (-want +got):\n%s", diff)
+	}
+	if _, err := Promote(w.in, at(time.Minute)); err == nil || !strings.Contains(err.Error(), "also the target of VectorPromotionConfig hotfix") {
+		t.Errorf("promote while in conflict: %v", err)
+	}
+	w.in.Conflicts = nil
+	if plan := w.pass(t, at(2*time.Minute)); len(plan.Create) != 1 {
+		t.Errorf("after the conflict is resolved: created %v", names(plan.Create))
+	}
+}

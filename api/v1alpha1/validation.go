@@ -39,7 +39,24 @@ func (in *VectorPromotionConfig) Validate() field.ErrorList {
 		errs = append(errs, validateApprovers(in.Spec.Approval.Approvers, spec.Child("approval", "approvers"))...)
 		errs = append(errs, validatePullRequestApproval(in.Spec.Approval.PullRequest, spec.Child("approval", "pullRequest"))...)
 	}
+	errs = append(errs, validateSomeoneCanApprove(in)...)
 	return errs
+}
+
+// validateSomeoneCanApprove refuses a config whose promotions wait for an
+// approval nobody can give: they would pile up Waiting forever. Only the
+// config's own approvers and its pull-request review can approve.
+func validateSomeoneCanApprove(in *VectorPromotionConfig) field.ErrorList {
+	if _, known := approvalRequiredByDefault(in.Spec.Source.Kind); !known || !in.RequireApproval() {
+		return nil
+	}
+	if a := in.Spec.Approval; a != nil && (len(a.Approvers) > 0 || a.PullRequest != nil) {
+		return nil
+	}
+	return field.ErrorList{field.Required(field.NewPath("spec", "approval", "approvers"),
+		"promotions of this config wait for an approval (spec.approval.required is true, the default for a Stage source) "+
+			"that nobody can give: "+
+			"list the approvers (name and publicKey), set spec.approval.pullRequest, or set spec.approval.required: false")}
 }
 
 // envNameRE is what a shell accepts as an environment variable name.
