@@ -3,9 +3,16 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 // TestRevertedPromotionIsOfferedAgain: a person reverts a promotion commit
@@ -64,4 +71,33 @@ func promotionStates(ps map[string]v1alpha1.VectorPromotion) map[string]v1alpha1
 		out[n] = p.Status.State
 	}
 	return out
+}
+
+// TestConfigsTableSaysWhyDriftIsLeftAlone: get configs shows the Drift
+// message when the config leaves a drift to a person, and Ready's otherwise.
+func TestConfigsTableSaysWhyDriftIsLeftAlone(t *testing.T) {
+	ready := metav1.Condition{Type: reconcilers.ReadyCondition, Status: metav1.ConditionTrue, Reason: reconcilers.ResolvedReason, Message: "resolve"}
+	drift := func(reason string) metav1.Condition {
+		return metav1.Condition{Type: reconcilers.DriftCondition, Status: metav1.ConditionTrue, Reason: reason, Message: "drift: " + reason}
+	}
+	tests := []struct {
+		conds []metav1.Condition
+		want  string
+	}{
+		{[]metav1.Condition{ready, drift(reconcilers.TargetChangedByHandReason)}, "drift: " + reconcilers.TargetChangedByHandReason},
+		{[]metav1.Condition{ready, drift(reconcilers.FailedNotRetriedReason)}, "drift: " + reconcilers.FailedNotRetriedReason},
+		{[]metav1.Condition{ready, drift(reconcilers.PromotionOfferedReason)}, "resolve"},
+	}
+	for _, tt := range tests {
+		cfg := &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: "latest-to-dev"},
+			Spec: v1alpha1.VectorPromotionConfigSpec{Source: v1alpha1.SourceReference{Kind: v1alpha1.VectorTemplateKind, Name: "acme"},
+				Target: v1alpha1.StageReference{Kind: v1alpha1.StageKind, Name: "dev", Landscape: "dev"}}}
+		state := controller.NewState()
+		state.Configs["latest-to-dev"] = &v1alpha1.VectorPromotionConfig{ObjectMeta: cfg.ObjectMeta,
+			Status: v1alpha1.VectorPromotionConfigStatus{Conditions: tt.conds}}
+		_, table := configsTable(&source.Snapshot{Configs: map[string]*v1alpha1.VectorPromotionConfig{"latest-to-dev": cfg}}, state, time.Now())
+		if diff := cmp.Diff(tt.want, table.rows[0][len(table.rows[0])-1]); diff != "" {
+			t.Errorf("message (-want +got):\n%s", diff)
+		}
+	}
 }
