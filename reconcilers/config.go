@@ -327,7 +327,7 @@ func (p *configPass) judgeDrift() driftVerdict {
 		// Approval is the human gate: offering the vector again after a
 		// revert overrides nobody.
 		v.offer = true
-	case p.lastSuccess().Promotion == tried.Promotion:
+	case p.lastSuccess() == tried:
 		v.reason = TargetChangedByHandReason
 		v.message += fmt.Sprintf("; promotion %s wrote it and the target was changed since by someone else: "+
 			"it is not promoted again on its own, which would undo that change; vectorflow promote --config %s applies it again",
@@ -375,14 +375,14 @@ func (p *configPass) lastExecutionOf(vector string) *v1alpha1.PromotionRecord {
 	return nil
 }
 
-// lastSuccess is the newest succeeded record; the zero record if none.
-func (p *configPass) lastSuccess() v1alpha1.PromotionRecord {
-	for _, r := range p.plan.Status.PromotionHistory {
+// lastSuccess is the newest succeeded history record, nil if none.
+func (p *configPass) lastSuccess() *v1alpha1.PromotionRecord {
+	for i, r := range p.plan.Status.PromotionHistory {
 		if r.State == v1alpha1.PromotionSucceeded {
-			return r
+			return &p.plan.Status.PromotionHistory[i]
 		}
 	}
-	return v1alpha1.PromotionRecord{}
+	return nil
 }
 
 func (p *configPass) updateDelayLeft() time.Duration {

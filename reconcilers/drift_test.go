@@ -110,6 +110,11 @@ func TestDriftRules(t *testing.T) {
 				record(b, 2, succeeded, v1alpha1.PromotionSucceededReason, -24*time.Hour),
 				record(a, 1, succeeded, v1alpha1.PromotionSucceededReason, -48*time.Hour)},
 			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: PromotionOfferedReason},
+		{name: "a name reused after a reset is another execution", source: a, target: b,
+			history: []v1alpha1.PromotionRecord{
+				record(b, 1, succeeded, v1alpha1.PromotionSucceededReason, -24*time.Hour),
+				record(a, 1, succeeded, v1alpha1.PromotionSucceededReason, -48*time.Hour)},
+			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: PromotionOfferedReason},
 		{name: "the newest execution of the vector counts: failed, then succeeded by hand, then reverted", source: a, target: o,
 			history: []v1alpha1.PromotionRecord{
 				record(a, 2, succeeded, v1alpha1.PromotionSucceededReason, -24*time.Hour),
