@@ -19,12 +19,15 @@ type VectorPromotionConfigSpec struct {
 	// Target is the Stage the vector is promoted to.
 	Target StageReference `json:"target"`
 
-	// TTLAfterFinished is how long a finished promotion is kept. Default 24h.
+	// TTLAfterFinished is how long a finished promotion is kept, unless it
+	// is one of the newest KeepLastPromotions. Default 24h.
 	// +optional
 	TTLAfterFinished *metav1.Duration `json:"ttlAfterFinished,omitempty"`
 
-	// KeepLastPromotions caps how many finished promotions are kept, so an
-	// aggressive TTL cannot erase the audit trail. Default 10.
+	// KeepLastPromotions is how many of the newest finished promotions (by
+	// sequence) are kept whatever their age, so an aggressive TTL cannot
+	// erase the audit trail; older finished ones go once their TTL has
+	// passed. Default 10.
 	// +optional
 	KeepLastPromotions *int32 `json:"keepLastPromotions,omitempty"`
 
