@@ -290,6 +290,14 @@ func (p *configPass) promoteOnDrift() {
 	p.setDrift(p.judgeDrift())
 }
 
+func (p *configPass) updateDelayLeft() time.Duration {
+	d := p.in.Config.Spec.UpdateDelay
+	if d == nil || d.Duration <= 0 {
+		return 0
+	}
+	return d.Duration - p.now.Sub(p.plan.Status.SourceVectorSince.Time)
+}
+
 // driftVerdict is what the config does about the source's vector.
 type driftVerdict struct {
 	drift           bool
@@ -383,14 +391,6 @@ func (p *configPass) lastSuccess() *v1alpha1.PromotionRecord {
 		}
 	}
 	return nil
-}
-
-func (p *configPass) updateDelayLeft() time.Duration {
-	d := p.in.Config.Spec.UpdateDelay
-	if d == nil || d.Duration <= 0 {
-		return 0
-	}
-	return d.Duration - p.now.Sub(p.plan.Status.SourceVectorSince.Time)
 }
 
 // create allocates the next sequence (above the status and every existing
