@@ -349,6 +349,9 @@ spec:
 			}
 			fmt.Fprintf(&configs, "---\napiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata:\n  name: %s\nspec:\n  source:\n%s\n  target:\n    kind: Stage\n    name: %s\n    landscape: %s\n",
 				benchConfig(n, l), src, stage, l)
+			if i > 0 { // a Stage source waits for an approval: someone must be able to give it
+				configs.WriteString("  approval:\n    approvers:\n      - name: alice\n        publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBIKmQETi40xtnnFdhUcbxbea0XwaqKrvfMa/IPBVZrx alice@example.com\n")
+			}
 		}
 	}
 	files["vectorflow/landscapes.yaml"] = landscapes.String()

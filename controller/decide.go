@@ -191,6 +191,7 @@ func (d *Decision) promote(snap *source.Snapshot, config, vector string, now tim
 	plan, err := reconcilers.Promote(reconcilers.ConfigInput{
 		Config:       c,
 		Missing:      missingReferences(snap, &c),
+		Conflicts:    configConflicts(snap)[config],
 		Source:       offered,
 		TargetVector: targetVector(snap, &c),
 		Promotions:   promotions,
@@ -415,6 +416,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, now time.Time, prune 
 	for _, p := range d.State.Promotions {
 		byConfig[p.Spec.VectorPromotionConfigName] = append(byConfig[p.Spec.VectorPromotionConfigName], *p)
 	}
+	conflicts := configConflicts(snap)
 	for _, name := range sortedKeys(snap.Configs) {
 		cfg := *snap.Configs[name].DeepCopy()
 		if st := d.State.Configs[name]; st != nil {
@@ -423,6 +425,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, now time.Time, prune 
 		in := reconcilers.ConfigInput{
 			Config:       cfg,
 			Missing:      missingReferences(snap, &cfg),
+			Conflicts:    conflicts[name],
 			Source:       d.sourceState(&cfg),
 			TargetVector: targetVector(snap, &cfg),
 			Promotions:   byConfig[name],
@@ -492,6 +495,22 @@ func (d *Decision) sourceState(cfg *v1alpha1.VectorPromotionConfig) reconcilers.
 		}
 	}
 	return reconcilers.SourceState{}
+}
+
+// configConflicts are the problems configs have together (a cycle, a
+// shared target stage), by config: `validate` reports the same.
+func configConflicts(snap *source.Snapshot) map[string][]string {
+	configs := make([]*v1alpha1.VectorPromotionConfig, 0, len(snap.Configs))
+	for _, c := range snap.Configs {
+		configs = append(configs, c)
+	}
+	out := map[string][]string{}
+	for name, errs := range v1alpha1.ValidateConfigs(configs, nil) {
+		for _, e := range errs {
+			out[name] = append(out[name], e.Error())
+		}
+	}
+	return out
 }
 
 func targetVector(snap *source.Snapshot, cfg *v1alpha1.VectorPromotionConfig) string {

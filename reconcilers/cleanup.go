@@ -17,12 +17,13 @@ type CleanupPlan struct {
 	RequeueAfter time.Duration
 }
 
-// Cleanup deletes finished promotions (Succeeded, Failed, Superseded) two-fold:
-// once their spec.ttlAfterFinished has elapsed since they finished (the
-// Succeeded condition's lastTransitionTime; at exactly the TTL they go), and
-// beyond the newest keepLast of them by sequence, oldest first, whatever
-// their age. Waiting, Ready, Blocked and InProgress promotions are never
-// deleted: the approval queue is its own backpressure.
+// Cleanup deletes finished promotions (Succeeded, Failed, Superseded) whose
+// spec.ttlAfterFinished has elapsed since they finished (the Succeeded
+// condition's lastTransitionTime; at exactly the TTL they go), except the
+// newest keepLast of them by sequence, which stay whatever their age: an
+// aggressive TTL cannot erase the audit trail. Waiting, Ready, Blocked and
+// InProgress promotions are never deleted and do not count: the approval
+// queue is its own backpressure.
 func Cleanup(promotions []v1alpha1.VectorPromotion, keepLast int, now time.Time) CleanupPlan {
 	var plan CleanupPlan
 	ps := make([]*v1alpha1.VectorPromotion, len(promotions))
@@ -37,9 +38,14 @@ func Cleanup(promotions []v1alpha1.VectorPromotion, keepLast int, now time.Time)
 		if !IsTerminal(state) {
 			continue
 		}
-		expiry := finishedAt(p).Add(p.Spec.TTLAfterFinished.Duration)
-		if kept < keepLast && now.Before(expiry) {
+		if kept < keepLast {
+			// It leaves the newest keepLast only when a newer one
+			// finishes, which is a pass of its own: no requeue.
 			kept++
+			continue
+		}
+		expiry := finishedAt(p).Add(p.Spec.TTLAfterFinished.Duration)
+		if now.Before(expiry) {
 			plan.RequeueAfter = minRequeue(plan.RequeueAfter, expiry.Sub(now))
 			continue
 		}

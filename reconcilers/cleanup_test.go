@@ -39,21 +39,31 @@ func TestCleanup(t *testing.T) {
 		want       []string
 		requeue    time.Duration
 	}{
-		{"one second before the ttl", []v1alpha1.VectorPromotion{withTTL(promo(1, false, succeededCond(0)), h)}, 10, h - time.Second, nil, time.Second},
-		{"exactly at the ttl", []v1alpha1.VectorPromotion{withTTL(promo(1, false, succeededCond(0)), h)}, 10, h, []string{"dev-to-test-1"}, 0},
+		{"one second before the ttl", []v1alpha1.VectorPromotion{withTTL(promo(1, false, succeededCond(0)), h)}, 0, h - time.Second, nil, time.Second},
+		{"exactly at the ttl", []v1alpha1.VectorPromotion{withTTL(promo(1, false, succeededCond(0)), h)}, 0, h, []string{"dev-to-test-1"}, 0},
 		{"ttl counts from the terminal transition, per state", []v1alpha1.VectorPromotion{
 			withTTL(promo(1, false, failedCond(-2*h)), h),
 			withTTL(promo(2, true, waitingCond(), supersededCond(-30*time.Minute)), h),
 			withTTL(promo(3, false, cond(v1alpha1.SucceededCondition, metav1.ConditionFalse, v1alpha1.PromotionTimedOutReason, -h)), h),
-		}, 10, 0, []string{"dev-to-test-1", "dev-to-test-3"}, 30 * time.Minute},
-		{"keep=0 deletes every finished one", finished(3), 0, 0, []string{"dev-to-test-1", "dev-to-test-2", "dev-to-test-3"}, 0},
-		{"keep=1 keeps the newest by sequence", finished(3), 1, 0, []string{"dev-to-test-1", "dev-to-test-2"}, 997 * h},
-		{"N = keep deletes nothing", finished(3), 3, 0, nil, 997 * h},
-		{"N = keep+1 deletes the oldest", finished(4), 3, 0, []string{"dev-to-test-1"}, 996 * h},
-		{"expired ones do not count towards keep", append(finished(2), withTTL(promo(3, false, succeededCond(-2*h)), h)), 2, 0,
+		}, 0, 0, []string{"dev-to-test-1", "dev-to-test-3"}, 30 * time.Minute},
+		{"keep=0: only the ttl deletes", finished(3), 0, 0, nil, 997 * h},
+		{"keep=0: every expired one goes", finished(3), 0, 999 * h, []string{"dev-to-test-1", "dev-to-test-2", "dev-to-test-3"}, 0},
+		{"the newest keep stay past their ttl", finished(3), 2, 2000 * h, []string{"dev-to-test-1"}, 0},
+		{"keep is by sequence, not by finish time", []v1alpha1.VectorPromotion{
+			withTTL(promo(1, false, succeededCond(0)), h),
+			withTTL(promo(2, false, failedCond(-2*h)), h),
+		}, 1, 3 * h, []string{"dev-to-test-1"}, 0},
+		{"an aggressive ttl cannot erase the audit trail", []v1alpha1.VectorPromotion{
+			withTTL(promo(1, false, succeededCond(-h)), 0),
+			withTTL(promo(2, false, failedCond(-h)), 0),
+			withTTL(promo(3, true, waitingCond(), supersededCond(-h)), 0),
+		}, 10, 0, nil, 0},
+		{"beyond keep the unexpired stay until their ttl", append(finished(3), withTTL(promo(4, false, succeededCond(-2*h)), h)), 1, 0,
+			nil, 997 * h},
+		{"beyond keep, expired, oldest first", append(finished(2), withTTL(promo(3, false, succeededCond(-2*h)), h), withTTL(promo(4, false, succeededCond(0)), h)), 1, 0,
 			[]string{"dev-to-test-3"}, 998 * h},
 		{"non-terminal are never deleted", nonTerminal, 0, 0, nil, 0},
-		{"non-terminal do not count towards keep", append(finished(2), nonTerminal...), 2, 0, nil, 998 * h},
+		{"non-terminal do not count towards keep", append(finished(3), nonTerminal...), 2, 2000 * h, []string{"dev-to-test-1"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,11 +83,12 @@ func TestCleanup(t *testing.T) {
 
 func TestCleanupInConfigPass(t *testing.T) {
 	// A promotion that times out in this pass is finished now: with keep=0
-	// it is deleted in the same pass, and the plan does not also update it.
+	// and a zero TTL it is deleted in the same pass, and the plan does not
+	// also update it.
 	w := newWorld(devSource, "app:2026.7.1-000000000Z", "app:v0")
 	w.in.Config.Spec.KeepLastPromotions = ptr(int32(0))
 	w.in.Config.Status.Sequence = 1
-	w.in.Promotions = []v1alpha1.VectorPromotion{promo(1, false, approvedCond(), runningCond(0))}
+	w.in.Promotions = []v1alpha1.VectorPromotion{withTTL(promo(1, false, approvedCond(), runningCond(0)), 0)}
 	plan := ReconcileConfig(w.in, at(6*time.Minute))
 	if diff := cmp.Diff([]string{"dev-to-test-1"}, plan.Delete); diff != "" {
 		t.Errorf("delete (-want +got):\n%s", diff)

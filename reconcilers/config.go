@@ -16,13 +16,32 @@ import (
 const (
 	ReadyCondition         = "Ready"
 	UpdateDelayedCondition = "UpdateDelayed"
+	// DriftCondition is True while the target names another vector than
+	// the source offers; its reason says what the config does about it.
+	DriftCondition = "Drift"
 
 	ResolvedReason          = "Resolved"
 	SourceNotFoundReason    = "SourceNotFound"
 	TargetNotFoundReason    = "TargetNotFound"
 	LandscapeNotFoundReason = "LandscapeNotFound"
 	InvalidSpecReason       = "InvalidSpec"
-	UpdateDelayedReason     = "UpdateDelayed"
+	// ConfigConflictReason: the config is on a cycle of configs, or shares
+	// its target stage with another config (see ConfigInput.Conflicts).
+	ConfigConflictReason = "ConfigConflict"
+	UpdateDelayedReason  = "UpdateDelayed"
+
+	// Reasons of the Drift condition.
+	InSyncReason         = "InSync"
+	NoSourceVectorReason = "NoSourceVector"
+	// PromotionOfferedReason: a promotion of the source's vector is open.
+	PromotionOfferedReason = "PromotionOffered"
+	// FailedNotRetriedReason: the config's last promotion of the source's
+	// vector failed; only `vectorflow promote` tries it again.
+	FailedNotRetriedReason = "FailedNotRetried"
+	// TargetChangedByHandReason: the config promoted the source's vector,
+	// and the target was changed since by someone else; an automatic
+	// config does not undo that on its own.
+	TargetChangedByHandReason = "TargetChangedByHand"
 )
 
 var errNoVector = errors.New("the source offers no vector yet")
@@ -81,6 +100,9 @@ type ConfigInput struct {
 	Source  SourceState
 	// TargetVector is the vector the target stage's overlay names ("" if none).
 	TargetVector string
+	// Conflicts are problems this config has with other configs (a cycle,
+	// a shared target stage): the config is not Ready while there are any.
+	Conflicts []string
 	// Promotions are all promotions the config owns, in any order.
 	Promotions []v1alpha1.VectorPromotion
 }
@@ -111,14 +133,14 @@ func (p *ConfigPlan) Changed() bool {
 }
 
 // Drift is whether the target lags the source: the source offers a vector
-// the target does not run.
+// the target does not name now.
 func Drift(sourceVector, targetVector string) bool {
 	return sourceVector != "" && sourceVector != targetVector
 }
 
 // ReconcileConfig is one pass over a config: Ready condition, source
-// observation, drift (with updateDelay and one promotion per source vector),
-// scheduling, aggregate status and cleanup, in that order.
+// observation, drift (with updateDelay and the rules of promoteOnDrift),
+// scheduling, aggregate status, promotion history and cleanup, in that order.
 func ReconcileConfig(in ConfigInput, now time.Time) ConfigPlan {
 	p := newConfigPass(&in, now)
 	p.checkReferences()
@@ -143,6 +165,7 @@ func Promote(in ConfigInput, now time.Time) (ConfigPlan, error) {
 	p.observeSource()
 	removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
 	p.create()
+	p.setDrift(p.judgeDrift())
 	p.finish()
 	return p.plan, nil
 }
@@ -159,12 +182,16 @@ type configPass struct {
 }
 
 func newConfigPass(in *ConfigInput, now time.Time) *configPass {
-	return &configPass{
+	p := &configPass{
 		in: in, now: now,
 		plan:       ConfigPlan{Status: *in.Config.Status.DeepCopy()},
 		promotions: in.Promotions,
 		created:    map[string]bool{},
 	}
+	// Executions finished since the last pass are history before drift is
+	// judged: a failure recorded now is not retried in this very pass.
+	p.plan.Status.PromotionHistory = RecordHistory(p.plan.Status.PromotionHistory, in.Promotions)
+	return p
 }
 
 // checkReferences sets the Ready condition from the spec and the references.
@@ -175,6 +202,8 @@ func (p *configPass) checkReferences() {
 	if problems := validateSpec(&cfg.Spec); len(problems) > 0 {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, InvalidSpecReason, strings.Join(problems, "; ")
 		p.noSource = true
+	} else if len(p.in.Conflicts) > 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ConfigConflictReason, strings.Join(p.in.Conflicts, "; ")
 	} else if missing := sortedMissing(p.in.Missing); len(missing) > 0 {
 		msgs := make([]string, len(missing))
 		for i, m := range missing {
@@ -195,6 +224,7 @@ func (p *configPass) checkReferences() {
 // the clock; a target outage does not.
 func (p *configPass) observeSource() {
 	st := &p.plan.Status
+	st.TargetVector = p.in.TargetVector
 	vector := p.in.Source.Vector
 	if p.noSource || vector == "" {
 		st.SourceVector, st.SourceVectorSince = "", nil
@@ -212,15 +242,32 @@ func (p *configPass) observeSource() {
 	st.SourceVector, st.SourceVectorSince = vector, &since
 }
 
-// promoteOnDrift creates a promotion of the source's vector when the target
-// lags, the vector has no promotion yet (in any state: a failed one is not
-// recreated) and it has been current for the whole updateDelay.
+// promoteOnDrift offers a candidate for the source's vector when the target
+// does not name it now, unless
+//   - a promotion of it is open (not finished): it is the candidate;
+//   - the config's last execution of it failed: a failure is not retried on
+//     its own (`vectorflow promote` makes a fresh candidate);
+//   - the config's last execution of it succeeded, nothing this config
+//     promoted since, and the config is automatic: the target was changed
+//     by someone else since, and re-promoting would undo that. A config that
+//     requires approval offers a candidate: the approver decides.
+//
+// The history of executions is the config's status.promotionHistory, not the
+// promotions, which ttlAfterFinished deletes. A due candidate also waits for
+// updateDelay. The Drift condition says which rule applies.
 func (p *configPass) promoteOnDrift() {
-	vector := p.in.Source.Vector
-	if p.notReady != nil || !Drift(vector, p.in.TargetVector) || p.hasPromotionOf(vector) {
+	if p.notReady != nil {
 		removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
+		removeCondition(&p.plan.Status.Conditions, DriftCondition)
 		return
 	}
+	v := p.judgeDrift()
+	if !v.offer {
+		removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
+		p.setDrift(v)
+		return
+	}
+	vector := p.in.Source.Vector
 	if left := p.updateDelayLeft(); left > 0 {
 		delay := p.in.Config.Spec.UpdateDelay.Duration
 		until := p.plan.Status.SourceVectorSince.Add(delay)
@@ -234,10 +281,13 @@ func (p *configPass) promoteOnDrift() {
 				vector, until.UTC().Format(time.RFC3339), delay),
 		}, p.now)
 		p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, left)
+		v.reason, v.message = UpdateDelayedReason, v.message+"; a candidate is offered once updateDelay has passed"
+		p.setDrift(v)
 		return
 	}
 	removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
 	p.create()
+	p.setDrift(p.judgeDrift())
 }
 
 func (p *configPass) updateDelayLeft() time.Duration {
@@ -248,13 +298,99 @@ func (p *configPass) updateDelayLeft() time.Duration {
 	return d.Duration - p.now.Sub(p.plan.Status.SourceVectorSince.Time)
 }
 
-func (p *configPass) hasPromotionOf(vector string) bool {
+// driftVerdict is what the config does about the source's vector.
+type driftVerdict struct {
+	drift           bool
+	reason, message string
+	// offer: a new candidate is due (after updateDelay).
+	offer bool
+}
+
+// judgeDrift applies promoteOnDrift's rules. Its messages name vectors and
+// promotions only, never times, so a steady state writes nothing.
+func (p *configPass) judgeDrift() driftVerdict {
+	src, tgt := p.in.Source.Vector, p.in.TargetVector
+	switch {
+	case src == "":
+		return driftVerdict{reason: NoSourceVectorReason, message: "the source offers no vector yet"}
+	case !Drift(src, tgt):
+		return driftVerdict{reason: InSyncReason, message: "the target names vector " + src + ", which the source offers"}
+	}
+	v := driftVerdict{drift: true, reason: PromotionOfferedReason,
+		message: fmt.Sprintf("the source offers vector %s, the target names %s", src, orNone(tgt))}
+	if open := p.openPromotionOf(src); open != "" {
+		v.message += "; promotion " + open + " offers it"
+		return v
+	}
+	config := p.in.Config.Name
+	tried := p.lastExecutionOf(src)
+	switch {
+	case tried == nil:
+		v.offer = true
+	case tried.State != v1alpha1.PromotionSucceeded:
+		v.reason = FailedNotRetriedReason
+		v.message += fmt.Sprintf("; promotion %s of it failed (%s) and is not retried on its own: "+
+			"vectorflow promote --config %s makes a fresh candidate", tried.Promotion, tried.Reason, config)
+	case RequireApproval(&p.in.Config.Spec):
+		// Approval is the human gate: offering the vector again after a
+		// revert overrides nobody.
+		v.offer = true
+	case p.lastSuccess() == tried:
+		v.reason = TargetChangedByHandReason
+		v.message += fmt.Sprintf("; promotion %s wrote it and the target was changed since by someone else: "+
+			"it is not promoted again on its own, which would undo that change; vectorflow promote --config %s applies it again",
+			tried.Promotion, config)
+	default:
+		// The config promoted another vector since, and the source came
+		// back to this one: that is new drift.
+		v.offer = true
+	}
+	return v
+}
+
+func (p *configPass) setDrift(v driftVerdict) {
+	status := metav1.ConditionFalse
+	if v.drift {
+		status = metav1.ConditionTrue
+	}
+	setCondition(&p.plan.Status.Conditions, metav1.Condition{Type: DriftCondition, Status: status,
+		Reason: v.reason, Message: v.message, ObservedGeneration: p.in.Config.Generation}, p.now)
+}
+
+// openPromotionOf names the newest promotion of vector that is not finished
+// ("" if none).
+func (p *configPass) openPromotionOf(vector string) string {
+	var open *v1alpha1.VectorPromotion
 	for i := range p.promotions {
-		if p.promotions[i].Spec.Vector == vector {
-			return true
+		q := &p.promotions[i]
+		if q.Spec.Vector == vector && !IsTerminal(DeriveState(q)) && (open == nil || q.Spec.Sequence > open.Spec.Sequence) {
+			open = q
 		}
 	}
-	return false
+	if open == nil {
+		return ""
+	}
+	return open.Name
+}
+
+// lastExecutionOf is the newest history record of vector, nil if none.
+func (p *configPass) lastExecutionOf(vector string) *v1alpha1.PromotionRecord {
+	for i, r := range p.plan.Status.PromotionHistory {
+		if r.Vector == vector {
+			return &p.plan.Status.PromotionHistory[i]
+		}
+	}
+	return nil
+}
+
+// lastSuccess is the newest succeeded history record, nil if none.
+func (p *configPass) lastSuccess() *v1alpha1.PromotionRecord {
+	for i, r := range p.plan.Status.PromotionHistory {
+		if r.State == v1alpha1.PromotionSucceeded {
+			return &p.plan.Status.PromotionHistory[i]
+		}
+	}
+	return nil
 }
 
 // create allocates the next sequence (above the status and every existing
@@ -287,6 +423,9 @@ func (p *configPass) finish() {
 
 	p.plan.Status.LastPromotionConditions, p.plan.Status.LastSuccessfulPromotionConditions =
 		AggregateStatus(sched.Promotions, p.plan.Status)
+	// Before cleanup: a promotion that finished in this pass (timed out)
+	// and is deleted in it is still remembered.
+	p.plan.Status.PromotionHistory = RecordHistory(p.plan.Status.PromotionHistory, sched.Promotions)
 
 	cleanup := Cleanup(sched.Promotions, keepLast(&cfg.Spec), p.now)
 	p.plan.Delete = cleanup.Delete
@@ -325,11 +464,17 @@ func (p *configPass) finish() {
 // sameStatus compares by hand: reflection (equality.Semantic) was most of a
 // steady pass's cost.
 func sameStatus(a, b *v1alpha1.VectorPromotionConfigStatus) bool {
-	return a.Sequence == b.Sequence && a.SourceVector == b.SourceVector &&
+	return a.Sequence == b.Sequence && a.SourceVector == b.SourceVector && a.TargetVector == b.TargetVector &&
 		sameTime(a.SourceVectorSince, b.SourceVectorSince) && a.ObservedGeneration == b.ObservedGeneration &&
+		slices.EqualFunc(a.PromotionHistory, b.PromotionHistory, sameRecord) &&
 		sameConditions(a.Conditions, b.Conditions) &&
 		sameConditions(a.LastPromotionConditions, b.LastPromotionConditions) &&
 		sameConditions(a.LastSuccessfulPromotionConditions, b.LastSuccessfulPromotionConditions)
+}
+
+func sameRecord(a, b v1alpha1.PromotionRecord) bool {
+	return a.Vector == b.Vector && a.Promotion == b.Promotion && a.Sequence == b.Sequence &&
+		a.State == b.State && a.Reason == b.Reason && a.FinishedAt.Equal(&b.FinishedAt)
 }
 
 func sameTime(a, b *metav1.Time) bool {

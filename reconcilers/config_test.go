@@ -239,34 +239,6 @@ func TestReconcileConfigCreatesOnDrift(t *testing.T) {
 	})
 }
 
-// One promotion per (config, source vector), in any state.
-func TestOnePromotionPerVector(t *testing.T) {
-	for _, existing := range []v1alpha1.VectorPromotion{
-		promo(1, true, waitingCond()),
-		promo(1, true, approvedCond()),
-		promo(1, true, approvedCond(), blockedCond(0)),
-		promo(1, true, approvedCond(), failedCond(0)),
-		promo(1, true, waitingCond(), supersededCond(0)),
-		promo(1, true, approvedCond(), cond(v1alpha1.SucceededCondition, metav1.ConditionFalse, v1alpha1.PromotionTimedOutReason, 0)),
-		promo(1, true, approvedCond(), succeededCond(0)),
-	} {
-		t.Run(string(existing.Status.State)+"/"+existing.Status.Conditions[len(existing.Status.Conditions)-1].Reason, func(t *testing.T) {
-			w := newWorld(devSource, existing.Spec.Vector, "app:v0")
-			w.in.Config.Status.Sequence = 1
-			w.in.Promotions = []v1alpha1.VectorPromotion{existing}
-			for i := range 3 {
-				plan := w.pass(t, at(time.Duration(i)*time.Minute))
-				if len(plan.Create) != 0 {
-					t.Fatalf("pass %d created %v for a vector that already has a promotion", i, names(plan.Create))
-				}
-			}
-			if got := len(w.in.Promotions); got != 1 {
-				t.Errorf("%d promotions, want 1", got)
-			}
-		})
-	}
-}
-
 // A new source vector makes a new candidate even while an older one waits.
 func TestNewSourceVectorWhileOlderWaits(t *testing.T) {
 	w := newWorld(devSource, "app:v1", "app:v0")
@@ -496,6 +468,7 @@ func TestReconcileConfigIgnoresInputOrder(t *testing.T) {
 	var first ConfigPlan
 	permute(len(set), func(order []int) {
 		in := newWorld(devSource, "app:2026.7.9-000000000Z", "app:v0").in
+		in.Config.Spec.KeepLastPromotions = ptr(int32(1))
 		in.Config.Status.Sequence = 5
 		for _, i := range order {
 			in.Promotions = append(in.Promotions, set[i])

@@ -8,10 +8,12 @@
 //   - AssembleVector turns a VectorTemplate (and its base chain) plus the
 //     registry's resolved versions into at most one new immutable Vector.
 //   - ReconcileConfig decides everything a VectorPromotionConfig owns: its
-//     Ready and UpdateDelayed conditions, drift, the promotions to create,
+//     Ready, UpdateDelayed and Drift conditions, the promotions to create,
 //     the scheduling of its promotions (SchedulePromotions), cleanup
-//     (Cleanup) and the aggregate status (AggregateStatus). Promote is the
-//     manual `vectorflow promote`.
+//     (Cleanup), the aggregate status (AggregateStatus) and the history of
+//     finished executions (RecordHistory), which drift consults instead of
+//     the promotions cleanup deletes. Promote is the manual
+//     `vectorflow promote`.
 //   - The VectorPromotion executor uses Start, Complete, Approve and
 //     ReconcilePromotion; the state is always DeriveState of the conditions.
 //

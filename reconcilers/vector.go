@@ -97,7 +97,7 @@ func ResolveComponents(template string, templates map[string]v1alpha1.VectorTemp
 			switch {
 			case c.Name == "":
 				return nil, fmt.Errorf("VectorTemplate %s: spec.components[%d].name is empty", t.Name, j)
-			case c.Version == "":
+			case c.Version == "" && !picksByPolicy(c):
 				return nil, fmt.Errorf("VectorTemplate %s: spec.components[%d] %q has no version", t.Name, j, c.Name)
 			case seen[c.Name]:
 				return nil, fmt.Errorf("VectorTemplate %s: spec.components lists %q twice; keep one", t.Name, c.Name)
@@ -146,7 +146,7 @@ func resolvedComponents(template string, specs []v1alpha1.ComponentSpec, resolve
 	for _, s := range specs {
 		version, ok := resolved[s.Name]
 		if !ok {
-			if s.Policy == v1alpha1.PolicyAlphabetical || s.Policy == v1alpha1.PolicyNumerical {
+			if picksByPolicy(s) {
 				return nil, fmt.Errorf("VectorTemplate %s: component %q picks its tag by policy %s and was not resolved; resolve it against the registry first",
 					template, s.Name, s.Policy)
 			}
@@ -176,7 +176,13 @@ func resolvedComponents(template string, specs []v1alpha1.ComponentSpec, resolve
 // NeedsRegistry reports whether a component's version is picked from the
 // registry's tags (a range or a tag policy) rather than written out.
 func NeedsRegistry(s v1alpha1.ComponentSpec) bool {
-	return s.Policy == v1alpha1.PolicyAlphabetical || s.Policy == v1alpha1.PolicyNumerical || isVersionRange(s.Version)
+	return picksByPolicy(s) || isVersionRange(s.Version)
+}
+
+// picksByPolicy: an alphabetical or numerical policy picks among the tags
+// that pass filterTags, as Flux's ImagePolicy does; it has no version.
+func picksByPolicy(s v1alpha1.ComponentSpec) bool {
+	return s.Policy == v1alpha1.PolicyAlphabetical || s.Policy == v1alpha1.PolicyNumerical
 }
 
 // isVersionRange tells a semver range (">=1.2.0 <2.0.0", "1.4.x", "^1.2")

@@ -68,6 +68,13 @@ func TestResolveComponents(t *testing.T) {
 			`VectorTemplate x: spec.components[0].name is empty`},
 		{"empty version", "x", templates(template("x", "", comp("a", ""))), nil,
 			`VectorTemplate x: spec.components[0] "a" has no version`},
+		{"a tag policy needs no version", "x", templates(template("x", "",
+			v1alpha1.ComponentSpec{Name: "a", Policy: v1alpha1.PolicyNumerical},
+			v1alpha1.ComponentSpec{Name: "b", Policy: v1alpha1.PolicyAlphabetical, FilterTags: &v1alpha1.TagFilter{Pattern: "^main-"}})),
+			[]v1alpha1.ComponentSpec{{Name: "a", Policy: v1alpha1.PolicyNumerical},
+				{Name: "b", Policy: v1alpha1.PolicyAlphabetical, FilterTags: &v1alpha1.TagFilter{Pattern: "^main-"}}}, ""},
+		{"semver policy needs a version", "x", templates(template("x", "", v1alpha1.ComponentSpec{Name: "a", Policy: v1alpha1.PolicySemver})), nil,
+			`VectorTemplate x: spec.components[0] "a" has no version`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

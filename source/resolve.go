@@ -210,12 +210,23 @@ func baseCycle(templates map[string]*v1alpha1.VectorTemplate, start string) []st
 	return nil
 }
 
-// resolveConfigs checks every config's source and target exist.
+// resolveConfigs checks every config's source and target exist, and that
+// the configs can work together (no cycle, one config per target stage).
 func (r *resolver) resolveConfigs() {
+	configs := make([]*v1alpha1.VectorPromotionConfig, 0, len(r.snap.Configs))
+	for _, c := range r.snap.Configs {
+		configs = append(configs, c)
+	}
+	conflicts := v1alpha1.ValidateConfigs(configs, func(name string) string {
+		return fmt.Sprintf("%s (%s)", name, r.files[v1alpha1.VectorPromotionConfigKind+"/"+name])
+	})
 	for _, o := range r.snap.Objects {
 		c, ok := o.Value.(*v1alpha1.VectorPromotionConfig)
 		if !ok {
 			continue
+		}
+		for _, e := range conflicts[c.Name] {
+			r.problem(o, e.Field, e.ErrorBody())
 		}
 		src := c.Spec.Source
 		switch src.Kind {

@@ -67,6 +67,8 @@ func writeLargeRepository(b *testing.B, landscapes, stagesPer int) string {
 			source := "kind: VectorTemplate\n    name: app"
 			if s > 0 {
 				source = fmt.Sprintf("kind: Stage\n    name: stage-%03d\n    landscape: %s", s-1, land)
+				// A Stage source waits for an approval: someone must be able to give it.
+				source += "\n  approval:\n    approvers:\n      - name: alice\n        publicKey: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBIKmQETi40xtnnFdhUcbxbea0XwaqKrvfMa/IPBVZrx alice@example.com"
 			}
 			fmt.Fprintf(&configs, "---\napiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata:\n  name: %s-%s\nspec:\n  source:\n    %s\n  target:\n    kind: Stage\n    name: %s\n    landscape: %s\n  ttlAfterFinished: 12h\n",
 				land, stage, source, stage, land)

@@ -26,8 +26,10 @@ func TestValidateMinApprovals(t *testing.T) {
 			"must be at least 1; to run promotions without approval set spec.approval.required: false")}},
 		{name: "negative", approvers: two, min: ptr[int32](-2), want: field.ErrorList{field.Invalid(path, int64(-2),
 			"must be at least 1; to run promotions without approval set spec.approval.required: false")}},
-		{name: "one without approvers", min: ptr[int32](1), want: field.ErrorList{field.Invalid(path, int64(1),
-			"must be at most the number of spec.approval.approvers (0), or no promotion can ever be approved; add approvers or lower it")}},
+		// One fault, one error: the missing approvers, not the count.
+		{name: "one without approvers", min: ptr[int32](1), want: field.ErrorList{field.Required(specPath.Child("approval", "approvers"),
+			"promotions of this config wait for an approval (spec.approval.required is true, the default for a Stage source) "+
+				"that nobody can give: list the approvers (name and publicKey), set spec.approval.pullRequest, or set spec.approval.required: false")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

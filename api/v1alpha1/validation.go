@@ -40,6 +40,7 @@ func (in *VectorPromotionConfig) Validate() field.ErrorList {
 		errs = append(errs, validatePullRequestApproval(in.Spec.Approval.PullRequest, spec.Child("approval", "pullRequest"))...)
 		errs = append(errs, validateMinApprovals(in.Spec.Approval, spec.Child("approval", "minApprovals"))...)
 	}
+	errs = append(errs, validateSomeoneCanApprove(in)...)
 	return errs
 }
 
@@ -54,11 +55,28 @@ func validateMinApprovals(a *ApprovalPolicy, p *field.Path) field.ErrorList {
 	switch {
 	case n < 1:
 		return field.ErrorList{field.Invalid(p, int64(n), "must be at least 1; to run promotions without approval set spec.approval.required: false")}
-	case int(n) > len(a.Approvers):
+	case len(a.Approvers) > 0 && int(n) > len(a.Approvers):
+		// Without approvers, validateSomeoneCanApprove says what is missing.
 		return field.ErrorList{field.Invalid(p, int64(n), fmt.Sprintf(
 			"must be at most the number of spec.approval.approvers (%d), or no promotion can ever be approved; add approvers or lower it", len(a.Approvers)))}
 	}
 	return nil
+}
+
+// validateSomeoneCanApprove refuses a config whose promotions wait for an
+// approval nobody can give: they would pile up Waiting forever. Only the
+// config's own approvers and its pull-request review can approve.
+func validateSomeoneCanApprove(in *VectorPromotionConfig) field.ErrorList {
+	if _, known := approvalRequiredByDefault(in.Spec.Source.Kind); !known || !in.RequireApproval() {
+		return nil
+	}
+	if a := in.Spec.Approval; a != nil && (len(a.Approvers) > 0 || a.PullRequest != nil) {
+		return nil
+	}
+	return field.ErrorList{field.Required(field.NewPath("spec", "approval", "approvers"),
+		"promotions of this config wait for an approval (spec.approval.required is true, the default for a Stage source) "+
+			"that nobody can give: "+
+			"list the approvers (name and publicKey), set spec.approval.pullRequest, or set spec.approval.required: false")}
 }
 
 // envNameRE is what a shell accepts as an environment variable name.

@@ -89,8 +89,9 @@ func validConfig() *VectorPromotionConfig {
 	return &VectorPromotionConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "dev-to-test"},
 		Spec: VectorPromotionConfigSpec{
-			Source: SourceReference{Kind: StageKind, Name: "dev", Landscape: "dev"},
-			Target: StageReference{Kind: StageKind, Name: "test", Landscape: "test"},
+			Source:   SourceReference{Kind: StageKind, Name: "dev", Landscape: "dev"},
+			Target:   StageReference{Kind: StageKind, Name: "test", Landscape: "test"},
+			Approval: &ApprovalPolicy{Required: ptr(false)},
 		},
 	}
 }
@@ -191,6 +192,29 @@ func TestVectorPromotionConfigValidate(t *testing.T) {
 			field.Invalid(specPath.Child("keepLastPromotions"), int64(-1), nonNegative),
 			field.Invalid(specPath.Child("ttlAfterFinished"), "-1s", nonNegative),
 			field.Invalid(specPath.Child("updateDelay"), "-1h30m0s", nonNegative),
+		},
+	}, {
+		name: "approval required and nobody to give it",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Source = SourceReference{Kind: VectorTemplateKind, Name: "acme"}
+			c.Spec.Approval = &ApprovalPolicy{Required: ptr(true)}
+		},
+		want: field.ErrorList{field.Required(approversPath, "promotions of this config wait for an approval "+
+			"(spec.approval.required is true, the default for a Stage source) that nobody can give: list the approvers (name and publicKey), "+
+			"set spec.approval.pullRequest, or set spec.approval.required: false")},
+	}, {
+		name: "approval required by default for a stage source, and nobody to give it",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Approval = nil
+			c.Default()
+		},
+		want: field.ErrorList{field.Required(approversPath, "promotions of this config wait for an approval "+
+			"(spec.approval.required is true, the default for a Stage source) that nobody can give: list the approvers (name and publicKey), "+
+			"set spec.approval.pullRequest, or set spec.approval.required: false")},
+	}, {
+		name: "approval by an approver or by a pull request is enough",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Approval = &ApprovalPolicy{Approvers: []Approver{{Name: "alice", PublicKey: keys.sshPublic}}}
 		},
 	}, {
 		name: "approver without name, duplicate name",

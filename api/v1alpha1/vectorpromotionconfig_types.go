@@ -19,12 +19,15 @@ type VectorPromotionConfigSpec struct {
 	// Target is the Stage the vector is promoted to.
 	Target StageReference `json:"target"`
 
-	// TTLAfterFinished is how long a finished promotion is kept. Default 24h.
+	// TTLAfterFinished is how long a finished promotion is kept, unless it
+	// is one of the newest KeepLastPromotions. Default 24h.
 	// +optional
 	TTLAfterFinished *metav1.Duration `json:"ttlAfterFinished,omitempty"`
 
-	// KeepLastPromotions caps how many finished promotions are kept, so an
-	// aggressive TTL cannot erase the audit trail. Default 10.
+	// KeepLastPromotions is how many of the newest finished promotions (by
+	// sequence) are kept whatever their age, so an aggressive TTL cannot
+	// erase the audit trail; older finished ones go once their TTL has
+	// passed. Default 10.
 	// +optional
 	KeepLastPromotions *int32 `json:"keepLastPromotions,omitempty"`
 
@@ -177,6 +180,20 @@ type VectorPromotionConfigStatus struct {
 	// +optional
 	SourceVectorSince *metav1.Time `json:"sourceVectorSince,omitempty"`
 
+	// TargetVector is the vector the target stage's overlay named when last
+	// observed. Drift is SourceVector differing from it; the Drift condition
+	// says what the config does about it.
+	// +optional
+	TargetVector string `json:"targetVector,omitempty"`
+
+	// PromotionHistory are the source vectors this config has tried to
+	// promote, one record per finished execution (Succeeded or Failed),
+	// newest first, at most MaxPromotionHistory. It outlives the promotions,
+	// which ttlAfterFinished deletes, so a vector that failed is not retried
+	// on its own and one a person reverted is not silently re-promoted.
+	// +optional
+	PromotionHistory []PromotionRecord `json:"promotionHistory,omitempty"`
+
 	// LastPromotionConditions mirrors the conditions of the newest promotion.
 	// +optional
 	LastPromotionConditions []metav1.Condition `json:"lastPromotionConditions,omitempty"`
@@ -192,6 +209,25 @@ type VectorPromotionConfigStatus struct {
 
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// MaxPromotionHistory bounds status.promotionHistory: the oldest records
+// beyond it are dropped.
+const MaxPromotionHistory = 50
+
+// PromotionRecord is one finished execution of a config's promotion.
+type PromotionRecord struct {
+	// Vector is the source vector the promotion wrote (or tried to).
+	Vector string `json:"vector"`
+	// Promotion is the VectorPromotion's name, Sequence its sequence.
+	Promotion string `json:"promotion"`
+	Sequence  int64  `json:"sequence"`
+	// State is Succeeded or Failed, Reason the Succeeded condition's reason
+	// (PromotionSucceeded, PromotionFailed, PromotionTimedOut, ...).
+	State  PromotionState `json:"state"`
+	Reason string         `json:"reason,omitempty"`
+	// FinishedAt is when the promotion finished.
+	FinishedAt metav1.Time `json:"finishedAt"`
 }
 
 // +kubebuilder:object:root=true

@@ -249,6 +249,11 @@ func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]
 				msg += fmt.Sprintf("; %s left", max(left, 0))
 			}
 		}
+		// A drift the config leaves alone needs a person: say why.
+		if d := meta.FindStatusCondition(c.Status.Conditions, reconcilers.DriftCondition); d != nil && ready == string(metav1.ConditionTrue) &&
+			(d.Reason == reconcilers.FailedNotRetriedReason || d.Reason == reconcilers.TargetChangedByHandReason) {
+			msg = d.Message
+		}
 		t.add(c.Name, src, c.Spec.Target.Landscape+"/"+c.Spec.Target.Name, strconv.FormatInt(c.Status.Sequence, 10),
 			orDash(c.Status.SourceVector), ready, msg)
 	}

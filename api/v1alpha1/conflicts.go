@@ -1,0 +1,109 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ValidateConfigs reports what a set of VectorPromotionConfigs cannot do
+// together, by config name, each at spec.target:
+//
+//   - a cycle of configs (dev → test → dev, of any length): every config on
+//     it would promote the vector it received back, downgrading a stage in
+//     one pass; the message names every config of the cycle in order;
+//   - two or more configs targeting one stage: their promotions do not
+//     supersede each other and would overwrite each other's vector.
+//
+// describe names a config in messages (with its file, say); nil uses the
+// name. Each config must be valid on its own (Validate).
+func ValidateConfigs(configs []*VectorPromotionConfig, describe func(name string) string) map[string]field.ErrorList {
+	if describe == nil {
+		describe = func(name string) string { return name }
+	}
+	sorted := slices.Clone(configs)
+	slices.SortFunc(sorted, func(a, b *VectorPromotionConfig) int { return strings.Compare(a.Name, b.Name) })
+	out := map[string]field.ErrorList{}
+	target := field.NewPath("spec", "target")
+
+	byTarget := map[string][]*VectorPromotionConfig{}
+	fromStage := map[string][]*VectorPromotionConfig{} // configs by source stage
+	for _, c := range sorted {
+		t := stageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
+		byTarget[t] = append(byTarget[t], c)
+		if c.Spec.Source.Kind == StageKind {
+			s := stageKey(c.Spec.Source.Landscape, c.Spec.Source.Name)
+			fromStage[s] = append(fromStage[s], c)
+		}
+	}
+	for _, c := range sorted {
+		t := c.Spec.Target
+		if others := byTarget[stageKey(t.Landscape, t.Name)]; len(others) > 1 {
+			var names []string
+			for _, o := range others {
+				if o != c {
+					names = append(names, "VectorPromotionConfig "+describe(o.Name))
+				}
+			}
+			out[c.Name] = append(out[c.Name], field.Invalid(target, t.Landscape+"/"+t.Name, fmt.Sprintf(
+				"Stage %s in Landscape %s is also the target of %s; a stage takes its promotions from one config, "+
+					"or they overwrite each other's vector: remove one or point its spec.target at another stage",
+				t.Name, t.Landscape, strings.Join(names, ", "))))
+		}
+		if cycle := configCycle(c, fromStage); cycle != nil {
+			steps := make([]string, len(cycle))
+			for i, cc := range cycle {
+				steps[i] = fmt.Sprintf("VectorPromotionConfig %s (%s/%s → %s/%s)", describe(cc.Name),
+					cc.Spec.Source.Landscape, cc.Spec.Source.Name, cc.Spec.Target.Landscape, cc.Spec.Target.Name)
+			}
+			out[c.Name] = append(out[c.Name], field.Invalid(target, t.Landscape+"/"+t.Name, fmt.Sprintf(
+				"the configs form a cycle: %s, and back; each would promote the vector it received to where it "+
+					"came from, rolling a stage back: remove one of them or point its spec.target out of the cycle",
+				strings.Join(steps, " → "))))
+		}
+	}
+	return out
+}
+
+// configCycle is the shortest cycle of configs through c, starting with c
+// (c, then configs from c's target stage on, back to c's source stage), or
+// nil. Breadth-first over configs sorted by name, so it is deterministic.
+func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromotionConfig) []*VectorPromotionConfig {
+	if c.Spec.Source.Kind != StageKind {
+		return nil // nothing promotes into a template
+	}
+	start := stageKey(c.Spec.Source.Landscape, c.Spec.Source.Name)
+	first := stageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
+	// via[stage] is the config that reached stage first.
+	via := map[string]*VectorPromotionConfig{first: c}
+	queue := []string{first}
+	for len(queue) > 0 {
+		stage := queue[0]
+		queue = queue[1:]
+		if stage == start {
+			var path []*VectorPromotionConfig
+			for s := start; ; {
+				cc := via[s]
+				path = append(path, cc)
+				if cc == c {
+					break
+				}
+				s = stageKey(cc.Spec.Source.Landscape, cc.Spec.Source.Name)
+			}
+			slices.Reverse(path)
+			return path
+		}
+		for _, next := range fromStage[stage] {
+			t := stageKey(next.Spec.Target.Landscape, next.Spec.Target.Name)
+			if _, seen := via[t]; !seen {
+				via[t] = next
+				queue = append(queue, t)
+			}
+		}
+	}
+	return nil
+}
+
+func stageKey(landscape, name string) string { return landscape + "/" + name }

@@ -1,0 +1,233 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// TestFailedPromotionIsNotRetriedAfterTheTTL: latest-to-dev (automatic,
+// keepLastPromotions 0, ttlAfterFinished 1m) fails for good because the
+// remote refuses the push. Once cleanup has deleted the failed promotion,
+// the config does not try the vector again on its own: it remembers it in
+// status.promotionHistory and says so on its Drift condition.
+func TestFailedPromotionIsNotRetriedAfterTheTTL(t *testing.T) {
+	dir := quickstartWithShortTTL(t)
+	// A non-bare repository refuses a push to its checked-out branch.
+	testutil.Git(t, dir, nil, "init", "-q", "-b", "main")
+	testutil.Git(t, dir, nil, "add", "-A")
+	testutil.Git(t, dir, nil, "commit", "-qm", "acme")
+	clock := &testClock{start: time.Now()}
+	c := driftController(t, dir, nil, clock)
+	ctx := context.Background()
+	if _, err := c.RunUntilStable(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(dir, source.Auth{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := readDriftState(t, repo)
+	p := state.Promotions["latest-to-dev-1"]
+	if p == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionFailed {
+		t.Fatalf("latest-to-dev-1 is %+v, want Failed", p)
+	}
+	vector := p.Spec.Vector
+
+	for i := 1; i <= 3; i++ {
+		clock.advance(2 * time.Minute)
+		if _, err := c.RunUntilStable(ctx, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state = readDriftState(t, repo)
+	if _, ok := state.Promotions["latest-to-dev-1"]; ok {
+		t.Fatal("latest-to-dev-1 is still there past its TTL with keepLastPromotions 0")
+	}
+	for name, p := range state.Promotions {
+		if p.Spec.VectorPromotionConfigName == "latest-to-dev" {
+			t.Errorf("the failed vector was tried again on its own: %s (%s) promotes %s", name, reconcilers.DeriveState(p), p.Spec.Vector)
+		}
+	}
+	cfg := state.Configs["latest-to-dev"]
+	if h := cfg.Status.PromotionHistory; len(h) != 1 || h[0].Promotion != "latest-to-dev-1" || h[0].Vector != vector || h[0].State != v1alpha1.PromotionFailed {
+		t.Errorf("promotion history %+v, want latest-to-dev-1 Failed", h)
+	}
+	if d := meta.FindStatusCondition(cfg.Status.Conditions, reconcilers.DriftCondition); d == nil ||
+		d.Reason != reconcilers.FailedNotRetriedReason || !strings.Contains(d.Message, "vectorflow promote --config latest-to-dev") {
+		t.Errorf("Drift %+v, want %s", d, reconcilers.FailedNotRetriedReason)
+	}
+}
+
+// TestRevertedPromotionIsNotUndoneAfterTheTTL: latest-to-dev (automatic,
+// keepLastPromotions 0, ttlAfterFinished 1m) promotes a vector to dev, a
+// person reverts the promotion commit, and cleanup deletes the promotion.
+// The config does not re-promote the vector on its own, which would undo
+// the revert; its Drift condition says so and names both vectors.
+func TestRevertedPromotionIsNotUndoneAfterTheTTL(t *testing.T) {
+	testutil.RequireGit(t)
+	dir := quickstartWithShortTTL(t)
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, dir, "main", "acme.git")
+	url := srv.HTTPURL("acme.git")
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	clock := &testClock{start: time.Now()}
+	c := driftController(t, url, auth, clock)
+	ctx := context.Background()
+	if _, err := c.RunUntilStable(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(url, auth(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := readDriftState(t, repo).Promotions["latest-to-dev-1"]
+	if p == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionSucceeded {
+		t.Fatalf("latest-to-dev-1 is %+v, want Succeeded", p)
+	}
+	vector := p.Spec.Vector
+
+	clone := t.TempDir()
+	testutil.Git(t, clone, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials("acme.git"), ".")
+	testutil.Git(t, clone, nil, "revert", "--no-edit", p.Status.Commit)
+	testutil.Git(t, clone, nil, "push", "-q", "origin", "main")
+	reverted := strings.TrimSpace(testutil.Git(t, clone, nil, "rev-parse", "HEAD"))
+
+	for i := 1; i <= 3; i++ {
+		clock.advance(2 * time.Minute)
+		if _, err := c.RunUntilStable(ctx, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := readDriftState(t, repo)
+	if _, ok := state.Promotions["latest-to-dev-1"]; ok {
+		t.Fatal("latest-to-dev-1 is still there past its TTL with keepLastPromotions 0")
+	}
+	for name, p := range state.Promotions {
+		if p.Spec.VectorPromotionConfigName == "latest-to-dev" {
+			t.Errorf("the reverted vector was promoted again on its own: %s (%s) promotes %s", name, reconcilers.DeriveState(p), p.Spec.Vector)
+		}
+	}
+	testutil.Git(t, clone, nil, "fetch", "-q", "origin")
+	if log := testutil.Git(t, clone, nil, "log", "--format=%H %s", reverted+"..origin/main", "--", "apps/overlays/dev"); strings.TrimSpace(log) != "" {
+		t.Errorf("dev was written after the revert:\n%s", log)
+	}
+	cfg := state.Configs["latest-to-dev"]
+	if cfg.Status.SourceVector != vector || cfg.Status.TargetVector == vector || cfg.Status.TargetVector == "" {
+		t.Errorf("status names source %q and target %q; want %s and the vector the revert restored", cfg.Status.SourceVector, cfg.Status.TargetVector, vector)
+	}
+	d := meta.FindStatusCondition(cfg.Status.Conditions, reconcilers.DriftCondition)
+	if d == nil || d.Reason != reconcilers.TargetChangedByHandReason || !strings.Contains(d.Message, vector) ||
+		!strings.Contains(d.Message, "names "+cfg.Status.TargetVector) || !strings.Contains(d.Message, "vectorflow promote --config latest-to-dev") {
+		t.Errorf("Drift %+v, want %s naming %s and what dev names now", d, reconcilers.TargetChangedByHandReason, vector)
+	}
+}
+
+type testClock struct {
+	start time.Time
+	skew  atomic.Int64
+}
+
+func (c *testClock) now() time.Time          { return c.start.Add(time.Duration(c.skew.Load())) }
+func (c *testClock) advance(d time.Duration) { c.skew.Add(int64(d)) }
+
+// quickstartWithShortTTL is the quickstart with latest-to-dev keeping no
+// finished promotion past a one-minute TTL.
+func quickstartWithShortTTL(t *testing.T) string {
+	t.Helper()
+	dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
+	file := filepath.Join(dir, "vectorflow", "promotions.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := "    name: dev\n    landscape: dev\n---\n"
+	if !strings.Contains(string(data), target) {
+		t.Fatal("the quickstart's latest-to-dev changed; update this test")
+	}
+	changed := strings.Replace(string(data), target, "    name: dev\n    landscape: dev\n  keepLastPromotions: 0\n  ttlAfterFinished: 1m\n---\n", 1)
+	if err := os.WriteFile(file, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func driftController(t *testing.T, url string, auth func(string) source.Auth, clock *testClock) *Controller {
+	t.Helper()
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{URL: url, Branch: "main", Writer: w, Auth: auth, Clock: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func readDriftState(t *testing.T, repo *source.Repository) *State {
+	t.Helper()
+	_, _, state, err := ReadState(context.Background(), repo, DefaultStateBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+// TestDecideReportsConfigConflicts: a config added that closes a cycle
+// (prod → dev) and shares dev with latest-to-dev makes every config
+// involved not Ready, naming the others; none of them creates a promotion,
+// and those outside the conflict carry on.
+func TestDecideReportsConfigConflicts(t *testing.T) {
+	snap := defaultSnapshotSpec().build()
+	snap.Configs["prod-to-dev"] = newConfig("prod-to-dev", v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: "prod", Landscape: "prod"}, "dev")
+	d := Decide(Inputs{Snapshot: snap, State: NewState()}, t0)
+	want := map[string][]string{
+		"latest-to-dev": {"is also the target of VectorPromotionConfig prod-to-dev"},
+		"prod-to-dev":   {"is also the target of VectorPromotionConfig latest-to-dev", "cycle: VectorPromotionConfig prod-to-dev (prod/prod → dev/dev) → VectorPromotionConfig dev-to-test (dev/dev → test/test) → VectorPromotionConfig test-to-prod (test/test → prod/prod)"},
+		"dev-to-test":   {"cycle: VectorPromotionConfig dev-to-test (dev/dev → test/test)"},
+		"test-to-prod":  {"cycle: VectorPromotionConfig test-to-prod (test/test → prod/prod)"},
+	}
+	for name, says := range want {
+		c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, reconcilers.ReadyCondition)
+		if c == nil || c.Status != "False" || c.Reason != reconcilers.ConfigConflictReason {
+			t.Errorf("%s: Ready %+v, want False/%s", name, c, reconcilers.ConfigConflictReason)
+			continue
+		}
+		for _, s := range says {
+			if !strings.Contains(c.Message, s) {
+				t.Errorf("%s: Ready message %q does not say %q", name, c.Message, s)
+			}
+		}
+	}
+	if len(d.State.Promotions) != 0 {
+		t.Errorf("configs in conflict created promotions: %v", sortedKeys(d.State.Promotions))
+	}
+	// Without prod-to-dev, everything is Ready again.
+	delete(snap.Configs, "prod-to-dev")
+	d = Decide(Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
+	for name := range snap.Configs {
+		if c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, reconcilers.ReadyCondition); c == nil || c.Status != "True" {
+			t.Errorf("%s after the conflict is gone: Ready %+v", name, c)
+		}
+	}
+	if _, ok := d.State.Promotions["latest-to-dev-1"]; !ok {
+		t.Errorf("latest-to-dev did not promote once the conflict was gone: %v", sortedKeys(d.State.Promotions))
+	}
+}
