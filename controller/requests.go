@@ -62,7 +62,8 @@ type RequestVerdict struct {
 
 // judgeRequests checks every file under requests/ at tip: it must be a
 // PromotionRequest for the config its directory names, added in a commit
-// signed by one of that config's approvers.
+// signed by one of that config's approvers or by a trusted state signer (the
+// operator of an automatic config, which has no approvers, may ask too).
 func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, files map[string][]byte, tip plumbing.Hash) ([]RequestVerdict, error) {
 	var paths []string
 	for _, p := range sortedKeys(files) {
@@ -79,7 +80,7 @@ func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, f
 	}
 	verdicts := make([]RequestVerdict, 0, len(paths))
 	for _, p := range paths {
-		v, err := judgeRequest(s, snap, tip, p, files[p])
+		v, err := judgeRequest(s, snap, tip, p, files[p], c.trust.signers)
 		if err != nil {
 			return nil, err
 		}
@@ -88,7 +89,7 @@ func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, f
 	return verdicts, nil
 }
 
-func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbing.Hash, file string, data []byte) (RequestVerdict, error) {
+func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbing.Hash, file string, data []byte, stateSigners *gitwriter.Verifier) (RequestVerdict, error) {
 	v := RequestVerdict{Path: file}
 	dir := strings.TrimPrefix(path.Dir(file), requestsDir+"/")
 	if path.Ext(file) != ".yaml" || strings.Contains(dir, "/") || dir == requestsDir {
@@ -112,9 +113,13 @@ func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumb
 	if err != nil {
 		return v, err
 	}
+	if who, err := stateSigners.VerifyCommit(commit); err == nil {
+		v.Requester = who
+		return v, nil
+	}
 	verifier, err := approversVerifier(cfg)
 	if err != nil {
-		v.Refusal = err.Error()
+		v.Refusal = fmt.Sprintf("the request commit %s is not signed by a trusted state signer, and %v", shortCommit(commit.Hash), err)
 		return v, nil
 	}
 	who, err := verifier.VerifyCommit(commit)
@@ -134,7 +139,7 @@ func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumb
 // approversVerifier trusts the approvers of cfg.
 func approversVerifier(cfg *v1alpha1.VectorPromotionConfig) (*gitwriter.Verifier, error) {
 	if cfg.Spec.Approval == nil || len(cfg.Spec.Approval.Approvers) == 0 {
-		return nil, fmt.Errorf("VectorPromotionConfig %s lists no spec.approval.approvers, so nobody may request its promotions", cfg.Name)
+		return nil, fmt.Errorf("VectorPromotionConfig %s lists no spec.approval.approvers, so only the controller's key (or a --trust-state-signer key) may request its promotions", cfg.Name)
 	}
 	keys := make([]gitwriter.TrustedKey, 0, len(cfg.Spec.Approval.Approvers))
 	for _, ap := range cfg.Spec.Approval.Approvers {

@@ -54,9 +54,14 @@ any other.`,
 			if cfg == nil {
 				return fmt.Errorf("promote: no VectorPromotionConfig %s in %s (list them with vectorflow get configs)", config, rf.repo)
 			}
-			approver, err := controller.ApproverOf(cfg, signer)
-			if err != nil {
-				return fmt.Errorf("promote %s: %w", config, err)
+			// A config without approvers (an automatic one) takes requests
+			// from the controller's key only, which this command cannot
+			// know: the controller judges those.
+			approver := sf.identity
+			if a := cfg.Spec.Approval; a != nil && len(a.Approvers) > 0 {
+				if approver, err = controller.ApproverOf(cfg, signer); err != nil {
+					return fmt.Errorf("promote %s: %w", config, err)
+				}
 			}
 			// The vector the requester sees is the one the controller must
 			// promote: a request for a source that moved on is dropped.

@@ -228,6 +228,32 @@ func TestPromoteRequest(t *testing.T) {
 	if files := f.stateFiles(t, "requests"); files != "" {
 		t.Errorf("the consumed request is still on the state branch: %s", files)
 	}
+
+	// An automatic config has no approvers: promote cannot check the key
+	// locally, and the controller takes the request only from its own key.
+	automatic := func() int {
+		n := 0
+		for p := range f.promotions(t) {
+			if strings.HasPrefix(p, "latest-to-dev-") {
+				n++
+			}
+		}
+		return n
+	}
+	before = automatic()
+	f.cli(t, "promote", "--config", "latest-to-dev", "--signing-key", f.mallory, "--identity", "Mallory <mallory@example.com>")
+	out = f.cli(t, "run", "--once", "--signing-key", f.controller)
+	if !strings.Contains(out, "not signed by a trusted state signer") {
+		t.Errorf("run does not say why mallory's request for latest-to-dev was dropped:\n%s", out)
+	}
+	if n := automatic(); n != before {
+		t.Fatalf("mallory's request for an automatic config made %d promotions", n-before)
+	}
+	f.cli(t, "promote", "--config", "latest-to-dev", "--signing-key", f.controller, "--identity", "Operator <ops@example.com>")
+	f.run(t)
+	if n := automatic(); n != before+1 {
+		t.Fatalf("the controller key's request for latest-to-dev made %d promotions, want 1", n-before)
+	}
 }
 
 // TestGetVerifiesTheStateBranch: get checks the state branch like the
