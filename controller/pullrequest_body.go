@@ -174,13 +174,11 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 	if err != nil {
 		return "", err
 	}
-	if c.renderer == nil {
-		c.renderer = render.NewRenderer(render.Options{})
-	}
-	before, err := c.renderer.Build(ref.Tree, ref.Overlay)
+	renderer := c.overlayRenderer()
+	before, err := renderer.Build(ref.Tree, ref.Overlay)
 	var after []byte
 	if err == nil {
-		after, err = c.renderer.Build(editedTree{Tree: ref.Tree, path: file, data: edited}, ref.Overlay)
+		after, err = renderer.Build(editedTree{Tree: ref.Tree, path: file, data: edited}, ref.Overlay)
 	}
 	if err == nil {
 		d.Manifests, err = DiffManifests(before, after)
