@@ -82,3 +82,26 @@ func TestApplyCheckRefusal(t *testing.T) {
 		t.Errorf("promotions landed although the check refused: %v", got)
 	}
 }
+
+// TestApplyChecksAnAlreadyAppliedEdit: when the branch already holds what
+// the edits write, the result would say the change is applied, so the
+// check must pass on that tree too.
+func TestApplyChecksAnAlreadyAppliedEdit(t *testing.T) {
+	r := newServerRepo(t, fixtureDir)
+	w := newTestWriter(t, WriterOptions{})
+	target := Target{Remote: r.httpRemote(), Branch: "main"}
+	if _, err := w.Apply(context.Background(), target, promotionChange("p-1", 1, lineEdit("settings.env", "release", "v1"))); err != nil {
+		t.Fatal(err)
+	}
+	before := r.tip(t, "main")
+	again := promotionChange("p-2", 2, lineEdit("settings.env", "release", "v1"))
+	again.Check = func(*object.Tree) error { return errors.New("the overlay does not run it") }
+	res, err := w.Apply(context.Background(), target, again)
+	var ce *CheckError
+	if !errors.As(err, &ce) || ce.Change != "p-2" {
+		t.Fatalf("want a CheckError of p-2, got %v (results %+v)", err, res)
+	}
+	if after := r.tip(t, "main"); after != before {
+		t.Errorf("main moved from %s to %s", before, after)
+	}
+}
