@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -86,12 +87,21 @@ func checkOverlayInputs(vector string, components []v1alpha1.VectorComponent) er
 			return fmt.Errorf("component %q: image %q may not contain a comma (the %s annotation is comma-separated)", c.Name, image, overlayComponentsAnnotation)
 		case names[c.Name]:
 			return fmt.Errorf("component %q appears twice in the vector: a vector names each component once", c.Name)
+		case !validImageRepository(image):
+			return fmt.Errorf("component %q: image %q is not a valid image repository: set the component's image to the repository its containers use, without tag or digest", c.Name, image)
 		case images[image] != "":
 			return fmt.Errorf("components %q and %q both use image %q: one images entry sets one version, so give each its own image", images[image], c.Name, image)
 		}
 		names[c.Name], images[image] = true, c.Name
 	}
 	return nil
+}
+
+// validImageRepository is go-containerregistry's check, as Flux parses
+// image references: an entry named otherwise matches no container.
+func validImageRepository(image string) bool {
+	_, err := name.NewRepository(image)
+	return err == nil
 }
 
 // overlayToLF converts a file whose every line ends in CRLF to LF, so that

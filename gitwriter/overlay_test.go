@@ -361,6 +361,7 @@ func TestEditOverlayErrors(t *testing.T) {
 		{"merge key in a touched entry", "images:\n- <<: {newName: x}\n  name: api\n", "shop:1", api, "uses a merge key"},
 		{"field twice", "images: []\nimages: []\n", "shop:1", api, `has the field "images" twice (line 2)`},
 		{"no vector", "kind: Kustomization\n", "", api, "vector reference is empty"},
+		{"image with a tag", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("api", "registry.example.com/api:1.0", "1.0", "")}, `image "registry.example.com/api:1.0" is not a valid image repository`},
 		{"component without name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{{Tag: "1"}}, "component 0 has no name"},
 		{"component twice", "kind: Kustomization\n", "shop:1", append(api, api...), `component "api" appears twice`},
 		{"comma in name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("a,b", "", "1", "")}, "may not contain a comma"},
