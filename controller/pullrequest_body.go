@@ -165,7 +165,7 @@ func componentVersion(c v1alpha1.VectorComponent) string {
 // request is still the place to review the promotion.
 func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
 	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: describeSource(p.Spec.Source),
-		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: vector.Spec.Components, Merge: policy.MergeMode()}
+		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: overlayEntries(vector.Spec.Components), Merge: policy.MergeMode()}
 	old, err := fs.ReadFile(ref.Tree, file)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", file, err)
@@ -187,6 +187,17 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 		d.RenderProblem = err.Error()
 	}
 	return PullRequestBody(d), nil
+}
+
+// overlayEntries are components as the overlay's images entries the
+// promotion writes, named by image like the entries From is read from, so
+// the table pairs each component with its entry.
+func overlayEntries(components []v1alpha1.VectorComponent) []v1alpha1.VectorComponent {
+	out := make([]v1alpha1.VectorComponent, 0, len(components))
+	for _, c := range components {
+		out = append(out, v1alpha1.VectorComponent{Name: c.ImageName(), Tag: c.Tag, Digest: c.Digest})
+	}
+	return out
 }
 
 // editedTree is a tree with one file's content replaced. Its hashes differ
