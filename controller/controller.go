@@ -166,7 +166,7 @@ func New(o Options) (*Controller, error) {
 	}
 	return &Controller{opts: o, results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: NewCodec(),
-		opened: map[string]v1alpha1.PullRequestStatus{}}, nil
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
 }
 
 // maxConflicts bounds how often one pass re-reads after another writer won
@@ -428,11 +428,16 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	}
 	trailers.Approvals = approvalTrailers(p)
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
+	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
 	results, err := c.opts.Writer.Apply(ctx, target, change)
 	var editErr *gitwriter.EditError
 	var remoteErr *gitwriter.RemoteError
+	var checkErr *gitwriter.CheckError
 	switch {
+	case errors.As(err, &checkErr):
+		log.Error(err, "promotion failed")
+		return checkFailure(checkErr), nil
 	case errors.As(err, &editErr), errors.As(err, &remoteErr) && remoteErr.Op == "push":
 		log.Error(err, "promotion failed")
 		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, nil

@@ -165,7 +165,7 @@ func componentVersion(c v1alpha1.VectorComponent) string {
 // request is still the place to review the promotion.
 func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
 	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: describeSource(p.Spec.Source),
-		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: vector.Spec.Components, Merge: policy.MergeMode()}
+		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: overlayEntries(vector.Spec.Components), Merge: policy.MergeMode()}
 	old, err := fs.ReadFile(ref.Tree, file)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", file, err)
@@ -174,13 +174,11 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 	if err != nil {
 		return "", err
 	}
-	if c.renderer == nil {
-		c.renderer = render.NewRenderer(render.Options{})
-	}
-	before, err := c.renderer.Build(ref.Tree, ref.Overlay)
+	renderer := c.overlayRenderer()
+	before, err := renderer.Build(ref.Tree, ref.Overlay)
 	var after []byte
 	if err == nil {
-		after, err = c.renderer.Build(editedTree{Tree: ref.Tree, path: file, data: edited}, ref.Overlay)
+		after, err = renderer.Build(editedTree{Tree: ref.Tree, path: file, data: edited}, ref.Overlay)
 	}
 	if err == nil {
 		d.Manifests, err = DiffManifests(before, after)
@@ -189,6 +187,17 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 		d.RenderProblem = err.Error()
 	}
 	return PullRequestBody(d), nil
+}
+
+// overlayEntries are components as the overlay's images entries the
+// promotion writes, named by image like the entries From is read from, so
+// the table pairs each component with its entry.
+func overlayEntries(components []v1alpha1.VectorComponent) []v1alpha1.VectorComponent {
+	out := make([]v1alpha1.VectorComponent, 0, len(components))
+	for _, c := range components {
+		out = append(out, v1alpha1.VectorComponent{Name: c.ImageName(), Tag: c.Tag, Digest: c.Digest})
+	}
+	return out
 }
 
 // editedTree is a tree with one file's content replaced. Its hashes differ

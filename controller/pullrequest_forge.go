@@ -183,6 +183,7 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 	trailers := gitwriter.Trailers{Promotion: p.Name, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
 		Source: describeSource(p.Spec.Source), Target: describeTarget(t)}
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
+	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
 	branch := gitwriter.PromoteBranchPrefix + p.Name
 	pushed, err := c.opts.Writer.PushBranch(ctx, c.remote(ref.URL), ref.Branch, branch, change)
 	if err != nil {

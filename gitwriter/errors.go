@@ -43,6 +43,20 @@ func (e *EditError) Error() string {
 
 func (e *EditError) Unwrap() error { return e.Err }
 
+// CheckError is a change whose edited tree its Check refused, such as an
+// overlay that no longer builds or does not run what the change wrote.
+// Retrying does not help: the edit itself is wrong for this tree.
+type CheckError struct {
+	Change string
+	Err    error
+}
+
+func (e *CheckError) Error() string {
+	return fmt.Sprintf("change %q: %v", e.Change, e.Err)
+}
+
+func (e *CheckError) Unwrap() error { return e.Err }
+
 // SignError is a commit that could not be signed, usually a wrong key or
 // passphrase in the signing secret.
 type SignError struct {

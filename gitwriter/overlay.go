@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -75,19 +76,32 @@ func checkOverlayInputs(vector string, components []v1alpha1.VectorComponent) er
 	if vector == "" {
 		return errors.New("the vector reference is empty: pass <template>:<version>")
 	}
-	seen := make(map[string]bool, len(components))
+	names := make(map[string]bool, len(components))
+	images := make(map[string]string, len(components))
 	for i, c := range components {
+		image := c.ImageName()
 		switch {
 		case c.Name == "":
-			return fmt.Errorf("component %d has no name: every component needs the image name the overlay's images entry matches", i)
-		case strings.Contains(c.Name, ","):
-			return fmt.Errorf("component %q: a name may not contain a comma (the %s annotation is comma-separated)", c.Name, overlayComponentsAnnotation)
-		case seen[c.Name]:
+			return fmt.Errorf("component %d has no name: every component needs a name, and the image its containers use when that differs", i)
+		case strings.Contains(image, ","):
+			return fmt.Errorf("component %q: image %q may not contain a comma (the %s annotation is comma-separated)", c.Name, image, overlayComponentsAnnotation)
+		case names[c.Name]:
 			return fmt.Errorf("component %q appears twice in the vector: a vector names each component once", c.Name)
+		case !validImageRepository(image):
+			return fmt.Errorf("component %q: image %q is not a valid image repository: set the component's image to the repository its containers use, without tag or digest", c.Name, image)
+		case images[image] != "":
+			return fmt.Errorf("components %q and %q both use image %q: one images entry sets one version, so give each its own image", images[image], c.Name, image)
 		}
-		seen[c.Name] = true
+		names[c.Name], images[image] = true, c.Name
 	}
 	return nil
+}
+
+// validImageRepository is go-containerregistry's check, as Flux parses
+// image references: an entry named otherwise matches no container.
+func validImageRepository(image string) bool {
+	_, err := name.NewRepository(image)
+	return err == nil
 }
 
 // overlayToLF converts a file whose every line ends in CRLF to LF, so that
@@ -238,16 +252,16 @@ func (e *overlayEdit) plan(vector string, components []v1alpha1.VectorComponent)
 	if err := e.planImages(rn, components, ownedComponents(rn)); err != nil {
 		return err
 	}
-	names := make([]string, 0, len(components))
+	images := make([]string, 0, len(components))
 	for _, c := range components {
-		names = append(names, c.Name)
+		images = append(images, c.ImageName())
 	}
-	sort.Strings(names)
-	return e.planAnnotations(rn, vector, strings.Join(names, ","))
+	sort.Strings(images)
+	return e.planAnnotations(rn, vector, strings.Join(images, ","))
 }
 
-// ownedComponents are the images entries vectorflow wrote before. A
-// malformed metadata is reported by planAnnotations.
+// ownedComponents are the names of the images entries vectorflow wrote or
+// took over before. A malformed metadata is reported by planAnnotations.
 func ownedComponents(rn *yaml.RNode) []string {
 	ann, err := rn.Pipe(yaml.Lookup("metadata", "annotations", overlayComponentsAnnotation))
 	if err != nil || ann == nil || ann.YNode().Kind != yaml.ScalarNode {
@@ -309,11 +323,15 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 		return nil
 	}
 
+	// A component's entry is the one kustomize applies to its containers:
+	// the entry named after the image they use. One a human wrote is taken
+	// over (and owned from now on) rather than shadowed by a second entry.
 	for _, c := range components {
-		if err := duplicate(c.Name); err != nil {
+		image := c.ImageName()
+		if err := duplicate(image); err != nil {
 			return err
 		}
-		item := byName[c.Name]
+		item := byName[image]
 		if item == nil {
 			item = newOverlayImage(c)
 			seq.Content = append(seq.Content, item)
@@ -321,7 +339,7 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 			continue
 		}
 		if yaml.NewRNode(item).Field("<<") != nil {
-			return fmt.Errorf("images entry %q (line %d) uses a merge key (<<): write its fields out so vectorflow can set them", c.Name, item.Line)
+			return fmt.Errorf("images entry %q (line %d) uses a merge key (<<): write its fields out so vectorflow can set them", image, item.Line)
 		}
 		for _, f := range overlayImageFields(c) {
 			e.setField(item, "images", f[0], f[1], overlayImageKeys)
@@ -329,7 +347,7 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 	}
 	removed := false
 	for _, n := range owned {
-		if slices.ContainsFunc(components, func(c v1alpha1.VectorComponent) bool { return c.Name == n }) {
+		if slices.ContainsFunc(components, func(c v1alpha1.VectorComponent) bool { return c.ImageName() == n }) {
 			continue
 		}
 		if err := duplicate(n); err != nil {
@@ -354,17 +372,16 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 // overlayImageKeys is the order kustomize writes an images entry in.
 var overlayImageKeys = []string{"name", "newName", "newTag", "digest"}
 
+// overlayImageFields are the fields vectorflow sets on a component's entry.
+// The entry is named after the image the containers use and they are to
+// run that image, so a newName (a human's, or an older vectorflow's) goes.
 func overlayImageFields(c v1alpha1.VectorComponent) [][2]string {
-	newName := c.Image
-	if newName == c.Name {
-		newName = ""
-	}
-	return [][2]string{{"newName", newName}, {"newTag", c.Tag}, {"digest", c.Digest}}
+	return [][2]string{{"newName", ""}, {"newTag", c.Tag}, {"digest", c.Digest}}
 }
 
 func newOverlayImage(c v1alpha1.VectorComponent) *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	m.Content = append(m.Content, overlayString("name", nil), overlayString(c.Name, nil))
+	m.Content = append(m.Content, overlayString("name", nil), overlayString(c.ImageName(), nil))
 	for _, f := range overlayImageFields(c) {
 		if f[1] != "" {
 			m.Content = append(m.Content, overlayString(f[0], nil), overlayString(f[1], nil))

@@ -54,26 +54,26 @@ func FuzzEditOverlay(f *testing.F) {
 		if got := k.Metadata.Annotations[overlayVectorAnnotation]; got != vector {
 			t.Fatalf("vector annotation %#v, want %q\n%s", got, vector, out)
 		}
-		want := map[string]any{"name": name}
+		// The entry is named after the image the containers use, and
+		// carries no newName: they are to run that image.
+		entry := v1alpha1.VectorComponent{Name: name, Image: image}.ImageName()
+		want := map[string]any{"name": entry}
 		for key, v := range map[string]string{"newTag": tag, "digest": digest} {
 			if v != "" {
 				want[key] = v
 			}
 		}
-		if image != "" && image != name {
-			want["newName"] = image
-		}
 		for _, im := range k.Images {
-			if im["name"] != name {
+			if im["name"] != entry {
 				continue
 			}
 			for _, key := range []string{"newName", "newTag", "digest"} {
 				if im[key] != want[key] {
-					t.Fatalf("images entry %q: %s = %#v, want %#v\ninput:\n%s\noutput:\n%s", name, key, im[key], want[key], in, out)
+					t.Fatalf("images entry %q: %s = %#v, want %#v\ninput:\n%s\noutput:\n%s", entry, key, im[key], want[key], in, out)
 				}
 			}
 			return
 		}
-		t.Fatalf("no images entry %q\ninput:\n%s\noutput:\n%s", name, in, out)
+		t.Fatalf("no images entry %q\ninput:\n%s\noutput:\n%s", entry, in, out)
 	})
 }

@@ -53,12 +53,11 @@ var overlayCases = map[string]overlayCase{
 		diff: []string{
 			"+    annotations:",
 			"+        vectorflow.dev/vector: shop:3",
-			"+        vectorflow.dev/components: api,web,worker",
+			"+        vectorflow.dev/components: api,registry.example.com/worker,web",
 			"-        newTag: 1.4.0",
 			"+        newTag: 1.5.0",
 			"+        digest: " + digestA,
-			"+    -   name: worker",
-			"+        newName: registry.example.com/worker",
+			"+    -   name: registry.example.com/worker",
 			"+        newTag: 0.1.0",
 		},
 	},
@@ -100,12 +99,11 @@ var overlayCases = map[string]overlayCase{
 		diff: []string{
 			"+  annotations:",
 			"+    vectorflow.dev/vector: shop:5",
-			"+    vectorflow.dev/components: api,web",
+			"+    vectorflow.dev/components: api,ghcr.io/shop/web",
 			"+images:",
 			"+- name: api",
 			"+  newTag: 1.5.0",
-			"+- name: web",
-			"+  newName: ghcr.io/shop/web",
+			"+- name: ghcr.io/shop/web",
 			"+  digest: " + digestB,
 		},
 	},
@@ -143,14 +141,53 @@ var overlayCases = map[string]overlayCase{
 			"-  digest: sha256:1111111111111111111111111111111111111111111111111111111111111111",
 		},
 	},
+	// An older vectorflow named the entry after the component: the entry is
+	// now the image's, and a newName on a component's entry goes.
 	"newname": {
 		vector:     "shop:9",
 		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.4.0", ""), comp("web", "web", "2.0.0", "")},
 		diff: []string{
 			"-    vectorflow.dev/vector: shop:1",
+			"-    vectorflow.dev/components: api,web",
 			"+    vectorflow.dev/vector: shop:9",
-			"+  newName: registry.example.com/shop/api",
+			"+    vectorflow.dev/components: registry.example.com/shop/api,web",
+			"-- name: api",
+			"-  newTag: 1.4.0",
 			"-  newName: registry.example.com/shop/web",
+			"+- name: registry.example.com/shop/api",
+			"+  newTag: 1.4.0",
+		},
+	},
+	// The entry the containers match is the image's: a human's pin of it is
+	// taken over in place, comments kept, and the entry an older vectorflow
+	// wrote under the component's name goes.
+	"takeover": {
+		vector:     "shop:2",
+		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.1.0", "")},
+		diff: []string{
+			"-    vectorflow.dev/vector: shop:1",
+			"-    vectorflow.dev/components: api",
+			"+    vectorflow.dev/vector: shop:2",
+			"+    vectorflow.dev/components: registry.example.com/shop/api",
+			`-    newTag: "1.0.0" # the version the team last tested`,
+			`+    newTag: "1.1.0" # the version the team last tested`,
+			"-  # an entry an older vectorflow wrote under the component's name",
+			"-  - name: api",
+			"-    newName: registry.example.com/shop/api",
+			"-    newTag: 1.0.0",
+		},
+	},
+	"takeover-digest": {
+		vector:     "shop:3",
+		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "", digestB)},
+		diff: []string{
+			"+metadata:",
+			"+  annotations:",
+			"+    vectorflow.dev/vector: shop:3",
+			"+    vectorflow.dev/components: registry.example.com/shop/api",
+			"-  newName: mirror.example.com/shop/api",
+			"-  digest: " + digestA,
+			"+  digest: " + digestB,
 		},
 	},
 	"crlf": {
@@ -281,10 +318,7 @@ func assertOverlayImages(t *testing.T, out []byte, tc overlayCase) {
 		t.Errorf("vector annotation = %q, want %q", got, tc.vector)
 	}
 	for _, c := range tc.components {
-		want := map[string]any{"name": c.Name}
-		if c.Image != "" && c.Image != c.Name {
-			want["newName"] = c.Image
-		}
+		want := map[string]any{"name": c.ImageName()}
 		if c.Tag != "" {
 			want["newTag"] = c.Tag
 		}
@@ -293,12 +327,12 @@ func assertOverlayImages(t *testing.T, out []byte, tc overlayCase) {
 		}
 		var got map[string]any
 		for _, im := range k.Images {
-			if im["name"] == c.Name {
+			if im["name"] == c.ImageName() {
 				got = im
 			}
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("images entry %s (-want +got):\n%s", c.Name, diff)
+			t.Errorf("images entry %s (-want +got):\n%s", c.ImageName(), diff)
 		}
 	}
 }
@@ -327,6 +361,7 @@ func TestEditOverlayErrors(t *testing.T) {
 		{"merge key in a touched entry", "images:\n- <<: {newName: x}\n  name: api\n", "shop:1", api, "uses a merge key"},
 		{"field twice", "images: []\nimages: []\n", "shop:1", api, `has the field "images" twice (line 2)`},
 		{"no vector", "kind: Kustomization\n", "", api, "vector reference is empty"},
+		{"image with a tag", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("api", "registry.example.com/api:1.0", "1.0", "")}, `image "registry.example.com/api:1.0" is not a valid image repository`},
 		{"component without name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{{Tag: "1"}}, "component 0 has no name"},
 		{"component twice", "kind: Kustomization\n", "shop:1", append(api, api...), `component "api" appears twice`},
 		{"comma in name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("a,b", "", "1", "")}, "may not contain a comma"},
@@ -400,10 +435,9 @@ images:
 	}{
 		{"tag", comp("api", "", "1.20", "")},
 		{"tag and digest", comp("api", "", "1.4.0", digestA)},
-		{"new name", comp("api", "registry.example.com/shop/api", "1.4.0", "")},
-		{"other new name", comp("web", "quay.io/shop/web", "2.1.0", "")},
+		{"image differs from name", comp("shop-api", "api", "1.4.0", "")},
 		{"new entry", comp("registry.example.com/worker", "", "1e3", "")},
-		{"new entry with name and digest", comp("registry.example.com/worker", "mirror.example.com/worker", "", digestB)},
+		{"new entry for an image that differs from the name", comp("worker", "registry.example.com/worker", "", digestB)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -419,11 +453,10 @@ images:
 				t.Fatal(err)
 			}
 
+			// The component's entry is named after its image, as if a
+			// human set that image's version.
 			c := tt.component
-			arg := c.Name
-			if c.Image != "" && c.Image != c.Name {
-				arg += "=" + c.Image
-			}
+			arg := c.ImageName()
 			if c.Tag != "" {
 				arg += ":" + c.Tag
 			}

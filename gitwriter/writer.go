@@ -43,6 +43,12 @@ type Change struct {
 	// Message builds the commit message from what the edits did.
 	Message func(diffs []FileDiff) string
 	Files   []FileEdit
+	// Check, when set, is shown the whole repository tree as the commit
+	// would have it, before the commit is made: on every re-application
+	// after a lost race, and when the edits change nothing (the branch then
+	// already holds that tree). An error drops the change as a *CheckError;
+	// nothing of it is pushed.
+	Check func(tree *object.Tree) error
 }
 
 // Result is what became of one Change.
@@ -413,6 +419,9 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, index map[string]plum
 	if err != nil {
 		return Result{}, head, err
 	}
+	if err := checkTree(r, tree, change); err != nil {
+		return Result{}, head, err
+	}
 	if tree == headTree && !head.IsZero() {
 		res.Commit, res.AlreadyApplied = head, true
 		return res, head, nil
@@ -430,6 +439,24 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, index map[string]plum
 	}
 	res.Commit = c
 	return res, c, nil
+}
+
+// checkTree shows change's Check the edited tree.
+func checkTree(r *repo, tree plumbing.Hash, change Change) error {
+	if change.Check == nil {
+		return nil
+	}
+	if tree.IsZero() {
+		return &CheckError{Change: change.ID, Err: errors.New("the edits leave the repository empty")}
+	}
+	t, err := object.GetTree(r.s, tree)
+	if err != nil {
+		return fmt.Errorf("read edited tree %s: %w", tree, err)
+	}
+	if err := change.Check(t); err != nil {
+		return &CheckError{Change: change.ID, Err: err}
+	}
+	return nil
 }
 
 // holdsChange reports whether tip is a commit of change whose tree already

@@ -222,6 +222,9 @@ type Result struct {
 	PromotedStageRef *v1alpha1.StageReference
 	// Message explains a failure or a block.
 	Message string
+	// Reason is the Succeeded condition's reason of a failure, when more
+	// precise than PromotionFailed (PromotionNoEffect, OverlayBuildFailed).
+	Reason string
 }
 
 // Complete records the execution result of an InProgress promotion.
@@ -246,6 +249,9 @@ func Complete(p v1alpha1.VectorPromotion, r Result, now time.Time) (v1alpha1.Vec
 		c.Message = fmt.Sprintf("promoted %s to %s at %s", p.Spec.Vector, describeStage(stage), r.Commit)
 	case OutcomeFailed:
 		c.Reason = v1alpha1.PromotionFailedReason
+		if r.Reason != "" {
+			c.Reason = r.Reason
+		}
 	case OutcomeTargetUnresolved:
 		c.Reason = v1alpha1.PromotionTargetUnresolvedReason
 	default:

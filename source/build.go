@@ -11,6 +11,8 @@ import (
 // BuildStages renders every indexed stage overlay with kustomize, as Flux or
 // Argo CD would, and reports each one that does not build as a Problem on
 // its Stage's spec.path: an overlay that cannot build cannot be promoted to.
+// It also reports template components whose image is no valid reference or
+// matches no container of a stage their vectors are promoted to.
 func BuildStages(s *Snapshot, renderer *render.Renderer) []Problem {
 	keys := make([]string, 0, len(s.StageIndex))
 	for k := range s.StageIndex {
@@ -28,5 +30,5 @@ func BuildStages(s *Snapshot, renderer *render.Renderer) []Problem {
 			})
 		}
 	}
-	return problems
+	return append(problems, componentImageProblems(s, renderer)...)
 }

@@ -25,10 +25,11 @@ type VectorSpec struct {
 
 // VectorComponent is one resolved component version.
 type VectorComponent struct {
-	// Name of the component; the overlay's images[].name.
+	// Name of the component; the overlay's images[].name unless Image is set.
 	Name string `json:"name"`
 
-	// Image repository; the overlay's images[].newName when it differs from Name.
+	// Image repository the stages' containers use; when set, it is the
+	// overlay's images[].name instead of Name (see ImageName).
 	// +optional
 	Image string `json:"image,omitempty"`
 
@@ -39,6 +40,17 @@ type VectorComponent struct {
 	// Digest of the image (sha256:...); the overlay's images[].digest.
 	// +optional
 	Digest string `json:"digest,omitempty"`
+}
+
+// ImageName is the image the component's containers use without tag or
+// digest: Image when set, else Name. It is the name of the overlay's images:
+// entry for the component, which kustomize matches against each container's
+// image with its tag and digest taken off.
+func (c VectorComponent) ImageName() string {
+	if c.Image != "" {
+		return c.Image
+	}
+	return c.Name
 }
 
 // +kubebuilder:object:root=true

@@ -21,7 +21,13 @@ const (
 	PromotionSupersededReason       = "PromotionSuperseded"
 	PromotionTimedOutReason         = "PromotionTimedOut"
 	PromotionFailedReason           = "PromotionFailed"
-	PromotionSucceededReason        = "PromotionSucceeded"
+	// PromotionNoEffectReason: the edited overlay builds but does not run
+	// every component of the vector at its version; nothing was pushed.
+	PromotionNoEffectReason = "PromotionNoEffect"
+	// OverlayBuildFailedReason: kustomize cannot build the edited overlay;
+	// nothing was pushed.
+	OverlayBuildFailedReason = "OverlayBuildFailed"
+	PromotionSucceededReason = "PromotionSucceeded"
 )
 
 // PromotionState is the display state of a promotion, derived from its

@@ -1,0 +1,74 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
+)
+
+// renderCheck is the Change.Check of a promotion into overlay: Succeeded
+// means the stage runs the vector, so before anything is pushed the edited
+// overlay is built with kustomize inside the edited repository tree (as
+// validate builds it) and must run every component at its tag or digest.
+func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorComponent) func(*object.Tree) error {
+	r := c.overlayRenderer()
+	return func(tree *object.Tree) error {
+		out, err := r.Build(render.GitTree(tree), overlay)
+		if err != nil {
+			return &overlayBuildError{overlay: overlay, err: err}
+		}
+		images, err := render.Images(out)
+		if err != nil {
+			return &overlayBuildError{overlay: overlay, err: err}
+		}
+		return render.CheckComponents(images, components)
+	}
+}
+
+// overlayBuildError is an edited overlay kustomize cannot build.
+type overlayBuildError struct {
+	overlay string
+	err     error
+}
+
+func (e *overlayBuildError) Error() string {
+	return fmt.Sprintf("the overlay %s does not build with the promotion's edit: %v", e.overlay, e.err)
+}
+
+func (e *overlayBuildError) Unwrap() error { return e.err }
+
+// checkFailure is the Failed result of a promotion whose render check
+// refused its edit: retrying the same edit cannot help, the overlay or the
+// vector must change.
+func checkFailure(err *gitwriter.CheckError) reconcilers.Result {
+	res := reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Reason: v1alpha1.PromotionFailedReason}
+	var build *overlayBuildError
+	var noEffect *render.NoEffectError
+	switch {
+	case errors.As(err, &build):
+		res.Reason = v1alpha1.OverlayBuildFailedReason
+		res.Message = build.Error() + "; nothing was pushed: fix the overlay, then promote again"
+	case errors.As(err, &noEffect):
+		res.Reason = v1alpha1.PromotionNoEffectReason
+		res.Message = noEffect.Error() + "; nothing was pushed: make the containers use the component's image, or set the component's image to the one they use"
+	default:
+		res.Message = err.Error() + "; nothing was pushed"
+	}
+	return res
+}
+
+// overlayRenderer is the controller's renderer, made by New; a Controller
+// made otherwise gets a fresh one each time (promotions execute
+// concurrently, so it is not stored here).
+func (c *Controller) overlayRenderer() *render.Renderer {
+	if c.renderer == nil {
+		return render.NewRenderer(render.Options{})
+	}
+	return c.renderer
+}

@@ -1,0 +1,148 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// TestPromotionRendersOrFails runs the quickstart on a git server with one
+// change each and lets latest-to-dev-1 execute: it succeeds only when the
+// built dev overlay then runs every component at its version, and otherwise
+// fails with the reason and pushes nothing to main.
+func TestPromotionRendersOrFails(t *testing.T) {
+	const serviceA = "    - name: registry.example.com/acme/service-a\n      version: \"1.0.2\"\n"
+	tests := []struct {
+		name   string
+		edit   map[string][2]string // file -> {old, new} in the quickstart
+		reason string               // "" means Succeeded
+		parts  []string             // of the failure message
+	}{{
+		// The case: the component's name is not its image, and the
+		// overlay pins that image by hand (it is not vectorflow's entry yet).
+		name: "component name differs from its image",
+		edit: map[string][2]string{
+			"vectorflow/template.yaml": {serviceA, "    - name: service-a\n      image: registry.example.com/acme/service-a\n      version: \"1.0.2\"\n"},
+			"apps/overlays/dev/kustomization.yaml": {
+				"    vectorflow.dev/components: registry.example.com/acme/frontend,registry.example.com/acme/service-a,registry.example.com/acme/service-b\n", ""},
+		},
+	}, {
+		name: "overlay no longer builds",
+		edit: map[string][2]string{
+			"apps/overlays/dev/kustomization.yaml": {"  - namespace.yaml\n", "  - namespace.yaml\n  - removed-by-someone.yaml\n"},
+		},
+		reason: v1alpha1.OverlayBuildFailedReason,
+		parts:  []string{"removed-by-someone.yaml", "nothing was pushed"},
+	}, {
+		name: "component matches no container",
+		edit: map[string][2]string{
+			"vectorflow/template.yaml": {serviceA, serviceA + "    - name: registry.example.com/acme/service-c\n      version: \"3.0.0\"\n"},
+		},
+		reason: v1alpha1.PromotionNoEffectReason,
+		parts: []string{"component registry.example.com/acme/service-c renders nowhere",
+			"registry.example.com/acme/service-a:1.0.2", "nothing was pushed"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			testutil.RequireGit(t)
+			dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
+			for file, e := range tc.edit {
+				p := filepath.Join(dir, filepath.FromSlash(file))
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(data), e[0]) {
+					t.Fatalf("the quickstart's %s changed; update this test: no %q", file, e[0])
+				}
+				if err := os.WriteFile(p, []byte(strings.Replace(string(data), e[0], e[1], 1)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv := testutil.StartGitServer(t)
+			srv.InitRepo(t, dir, "main", "acme.git")
+			url := srv.HTTPURL("acme.git")
+			mainTip := func() string {
+				return strings.Fields(testutil.Git(t, t.TempDir(), nil, "ls-remote", srv.HTTPURLWithCredentials("acme.git"), "refs/heads/main") + " none")[0]
+			}
+			before := mainTip()
+
+			signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+			if err != nil {
+				t.Fatal(err)
+			}
+			auth := source.Auth{Username: srv.Username, Password: srv.Password}
+			c, err := New(Options{URL: url, Branch: "main", Writer: w, Auth: func(string) source.Auth { return auth }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.RunUntilStable(context.Background(), 10); err != nil {
+				t.Fatalf("the pass did not settle: %v", err)
+			}
+			repo, err := source.Open(url, auth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, state, err := ReadState(context.Background(), repo, DefaultStateBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := state.Promotions["latest-to-dev-1"]
+			if p == nil {
+				t.Fatalf("no latest-to-dev-1 on the state branch: %v", sortedKeys(state.Promotions))
+			}
+			cond := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition)
+
+			if tc.reason != "" {
+				if got := reconcilers.DeriveState(p); got != v1alpha1.PromotionFailed || cond.Reason != tc.reason {
+					t.Fatalf("latest-to-dev-1 is %s (%+v), want Failed with reason %s", got, cond, tc.reason)
+				}
+				for _, part := range tc.parts {
+					if !strings.Contains(cond.Message, part) {
+						t.Errorf("the failure message does not say %q:\n%s", part, cond.Message)
+					}
+				}
+				t.Logf("%s: %s", cond.Reason, cond.Message)
+				if after := mainTip(); after != before {
+					t.Errorf("main moved from %s to %s although the promotion failed", before, after)
+				}
+				return
+			}
+
+			if got := reconcilers.DeriveState(p); got != v1alpha1.PromotionSucceeded {
+				t.Fatalf("latest-to-dev-1 is %s (%+v), want Succeeded", got, cond)
+			}
+			clone := t.TempDir()
+			testutil.Git(t, clone, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials("acme.git"), ".")
+			overlay, err := os.ReadFile(filepath.Join(clone, "apps", "overlays", "dev", "kustomization.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(overlay), "name: registry.example.com/acme/service-a\n"); n != 1 {
+				t.Errorf("dev's overlay has %d entries for registry.example.com/acme/service-a, want one:\n%s", n, overlay)
+			}
+			out, err := render.NewRenderer(render.Options{}).Build(render.DirTree(clone), "apps/overlays/dev")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(out), "image: registry.example.com/acme/service-a:1.0.2\n") {
+				t.Errorf("dev does not run service-a 1.0.2 although latest-to-dev-1 Succeeded:\n%s", overlay)
+			}
+		})
+	}
+}

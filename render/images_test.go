@@ -1,0 +1,193 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+)
+
+const (
+	imgDigestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	imgDigestB = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+)
+
+func TestSplitImage(t *testing.T) {
+	tests := []struct{ image, name, tag, digest string }{
+		{"api", "api", "", ""},
+		{"api:1.0", "api", "1.0", ""},
+		{"registry.example.com/shop/api:1.0", "registry.example.com/shop/api", "1.0", ""},
+		{"localhost:5000/shop/api", "localhost:5000/shop/api", "", ""},
+		{"localhost:5000/shop/api:1.0", "localhost:5000/shop/api", "1.0", ""},
+		{"registry.example.com/shop/api@" + imgDigestA, "registry.example.com/shop/api", "", imgDigestA},
+		{"registry.example.com/shop/api:1.0@" + imgDigestA, "registry.example.com/shop/api", "1.0", imgDigestA},
+	}
+	for _, tt := range tests {
+		name, tag, digest := SplitImage(tt.image)
+		if diff := cmp.Diff([]string{tt.name, tt.tag, tt.digest}, []string{name, tag, digest}); diff != "" {
+			t.Errorf("SplitImage(%q) (-want +got):\n%s", tt.image, diff)
+		}
+	}
+}
+
+func TestImageMatches(t *testing.T) {
+	tests := []struct {
+		image, name string
+		want        bool
+	}{
+		{"registry.example.com/shop/api", "registry.example.com/shop/api", true},
+		{"registry.example.com/shop/api:1.0.0", "registry.example.com/shop/api", true},
+		{"registry.example.com/shop/api@" + imgDigestA, "registry.example.com/shop/api", true},
+		{"registry.example.com/shop/api:1.0@" + imgDigestA, "registry.example.com/shop/api", true},
+		{"registry.example.com/shop/api", "api", false},
+		{"registry.example.com/shop/api-v2:1", "registry.example.com/shop/api", false},
+		{"api:1", "[", false}, // kustomize matches nothing with a name that is no expression
+	}
+	for _, tt := range tests {
+		if got := ImageMatches(tt.image, tt.name); got != tt.want {
+			t.Errorf("ImageMatches(%q, %q) = %v, want %v", tt.image, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestImages(t *testing.T) {
+	manifests := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: shop
+  namespace: dev
+spec:
+  template:
+    spec:
+      initContainers:
+      - name: migrate
+        image: registry.example.com/shop/api:1.0.0
+      containers:
+      - name: api
+        image: registry.example.com/shop/api:1.0.0
+      - image: busybox
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: report
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers:
+          - name: report
+            image: registry.example.com/shop/report@` + imgDigestA + `
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: notes
+data:
+  image: not-a-container
+`
+	got, err := Images([]byte(manifests))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RenderedImage{
+		{Object: "Deployment dev/shop", Container: "migrate", Image: "registry.example.com/shop/api:1.0.0"},
+		{Object: "Deployment dev/shop", Container: "api", Image: "registry.example.com/shop/api:1.0.0"},
+		{Object: "Deployment dev/shop", Container: "spec.template.spec.containers[1]", Image: "busybox"},
+		{Object: "CronJob report", Container: "report", Image: "registry.example.com/shop/report@" + imgDigestA},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if _, err := Images([]byte("kind: [unclosed\n")); err == nil {
+		t.Errorf("manifests that do not parse must be an error")
+	}
+}
+
+func TestCheckComponents(t *testing.T) {
+	api := func(image string) RenderedImage {
+		return RenderedImage{Object: "Deployment dev/shop", Container: "api", Image: image}
+	}
+	worker := func(image string) RenderedImage {
+		return RenderedImage{Object: "Deployment dev/worker", Container: "worker", Image: image}
+	}
+	component := v1alpha1.VectorComponent{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0"}
+	tests := []struct {
+		name       string
+		images     []RenderedImage
+		components []v1alpha1.VectorComponent
+		want       []string // the problems; nil means the overlay runs the vector
+	}{{
+		name:       "runs the tag",
+		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0"), worker("busybox")},
+		components: []v1alpha1.VectorComponent{component},
+	}, {
+		name:       "runs the digest",
+		images:     []RenderedImage{api("registry.example.com/shop/api@" + imgDigestB)},
+		components: []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Digest: imgDigestB}},
+	}, {
+		name:       "runs tag and digest",
+		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0@" + imgDigestB)},
+		components: []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0", Digest: imgDigestB}},
+	}, {
+		name:       "still the old tag",
+		images:     []RenderedImage{api("registry.example.com/shop/api:1.0.0")},
+		components: []v1alpha1.VectorComponent{component},
+		want: []string{"component api (registry.example.com/shop/api) renders nowhere at registry.example.com/shop/api:1.1.0: " +
+			"the overlay's containers use registry.example.com/shop/api:1.0.0 (container api of Deployment dev/shop)"},
+	}, {
+		name:       "the tag without the digest",
+		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		components: []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0", Digest: imgDigestB}},
+		want: []string{"component api (registry.example.com/shop/api) renders nowhere at registry.example.com/shop/api:1.1.0@" + imgDigestB +
+			": the overlay's containers use registry.example.com/shop/api:1.1.0 (container api of Deployment dev/shop)"},
+	}, {
+		name:       "matches no container",
+		images:     []RenderedImage{api("api:1.1.0"), worker("busybox"), worker("busybox")},
+		components: []v1alpha1.VectorComponent{component},
+		want: []string{"component api (registry.example.com/shop/api) renders nowhere: no container uses registry.example.com/shop/api; " +
+			"the overlay's containers use api:1.1.0, busybox"},
+	}, {
+		name:       "no containers at all",
+		components: []v1alpha1.VectorComponent{{Name: "api", Tag: "1"}},
+		want:       []string{"component api renders nowhere: no container uses api; the overlay's containers use no images (the overlay has no containers)"},
+	}, {
+		name:       "one container left behind",
+		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0"), worker("registry.example.com/shop/api:1.0.0")},
+		components: []v1alpha1.VectorComponent{component},
+		want: []string{"component api (registry.example.com/shop/api) renders at registry.example.com/shop/api:1.1.0, " +
+			"but other containers still use registry.example.com/shop/api:1.0.0 (container worker of Deployment dev/worker)"},
+	}, {
+		name:   "every component is checked",
+		images: []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		components: []v1alpha1.VectorComponent{
+			{Name: "web", Tag: "2"}, component, {Name: "db", Image: "postgres", Tag: "16"},
+		},
+		want: []string{
+			"component web renders nowhere: no container uses web; the overlay's containers use registry.example.com/shop/api:1.1.0",
+			"component db (postgres) renders nowhere: no container uses postgres; the overlay's containers use registry.example.com/shop/api:1.1.0",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckComponents(tt.images, tt.components)
+			var got []string
+			if err != nil {
+				ne, ok := err.(*NoEffectError)
+				if !ok {
+					t.Fatalf("want a *NoEffectError, got %T %v", err, err)
+				}
+				got = ne.Problems
+				if err.Error() != strings.Join(got, "; ") {
+					t.Errorf("message %q does not list the problems", err.Error())
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package source
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/render"
+)
+
+// componentImageProblems is what validate says about the images of the
+// templates' components. A component's image (Image, else Name) is the name
+// of its overlay images: entry, which kustomize matches against the image of
+// each container with tag and digest taken off, so it must be a valid image
+// repository (parsed as Flux parses image references, with
+// go-containerregistry) and must match a container in every stage the
+// template's vectors are promoted to, or a promotion there changes nothing.
+func componentImageProblems(s *Snapshot, renderer *render.Renderer) []Problem {
+	var problems []Problem
+	for _, t := range sortedNames(s.Templates) {
+		tmpl := s.Templates[t]
+		for i, c := range tmpl.Spec.Components {
+			image, field := componentImage(c, i)
+			if _, err := name.NewRepository(image); err != nil {
+				o, _ := s.Object(v1alpha1.VectorTemplateKind, t)
+				problems = append(problems, Problem{File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: t, Field: field,
+					Reason: fmt.Sprintf("%q is not a valid image reference: %v; write the image repository the containers use, without tag or digest (those come from version)", image, err)})
+			}
+		}
+	}
+
+	seen := map[string]bool{}
+	for _, cfgName := range sortedNames(s.Configs) {
+		cfg := s.Configs[cfgName]
+		t := cfg.Spec.Target
+		key := StageKey(t.Landscape, t.Name)
+		ref, ok := s.StageIndex[key]
+		if !ok {
+			continue // reported where the target is resolved
+		}
+		template := s.sourceTemplate(cfg, map[string]bool{})
+		if template == "" {
+			continue
+		}
+		out, err := renderer.Build(ref.Tree, ref.Overlay)
+		if err != nil {
+			continue // BuildStages reports it
+		}
+		images, err := render.Images(out)
+		if err != nil {
+			continue
+		}
+		for _, c := range s.templateComponents(template) {
+			image, field := componentImage(c.spec, c.index)
+			if _, err := name.NewRepository(image); err != nil || matchesAny(images, image) {
+				continue
+			}
+			if seen[key+"\x00"+c.template+"\x00"+field] {
+				continue
+			}
+			seen[key+"\x00"+c.template+"\x00"+field] = true
+			o, _ := s.Object(v1alpha1.VectorTemplateKind, c.template)
+			problems = append(problems, Problem{File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
+				Reason: fmt.Sprintf("image %s matches no container of Stage %s (overlay %s, promoted to by VectorPromotionConfig %s): its containers use %s; set image to the image the containers use",
+					image, key, ref.Overlay, cfgName, containerImageNames(images))})
+		}
+	}
+	return problems
+}
+
+// componentImage is the image a component's overlay entry is named after,
+// and the field it is written in.
+func componentImage(c v1alpha1.ComponentSpec, i int) (string, string) {
+	if c.Image != "" {
+		return c.Image, fmt.Sprintf("spec.components[%d].image", i)
+	}
+	return c.Name, fmt.Sprintf("spec.components[%d].name", i)
+}
+
+// sourceTemplate is the VectorTemplate whose vectors cfg promotes: its
+// source, or for a Stage source the template of a config promoting into
+// that stage. Empty when no template is reached.
+func (s *Snapshot) sourceTemplate(cfg *v1alpha1.VectorPromotionConfig, visited map[string]bool) string {
+	src := cfg.Spec.Source
+	if src.Kind != v1alpha1.StageKind {
+		if _, ok := s.Templates[src.Name]; ok {
+			return src.Name
+		}
+		return ""
+	}
+	if visited[cfg.Name] {
+		return ""
+	}
+	visited[cfg.Name] = true
+	for _, n := range sortedNames(s.Configs) {
+		up := s.Configs[n]
+		if up.Spec.Target.Name == src.Name && up.Spec.Target.Landscape == src.Landscape {
+			if t := s.sourceTemplate(up, visited); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// templateComponent is one component of a template's vectors and where it
+// is written: in the template itself or in a base.
+type templateComponent struct {
+	template string
+	index    int
+	spec     v1alpha1.ComponentSpec
+}
+
+// templateComponents are the components of template's vectors: its base's,
+// overridden by name by its own.
+func (s *Snapshot) templateComponents(template string) []templateComponent {
+	var chain []string
+	for t := template; t != "" && !contains(chain, t); {
+		tmpl, ok := s.Templates[t]
+		if !ok {
+			break
+		}
+		chain = append(chain, t)
+		t = ""
+		if tmpl.Spec.Base != nil {
+			t = tmpl.Spec.Base.Name
+		}
+	}
+	var out []templateComponent
+	for i := len(chain) - 1; i >= 0; i-- {
+		for j, c := range s.Templates[chain[i]].Spec.Components {
+			tc := templateComponent{template: chain[i], index: j, spec: c}
+			replaced := false
+			for k := range out {
+				if out[k].spec.Name == c.Name {
+					out[k], replaced = tc, true
+				}
+			}
+			if !replaced {
+				out = append(out, tc)
+			}
+		}
+	}
+	return out
+}
+
+func matchesAny(images []render.RenderedImage, image string) bool {
+	for _, r := range images {
+		if render.ImageMatches(r.Image, image) {
+			return true
+		}
+	}
+	return false
+}
+
+// containerImageNames lists the distinct image names (without tag or
+// digest) the containers use.
+func containerImageNames(images []render.RenderedImage) string {
+	set := map[string]bool{}
+	for _, r := range images {
+		n, _, _ := render.SplitImage(r.Image)
+		set[n] = true
+	}
+	if len(set) == 0 {
+		return "no images (the overlay has no containers)"
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,73 @@
+package source
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
+)
+
+// TestBuildStagesChecksComponentImages: validate reports a template
+// component that no container of a stage its vectors reach would match
+// (through the Stage-sourced configs too), and an image that is no valid
+// image reference, each at the template's file, object and field.
+func TestBuildStagesChecksComponentImages(t *testing.T) {
+	dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
+	file := filepath.Join(dir, "vectorflow", "template.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const serviceB = "    - name: registry.example.com/acme/service-b\n      version: \"1.0.0\"\n"
+	if !strings.Contains(string(data), serviceB) {
+		t.Fatal("the quickstart's template.yaml changed; update this test")
+	}
+	added := serviceB +
+		// matches no container in any stage
+		"    - name: api\n      image: registry.example.com/acme/api\n      version: \"1.0.0\"\n" +
+		// a tag in the image, and capitals: no valid repository reference
+		"    - name: worker\n      image: Registry.example.com/acme/Worker:1.0\n      version: \"1.0.0\"\n"
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), serviceB, added, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Problems) != 0 {
+		t.Fatalf("the edited quickstart must decode cleanly: %v", snap.Problems)
+	}
+	var got []string
+	for _, p := range BuildStages(snap, render.NewRenderer(render.Options{})) {
+		got = append(got, p.Error())
+	}
+	// The file is the one the snapshot records for the template.
+	o, _ := snap.Object("VectorTemplate", "acme")
+	unmatched := func(stage, config string) string {
+		return o.File + ": VectorTemplate/acme: spec.components[3].image: image registry.example.com/acme/api matches no container of Stage " + stage +
+			" (overlay apps/overlays/" + strings.SplitN(stage, "/", 2)[0] + ", promoted to by VectorPromotionConfig " + config + "): its containers use " +
+			"registry.example.com/acme/frontend, registry.example.com/acme/service-a, registry.example.com/acme/service-b; " +
+			"set image to the image the containers use"
+	}
+	want := []string{
+		o.File + `: VectorTemplate/acme: spec.components[4].image: "Registry.example.com/acme/Worker:1.0" is not a valid image reference`,
+		unmatched("test/test", "dev-to-test"),
+		unmatched("dev/dev", "latest-to-dev"),
+		unmatched("prod/prod", "test-to-prod"),
+	}
+	t.Log(strings.Join(got, "\n"))
+	if len(got) != len(want) {
+		t.Fatalf("problems:\n%s\nwant %d", strings.Join(got, "\n"), len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d:\n%s", i, cmp.Diff(want[i], got[i]))
+		}
+	}
+}
