@@ -10,8 +10,11 @@ import (
 // Trailer keys of a promotion commit. They are the machine-readable audit
 // trail: `git log --format=%(trailers)` of an overlay says who approved what.
 const (
-	TrailerPromotion  = "Vectorflow-Promotion"
-	TrailerSequence   = "Vectorflow-Sequence"
+	TrailerPromotion = "Vectorflow-Promotion"
+	TrailerSequence  = "Vectorflow-Sequence"
+	// TrailerConfig names the promotion's VectorPromotionConfig, so the
+	// target's history says which config's sequence a commit advanced.
+	TrailerConfig     = "Vectorflow-Config"
 	TrailerVector     = "Vectorflow-Vector"
 	TrailerSource     = "Vectorflow-Source"
 	TrailerTarget     = "Vectorflow-Target"
@@ -22,6 +25,7 @@ const (
 // Trailers are the facts a promotion commit records about itself.
 type Trailers struct {
 	Promotion  string
+	Config     string
 	Sequence   int64
 	Vector     string
 	Source     string
@@ -43,6 +47,7 @@ func FormatTrailers(t Trailers) string {
 		fmt.Fprintf(&b, "%s: %s\n", key, oneLine(value))
 	}
 	line(TrailerPromotion, t.Promotion)
+	line(TrailerConfig, t.Config)
 	line(TrailerSequence, strconv.FormatInt(t.Sequence, 10))
 	line(TrailerVector, t.Vector)
 	line(TrailerSource, t.Source)
@@ -74,6 +79,7 @@ func ParseTrailers(message string) (Trailers, bool) {
 		}
 		t.Sequence = n
 	}
+	t.Config = fields[strings.ToLower(TrailerConfig)]
 	t.Vector = fields[strings.ToLower(TrailerVector)]
 	t.Source = fields[strings.ToLower(TrailerSource)]
 	t.Target = fields[strings.ToLower(TrailerTarget)]
