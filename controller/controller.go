@@ -215,8 +215,12 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
+	sequences, err := TargetSequences(ctx, c.opts.Writer, snap, c.remote)
+	if err != nil {
+		return PassResult{}, err
+	}
 	d := Decide(Inputs{Snapshot: snap, State: state, Verdicts: verdicts, Results: c.results,
-		Resolved: reg.resolved, RegistryProblems: reg.problems,
+		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequences,
 		PullRequests: prFacts, OpenedPullRequests: c.opened}, now)
 	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
 
@@ -341,10 +345,7 @@ func (c *Controller) remote(url string) gitwriter.Remote {
 	if r, ok := c.remotes[url]; ok {
 		return r
 	}
-	r := gitwriter.Remote{URL: url}
-	if repo, err := source.Open(url, c.opts.Auth(url)); err == nil {
-		r.Auth = repo.AuthMethod()
-	}
+	r := WriterRemote(url, c.opts.Auth(url))
 	c.remotes[url] = r
 	return r
 }
@@ -404,7 +405,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, nil
 	}
 	trailers := gitwriter.Trailers{
-		Promotion: p.Name, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
+		Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
 		Source: describeSource(p.Spec.Source), Target: describeTarget(t),
 	}
 	if a := p.Status.Approval; a != nil {
@@ -415,7 +416,17 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	results, err := c.opts.Writer.Apply(ctx, target, change)
 	var editErr *gitwriter.EditError
 	var remoteErr *gitwriter.RemoteError
+	var historyErr *gitwriter.HistoryError
 	switch {
+	case errors.As(err, &historyErr):
+		// The target's history refuses it (the ratchet): a newer promotion
+		// of the config ran there, or the name was used for another vector.
+		log.Info("promotion refused by the target's history", "reason", historyErr.Reason, "commit", historyErr.Entry.Commit.String())
+		outcome := reconcilers.OutcomeFailed
+		if historyErr.Superseded() {
+			outcome = reconcilers.OutcomeSuperseded
+		}
+		return reconcilers.Result{Outcome: outcome, Reason: historyErr.Reason, Message: err.Error()}, nil
 	case errors.As(err, &editErr), errors.As(err, &remoteErr) && remoteErr.Op == "push":
 		log.Error(err, "promotion failed")
 		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, nil

@@ -53,6 +53,9 @@ type Inputs struct {
 	Resolved map[string]map[string]string
 	// RegistryProblems by template: registry errors, and the versions kept.
 	RegistryProblems map[string]string
+	// TargetSequences are, by config name, the highest sequence of the
+	// config that its target branch's history holds (see TargetSequences).
+	TargetSequences map[string]int64
 	// Results of promotions executed since the state was last written, by
 	// promotion name.
 	Results map[string]reconcilers.Result
@@ -88,7 +91,7 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.recordApprovals(in.Verdicts, now)
 	d.recordPullRequests(in.Snapshot, in.OpenedPullRequests, in.PullRequests, now)
 	d.completeExecutions(in.Results, now)
-	d.reconcileConfigs(in.Snapshot, now, pruneAllowed)
+	d.reconcileConfigs(in.Snapshot, in.TargetSequences, now, pruneAllowed)
 	d.resumeExecutions(now)
 	d.planPullRequests(in.Snapshot, in.State, now)
 	return d
@@ -159,11 +162,12 @@ func Promote(in Inputs, config string, now time.Time) (Decision, string, error) 
 		}
 	}
 	plan, err := reconcilers.Promote(reconcilers.ConfigInput{
-		Config:       c,
-		Missing:      missingReferences(in.Snapshot, &c),
-		Source:       d.sourceState(&c),
-		TargetVector: targetVector(in.Snapshot, &c),
-		Promotions:   promotions,
+		Config:         c,
+		Missing:        missingReferences(in.Snapshot, &c),
+		Source:         d.sourceState(&c),
+		TargetVector:   targetVector(in.Snapshot, &c),
+		TargetSequence: in.TargetSequences[config],
+		Promotions:     promotions,
 	}, now)
 	if err != nil {
 		return Decision{}, "", err
@@ -353,7 +357,7 @@ func (d *Decision) recordApprovals(verdicts map[string]ApprovalVerdict, now time
 // reconcileConfigs runs the config reconciler for each config and applies
 // its plan to the state. Promotions of configs that no longer exist are
 // deleted with them, as an owner reference would.
-func (d *Decision) reconcileConfigs(snap *source.Snapshot, now time.Time, prune bool) {
+func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[string]int64, now time.Time, prune bool) {
 	byConfig := map[string][]v1alpha1.VectorPromotion{}
 	for _, p := range d.State.Promotions {
 		byConfig[p.Spec.VectorPromotionConfigName] = append(byConfig[p.Spec.VectorPromotionConfigName], *p)
@@ -364,11 +368,12 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, now time.Time, prune 
 			cfg.Status = *st.Status.DeepCopy()
 		}
 		in := reconcilers.ConfigInput{
-			Config:       cfg,
-			Missing:      missingReferences(snap, &cfg),
-			Source:       d.sourceState(&cfg),
-			TargetVector: targetVector(snap, &cfg),
-			Promotions:   byConfig[name],
+			Config:         cfg,
+			Missing:        missingReferences(snap, &cfg),
+			Source:         d.sourceState(&cfg),
+			TargetVector:   targetVector(snap, &cfg),
+			TargetSequence: targetSequences[name],
+			Promotions:     byConfig[name],
 		}
 		d.applyConfigPlan(name, reconcilers.ReconcileConfig(in, now))
 	}

@@ -41,7 +41,7 @@ func DeriveState(p *v1alpha1.VectorPromotion) v1alpha1.PromotionState {
 		return v1alpha1.PromotionInProgress
 	case v1alpha1.PromotionTargetUnresolvedReason:
 		return v1alpha1.PromotionBlocked
-	case v1alpha1.PromotionSupersededReason:
+	case v1alpha1.PromotionSupersededReason, v1alpha1.PromotionSupersededInTargetReason:
 		return v1alpha1.PromotionSuperseded
 	default:
 		return v1alpha1.PromotionFailed
@@ -165,6 +165,9 @@ const (
 	// OutcomeTargetUnresolved: the target Stage or Landscape does not
 	// resolve; the promotion is Blocked and retried when it does.
 	OutcomeTargetUnresolved
+	// OutcomeSuperseded: the target already holds a newer promotion of the
+	// same config; the promotion is Superseded and nothing was written.
+	OutcomeSuperseded
 )
 
 // Result is what the executor reports after it ran a started promotion.
@@ -176,6 +179,9 @@ type Result struct {
 	PromotedStageRef *v1alpha1.StageReference
 	// Message explains a failure or a block.
 	Message string
+	// Reason is the Succeeded condition's reason for a failure or a
+	// supersession; empty means PromotionFailed or PromotionSuperseded.
+	Reason string
 }
 
 // Complete records the execution result of an InProgress promotion.
@@ -199,7 +205,9 @@ func Complete(p v1alpha1.VectorPromotion, r Result, now time.Time) (v1alpha1.Vec
 		c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.PromotionSucceededReason
 		c.Message = fmt.Sprintf("promoted %s to %s at %s", p.Spec.Vector, describeStage(stage), r.Commit)
 	case OutcomeFailed:
-		c.Reason = v1alpha1.PromotionFailedReason
+		c.Reason = orDefault(r.Reason, v1alpha1.PromotionFailedReason)
+	case OutcomeSuperseded:
+		c.Reason = orDefault(r.Reason, v1alpha1.PromotionSupersededReason)
 	case OutcomeTargetUnresolved:
 		c.Reason = v1alpha1.PromotionTargetUnresolvedReason
 	default:
@@ -290,4 +298,11 @@ func refreshState(p *v1alpha1.VectorPromotion) (Transition, bool) {
 
 func describeStage(s v1alpha1.StageReference) string {
 	return fmt.Sprintf("Stage %s in Landscape %s", s.Name, s.Landscape)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

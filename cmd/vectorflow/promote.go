@@ -53,7 +53,14 @@ the controller's next pass like any other.`,
 				if err != nil {
 					return err
 				}
-				d, name, err := controller.Promote(controller.Inputs{Snapshot: snap, State: state}, config, time.Now())
+				// The new sequence continues after the target's history.
+				sequences, err := controller.TargetSequences(cmd.Context(), w, snap, func(url string) gitwriter.Remote {
+					return controller.WriterRemote(url, auth(url))
+				})
+				if err != nil {
+					return err
+				}
+				d, name, err := controller.Promote(controller.Inputs{Snapshot: snap, State: state, TargetSequences: sequences}, config, time.Now())
 				if err != nil {
 					return err
 				}

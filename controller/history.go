@@ -1,0 +1,59 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// TargetSequences reads, for every config whose target stage resolves in
+// the snapshot, the highest sequence of that config its target branch's
+// history holds, so that new promotions continue after it however the state
+// branch was reset. Each target branch is read once, at least as far as the
+// commit the snapshot saw; the writer keeps the index, so a branch that did
+// not change costs nothing.
+func TargetSequences(ctx context.Context, w *gitwriter.Writer, snap *source.Snapshot, remote func(url string) gitwriter.Remote) (map[string]int64, error) {
+	type branch struct{ url, name string }
+	histories := map[branch]*gitwriter.History{}
+	out := map[string]int64{}
+	for _, name := range sortedKeys(snap.Configs) {
+		t := snap.Configs[name].Spec.Target
+		ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
+		if !ok || ref.Branch == "" {
+			continue // unresolved (the config is not Ready) or not a git repository
+		}
+		b := branch{ref.URL, ref.Branch}
+		h, ok := histories[b]
+		if !ok {
+			tip := plumbing.ZeroHash
+			if plumbing.IsHash(ref.Commit) {
+				tip = plumbing.NewHash(ref.Commit)
+			}
+			var err error
+			h, err = w.History(ctx, gitwriter.Target{Remote: remote(ref.URL), Branch: ref.Branch}, tip)
+			if err != nil {
+				return nil, fmt.Errorf("read the promotion history of the target of VectorPromotionConfig %s (stage %s/%s): %w",
+					name, t.Landscape, t.Name, err)
+			}
+			histories[b] = h
+		}
+		if seq := h.Sequence(name); seq > 0 {
+			out[name] = seq
+		}
+	}
+	return out, nil
+}
+
+// WriterRemote pairs url with the credentials auth describes, derived the
+// way the loader derives them, for the writer.
+func WriterRemote(url string, auth source.Auth) gitwriter.Remote {
+	r := gitwriter.Remote{URL: url}
+	if repo, err := source.Open(url, auth); err == nil {
+		r.Auth = repo.AuthMethod()
+	}
+	return r
+}
