@@ -414,19 +414,13 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
 	results, err := c.opts.Writer.Apply(ctx, target, change)
+	if r, refused := refusedByHistory(err); refused {
+		log.Info("the target's history refuses the promotion", "reason", r.Reason, "message", r.Message)
+		return r, nil
+	}
 	var editErr *gitwriter.EditError
 	var remoteErr *gitwriter.RemoteError
-	var historyErr *gitwriter.HistoryError
 	switch {
-	case errors.As(err, &historyErr):
-		// The target's history refuses it (the ratchet): a newer promotion
-		// of the config ran there, or the name was used for another vector.
-		log.Info("promotion refused by the target's history", "reason", historyErr.Reason, "commit", historyErr.Entry.Commit.String())
-		outcome := reconcilers.OutcomeFailed
-		if historyErr.Superseded() {
-			outcome = reconcilers.OutcomeSuperseded
-		}
-		return reconcilers.Result{Outcome: outcome, Reason: historyErr.Reason, Message: err.Error()}, nil
 	case errors.As(err, &editErr), errors.As(err, &remoteErr) && remoteErr.Op == "push":
 		log.Error(err, "promotion failed")
 		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, nil

@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -56,4 +58,20 @@ func WriterRemote(url string, auth source.Auth) gitwriter.Remote {
 		r.Auth = repo.AuthMethod()
 	}
 	return r
+}
+
+// refusedByHistory is the result of a promotion the target's history
+// refused (the ratchet): Superseded when a newer promotion of its config ran
+// there, Failed when its name was used for another vector. Nothing was
+// written either way.
+func refusedByHistory(err error) (reconcilers.Result, bool) {
+	var h *gitwriter.HistoryError
+	if !errors.As(err, &h) {
+		return reconcilers.Result{}, false
+	}
+	outcome := reconcilers.OutcomeFailed
+	if h.Superseded() {
+		outcome = reconcilers.OutcomeSuperseded
+	}
+	return reconcilers.Result{Outcome: outcome, Reason: h.Reason, Message: err.Error()}, true
 }

@@ -47,11 +47,11 @@ func FormatTrailers(t Trailers) string {
 		fmt.Fprintf(&b, "%s: %s\n", key, oneLine(value))
 	}
 	line(TrailerPromotion, t.Promotion)
-	line(TrailerConfig, t.Config)
 	line(TrailerSequence, strconv.FormatInt(t.Sequence, 10))
 	line(TrailerVector, t.Vector)
 	line(TrailerSource, t.Source)
 	line(TrailerTarget, t.Target)
+	line(TrailerConfig, t.Config)
 	if t.ApprovedBy != "" {
 		line(TrailerApprovedBy, t.ApprovedBy)
 		if !t.ApprovedAt.IsZero() {
