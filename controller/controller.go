@@ -215,12 +215,12 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	sequences, err := TargetSequences(ctx, c.opts.Writer, snap, c.remote)
+	histories, err := targetHistories(ctx, c.opts.Writer, snap, c.remote)
 	if err != nil {
 		return PassResult{}, err
 	}
-	d := Decide(Inputs{Snapshot: snap, State: state, Verdicts: verdicts, Results: c.results,
-		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequences,
+	d := Decide(Inputs{Snapshot: snap, State: state, Verdicts: verdicts, Results: landedResults(snap, state, histories, c.results),
+		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened}, now)
 	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -159,5 +160,36 @@ func TestPushWhoseAnswerWasLostSucceeds(t *testing.T) {
 	}
 	if p.Status.State != v1alpha1.PromotionSucceeded {
 		t.Errorf("latest-to-dev-1 is %s, want Succeeded at the commit that reached main: %+v", p.Status.State, p.Status.Conditions)
+	}
+}
+
+// TestPushWhoseAnswerWasLostSucceedsAfterTheDeadline: the server that took
+// the push stays away longer than the execution deadline. When it is back,
+// the promotion is not retired as timed out: the target's history shows its
+// commit, and the overlay names its vector, so it is Succeeded there.
+func TestPushWhoseAnswerWasLostSucceedsAfterTheDeadline(t *testing.T) {
+	f := newRaceFixture(t)
+	proxy := testutil.StartLostAnswerProxy(t, f.srv)
+	f.url = proxy.URL("acme.git")
+	clock := time.Now()
+	c := f.controllerAt(t, func() time.Time { return clock })
+
+	proxy.LoseNextPush("refs/heads/main")
+	if _, err := c.Pass(context.Background()); err == nil || proxy.Dropped() == 0 {
+		t.Fatalf("the pass pushed nothing to main or lost nothing (error %v)", err)
+	}
+	clock = clock.Add(2 * reconcilers.ExecutionDeadline)
+	proxy.Restore()
+	if _, err := c.RunUntilStable(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	state := f.readState(t)
+	commits := f.promotionCommits(t)
+	p := state.Promotions["latest-to-dev-1"]
+	if p == nil || p.Status.State != v1alpha1.PromotionSucceeded {
+		t.Fatalf("latest-to-dev-1: %+v, want Succeeded at the commit on main %v", p, commits["latest-to-dev-1"])
+	}
+	if got := commits["latest-to-dev-1"]; len(got) != 1 || got[0].String() != p.Status.Commit {
+		t.Errorf("latest-to-dev-1 is Succeeded at %s; its commits on main are %v", p.Status.Commit, got)
 	}
 }

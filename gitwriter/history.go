@@ -38,6 +38,12 @@ type HistoryEntry struct {
 	Commit   plumbing.Hash
 }
 
+// NewHistory is the history at tip holding entries, newest first: what
+// indexing a branch with those promotion commits yields.
+func NewHistory(tip plumbing.Hash, entries ...HistoryEntry) *History {
+	return addEntries(&History{tip: tip}, entries)
+}
+
 // Tip is the commit the history was read from.
 func (h *History) Tip() plumbing.Hash { return h.tip }
 
@@ -240,16 +246,23 @@ func extendHistory(s storer.EncodedObjectStorer, base *History, seen map[plumbin
 		}
 		queue = append(queue, c.ParentHashes...)
 	}
+	return addEntries(out, found), seen, reached, nil
+}
+
+// addEntries returns h with found (newest first, all newer than h's
+// entries) added. Copy on write: a History handed out earlier stays as it
+// was.
+func addEntries(h *History, found []HistoryEntry) *History {
 	if len(found) == 0 {
-		return out, seen, reached, nil
+		return h
 	}
-	// Copy on write: a History handed out earlier stays as it was.
-	out.newest = make(map[string]HistoryEntry, len(base.newest)+len(found))
-	for k, v := range base.newest {
+	out := &History{tip: h.tip}
+	out.newest = make(map[string]HistoryEntry, len(h.newest)+len(found))
+	for k, v := range h.newest {
 		out.newest[k] = v
 	}
-	out.promotions = make(map[string][]HistoryEntry, len(base.promotions)+len(found))
-	for k, v := range base.promotions {
+	out.promotions = make(map[string][]HistoryEntry, len(h.promotions)+len(found))
+	for k, v := range h.promotions {
 		out.promotions[k] = v
 	}
 	for i := len(found) - 1; i >= 0; i-- { // oldest first, so the newest ends up in front
@@ -262,5 +275,5 @@ func extendHistory(s storer.EncodedObjectStorer, base *History, seen map[plumbin
 			out.newest[e.Config] = e
 		}
 	}
-	return out, seen, reached, nil
+	return out
 }
