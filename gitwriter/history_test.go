@@ -183,7 +183,7 @@ func promotionMessage(name, config string, seq int64, vector string) string {
 
 var testCommitTime = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-func writeTestCommit(t *testing.T, s storer.EncodedObjectStorer, message string, parents ...plumbing.Hash) plumbing.Hash {
+func writeTestCommit(t testing.TB, s storer.EncodedObjectStorer, message string, parents ...plumbing.Hash) plumbing.Hash {
 	t.Helper()
 	testCommitTime = testCommitTime.Add(time.Minute)
 	sig := object.Signature{Name: "test", Email: "test@example.com", When: testCommitTime}
@@ -220,4 +220,47 @@ func (s *countingStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (
 		s.reads++
 	}
 	return s.EncodedObjectStorer.EncodedObject(t, h)
+}
+
+// BenchmarkHistoryIndex: the first read of a branch of 10,000 commits (one
+// in ten a promotion) walks them all once; a pass after one new commit
+// reads that commit only.
+func BenchmarkHistoryIndex(b *testing.B) {
+	s := memory.NewStorage()
+	var tip plumbing.Hash
+	for i := 1; i <= 10000; i++ {
+		msg := "a person's commit"
+		if i%10 == 0 {
+			msg = promotionMessage(fmt.Sprintf("latest-to-dev-%d", i/10), "latest-to-dev", int64(i/10), fmt.Sprintf("acme:%d", i))
+		}
+		if tip.IsZero() {
+			tip = writeTestCommit(b, s, msg)
+		} else {
+			tip = writeTestCommit(b, s, msg, tip)
+		}
+	}
+	b.Run("first read", func(b *testing.B) {
+		for range b.N {
+			var x historyIndex
+			if _, err := x.at(s, tip); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("one new commit", func(b *testing.B) {
+		var x historyIndex
+		if _, err := x.at(s, tip); err != nil {
+			b.Fatal(err)
+		}
+		next := tip
+		b.ResetTimer()
+		for range b.N {
+			b.StopTimer()
+			next = writeTestCommit(b, s, promotionMessage("p-1", "p", 1, "acme:1"), next)
+			b.StartTimer()
+			if _, err := x.at(s, next); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
