@@ -220,7 +220,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 		return PassResult{}, err
 	}
 	d := Decide(Inputs{Snapshot: snap, State: state, Verdicts: verdicts, Results: landedResults(snap, state, histories, c.results),
-		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(histories),
+		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened}, now)
 	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
 

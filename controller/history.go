@@ -22,13 +22,15 @@ func TargetSequences(ctx context.Context, w *gitwriter.Writer, snap *source.Snap
 	if err != nil {
 		return nil, err
 	}
-	return sequencesOf(histories), nil
+	return sequencesOf(snap, histories), nil
 }
 
-func sequencesOf(histories map[string]*gitwriter.History) map[string]int64 {
+// sequencesOf is the highest sequence of each config into its target that
+// the target's history holds.
+func sequencesOf(snap *source.Snapshot, histories map[string]*gitwriter.History) map[string]int64 {
 	out := map[string]int64{}
 	for name, h := range histories {
-		if seq := h.Sequence(name); seq > 0 {
+		if seq := h.Sequence(name, describeTarget(snap.Configs[name].Spec.Target)); seq > 0 {
 			out[name] = seq
 		}
 	}

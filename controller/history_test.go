@@ -34,7 +34,8 @@ func TestLandedResults(t *testing.T) {
 			StageIndex: map[string]source.StageRef{"dev/dev": {Landscape: "dev", Name: "dev", Vector: render.StageVector{Vector: overlay}}}}
 	}
 	commit := plumbing.NewHash("1111111111111111111111111111111111111111")
-	landed := gitwriter.NewHistory(commit, gitwriter.HistoryEntry{Promotion: "latest-to-dev-2", Config: "latest-to-dev", Sequence: 2, Vector: "acme:2", Commit: commit})
+	landed := gitwriter.NewHistory(commit, gitwriter.HistoryEntry{Promotion: "latest-to-dev-2", Config: "latest-to-dev", Sequence: 2, Vector: "acme:2",
+		Target: "Stage/dev/dev", Commit: commit})
 	succeeded := map[string]reconcilers.Result{"latest-to-dev-2": {Outcome: reconcilers.OutcomeSucceeded, Commit: commit.String()}}
 	tests := []struct {
 		name      string

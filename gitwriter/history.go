@@ -20,8 +20,10 @@ import (
 // (Check), and new sequences continue after the newest it holds.
 type History struct {
 	tip plumbing.Hash
-	// newest is each config's highest sequence, by config name.
-	newest map[string]HistoryEntry
+	// newest is each config's highest sequence into each stage. The
+	// stage is part of the key because config names are unique only
+	// within one config repository, and several may write one branch.
+	newest map[line]HistoryEntry
 	// promotions are every commit of each promotion, newest first.
 	promotions map[string][]HistoryEntry
 }
@@ -35,8 +37,14 @@ type HistoryEntry struct {
 	Config   string
 	Sequence int64
 	Vector   string
-	Commit   plumbing.Hash
+	// Target is the stage written, as the Vectorflow-Target trailer names
+	// it (Stage/<landscape>/<name>).
+	Target string
+	Commit plumbing.Hash
 }
+
+// line is a config's promotions into one stage: the sequence they share.
+type line struct{ config, target string }
 
 // NewHistory is the history at tip holding entries, newest first: what
 // indexing a branch with those promotion commits yields.
@@ -47,12 +55,16 @@ func NewHistory(tip plumbing.Hash, entries ...HistoryEntry) *History {
 // Tip is the commit the history was read from.
 func (h *History) Tip() plumbing.Hash { return h.tip }
 
-// Sequence is the highest sequence of config the history holds, 0 if none.
-func (h *History) Sequence(config string) int64 { return h.newest[config].Sequence }
+// Sequence is the highest sequence of config into target (as the
+// Vectorflow-Target trailer names it) the history holds, 0 if none.
+func (h *History) Sequence(config, target string) int64 {
+	return h.newest[line{config, target}].Sequence
+}
 
-// Newest is the promotion commit with config's highest sequence.
-func (h *History) Newest(config string) (HistoryEntry, bool) {
-	e, ok := h.newest[config]
+// Newest is the promotion commit with the highest sequence of config into
+// target.
+func (h *History) Newest(config, target string) (HistoryEntry, bool) {
+	e, ok := h.newest[line{config, target}]
 	return e, ok
 }
 
@@ -63,7 +75,8 @@ func (h *History) Commits(name string) []HistoryEntry { return h.promotions[name
 // history plus pending (commits made on top of it but not pushed yet). The
 // error is a *HistoryError when the history already holds the same
 // promotion with another vector (PromotionIdentityReused), or, unless
-// onlyIdentity, a newer sequence of the same config (SupersededInTarget).
+// onlyIdentity, a newer sequence of the same config into the same stage
+// (SupersededInTarget).
 // earlier is the newest commit of the same promotion and vector, if any:
 // the promotion may already be applied.
 func (h *History) Check(t Trailers, pending []HistoryEntry, onlyIdentity bool) (earlier *HistoryEntry, err error) {
@@ -81,9 +94,9 @@ func (h *History) Check(t Trailers, pending []HistoryEntry, onlyIdentity bool) (
 	if onlyIdentity || config == "" {
 		return earlier, nil
 	}
-	newest, ok := h.Newest(config)
+	newest, ok := h.Newest(config, t.Target)
 	for _, e := range pending {
-		if e.Config == config && (!ok || e.Sequence > newest.Sequence) {
+		if e.Config == config && e.Target == t.Target && (!ok || e.Sequence > newest.Sequence) {
 			newest, ok = e, true
 		}
 	}
@@ -164,6 +177,12 @@ func trailerConfig(t Trailers) string {
 	return config
 }
 
+// entryOf is what commit's trailers t say about it.
+func entryOf(t Trailers, commit plumbing.Hash) HistoryEntry {
+	return HistoryEntry{Promotion: t.Promotion, Config: trailerConfig(t), Sequence: t.Sequence,
+		Vector: t.Vector, Target: t.Target, Commit: commit}
+}
+
 // historyIndex keeps a branch's History current as its tip moves, reading
 // only the commits it has not read before: the first read walks the whole
 // history once, every later one the new commits. Not safe for concurrent
@@ -241,8 +260,7 @@ func extendHistory(s storer.EncodedObjectStorer, base *History, seen map[plumbin
 			return nil, nil, false, fmt.Errorf("read commit %s: %w", h, err)
 		}
 		if t, ok := ParseTrailers(c.Message); ok {
-			found = append(found, HistoryEntry{Promotion: t.Promotion, Config: trailerConfig(t),
-				Sequence: t.Sequence, Vector: t.Vector, Commit: h})
+			found = append(found, entryOf(t, h))
 		}
 		queue = append(queue, c.ParentHashes...)
 	}
@@ -257,7 +275,7 @@ func addEntries(h *History, found []HistoryEntry) *History {
 		return h
 	}
 	out := &History{tip: h.tip}
-	out.newest = make(map[string]HistoryEntry, len(h.newest)+len(found))
+	out.newest = make(map[line]HistoryEntry, len(h.newest)+len(found))
 	for k, v := range h.newest {
 		out.newest[k] = v
 	}
@@ -271,8 +289,9 @@ func addEntries(h *History, found []HistoryEntry) *History {
 		if e.Config == "" {
 			continue
 		}
-		if old, ok := out.newest[e.Config]; !ok || e.Sequence >= old.Sequence {
-			out.newest[e.Config] = e
+		k := line{e.Config, e.Target}
+		if old, ok := out.newest[k]; !ok || e.Sequence >= old.Sequence {
+			out.newest[k] = e
 		}
 	}
 	return out

@@ -17,15 +17,17 @@ import (
 
 func TestHistoryCheck(t *testing.T) {
 	at := func(n byte) plumbing.Hash { return plumbing.Hash{n} }
-	test2 := HistoryEntry{Promotion: "dev-to-test-2", Config: "dev-to-test", Sequence: 2, Vector: "acme:2", Commit: at(2)}
-	test3 := HistoryEntry{Promotion: "dev-to-test-3", Config: "dev-to-test", Sequence: 3, Vector: "acme:3", Commit: at(3)}
-	dev1 := HistoryEntry{Promotion: "latest-to-dev-1", Config: "latest-to-dev", Sequence: 1, Vector: "acme:1", Commit: at(1)}
-	history := &History{
-		newest:     map[string]HistoryEntry{"dev-to-test": test3, "latest-to-dev": dev1},
-		promotions: map[string][]HistoryEntry{"dev-to-test-2": {test2}, "dev-to-test-3": {test3}, "latest-to-dev-1": {dev1}},
-	}
+	const test, dev = "Stage/test/test", "Stage/dev/dev"
+	test2 := HistoryEntry{Promotion: "dev-to-test-2", Config: "dev-to-test", Sequence: 2, Vector: "acme:2", Target: test, Commit: at(2)}
+	test3 := HistoryEntry{Promotion: "dev-to-test-3", Config: "dev-to-test", Sequence: 3, Vector: "acme:3", Target: test, Commit: at(3)}
+	dev1 := HistoryEntry{Promotion: "latest-to-dev-1", Config: "latest-to-dev", Sequence: 1, Vector: "acme:1", Target: dev, Commit: at(1)}
+	history := NewHistory(at(3), test3, test2, dev1)
 	promotion := func(name, config string, seq int64, vector string) Trailers {
-		return Trailers{Promotion: name, Config: config, Sequence: seq, Vector: vector}
+		target := test
+		if strings.HasPrefix(name, "latest-to-dev") {
+			target = dev
+		}
+		return Trailers{Promotion: name, Config: config, Sequence: seq, Vector: vector, Target: target}
 	}
 	tests := []struct {
 		name         string
@@ -47,6 +49,8 @@ func TestHistoryCheck(t *testing.T) {
 			promotion: promotion("dev-to-test-manual", "", 1, "acme:1")},
 		{name: "another config's sequences do not count", history: history,
 			promotion: promotion("latest-to-dev-2", "latest-to-dev", 2, "acme:9")},
+		{name: "a config of the same name writing another stage (another config repository) does not count", history: history,
+			promotion: Trailers{Promotion: "dev-to-test-1", Config: "dev-to-test", Sequence: 1, Vector: "acme:1", Target: "Stage/qa/test"}},
 		{name: "the same promotion and vector: maybe applied", history: history,
 			promotion: promotion("dev-to-test-3", "dev-to-test", 3, "acme:3"), wantEarlier: &test3},
 		{name: "the same name with another vector: identity reused", history: history,
@@ -56,9 +60,9 @@ func TestHistoryCheck(t *testing.T) {
 		{name: "a newer sequence does not matter when nothing would be written", history: history, onlyIdentity: true,
 			promotion: promotion("dev-to-test-1", "dev-to-test", 1, "acme:1")},
 		{name: "a newer commit made earlier in the same batch supersedes", history: &History{},
-			pending:   []HistoryEntry{{Promotion: "dev-to-test-5", Config: "dev-to-test", Sequence: 5, Vector: "acme:5", Commit: at(5)}},
+			pending:   []HistoryEntry{{Promotion: "dev-to-test-5", Config: "dev-to-test", Sequence: 5, Vector: "acme:5", Target: test, Commit: at(5)}},
 			promotion: promotion("dev-to-test-4", "dev-to-test", 4, "acme:4"), wantReason: v1alpha1.PromotionSupersededInTargetReason,
-			wantEntry: HistoryEntry{Promotion: "dev-to-test-5", Config: "dev-to-test", Sequence: 5, Vector: "acme:5", Commit: at(5)}},
+			wantEntry: HistoryEntry{Promotion: "dev-to-test-5", Config: "dev-to-test", Sequence: 5, Vector: "acme:5", Target: test, Commit: at(5)}},
 		{name: "the same promotion made earlier in the same batch", history: &History{},
 			pending:   []HistoryEntry{test3},
 			promotion: promotion("dev-to-test-3", "dev-to-test", 3, "acme:3"), wantEarlier: &test3},
@@ -171,14 +175,15 @@ func TestHistoryIndex(t *testing.T) {
 
 func sequences(h *History) map[string]int64 {
 	out := map[string]int64{}
-	for config := range h.newest {
-		out[config] = h.Sequence(config)
+	for k := range h.newest {
+		out[k.config] = h.Sequence(k.config, k.target)
 	}
 	return out
 }
 
 func promotionMessage(name, config string, seq int64, vector string) string {
-	return fmt.Sprintf("promote %s\n\n%s", vector, FormatTrailers(Trailers{Promotion: name, Config: config, Sequence: seq, Vector: vector}))
+	return fmt.Sprintf("promote %s\n\n%s", vector, FormatTrailers(Trailers{Promotion: name, Config: config, Sequence: seq,
+		Vector: vector, Target: "Stage/dev/dev"}))
 }
 
 var testCommitTime = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)

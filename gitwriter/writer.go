@@ -467,8 +467,7 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, history *History, pen
 		return Result{}, head, &SignError{Change: change.ID, Err: err}
 	}
 	if pending != nil && change.ID != "" {
-		*pending = append(*pending, HistoryEntry{Promotion: trailers.Promotion, Config: trailerConfig(trailers),
-			Sequence: trailers.Sequence, Vector: trailers.Vector, Commit: c})
+		*pending = append(*pending, entryOf(trailers, c))
 	}
 	res.Commit = c
 	return res, c, nil
