@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 // TestApplyKeepsToTheTargetsHistory writes promotions of one config to a
@@ -77,4 +80,53 @@ func TestApplyKeepsToTheTargetsHistory(t *testing.T) {
 		t.Errorf("settings.env:\n%s", got)
 	}
 	r.checkNoForcePush(t, "main")
+}
+
+// TestPushWhoseAnswerWasLost: the server applies a push and goes away
+// before it answers. The writer does not call that refused: Apply and
+// CompareAndSwap say the push is uncertain, and once the server is back
+// the promotion's commit is found on the branch (Existing) and the state
+// commit is the branch's tip.
+func TestPushWhoseAnswerWasLost(t *testing.T) {
+	r := newServerRepo(t, fixtureDir)
+	proxy := testutil.StartLostAnswerProxy(t, r.g)
+	remote := r.httpRemote()
+	remote.URL = proxy.URL(r.name)
+	ctx := context.Background()
+	w := newTestWriter(t, WriterOptions{})
+	change := func() Change {
+		return configChange("shop-to-prod", "shop-to-prod-1", 1, lineEdit("settings.env", "release", "v1"))
+	}
+
+	proxy.LoseNextPush("refs/heads/main")
+	_, err := w.Apply(ctx, Target{Remote: remote, Branch: "main"}, change())
+	var uncertain *UncertainPushError
+	var refused *RemoteError
+	if !errors.As(err, &uncertain) || errors.As(err, &refused) {
+		t.Fatalf("Apply whose answer was lost: %v; want an UncertainPushError, not a RemoteError", err)
+	}
+	landed := r.tip(t, "main")
+	if got := r.promotions(t, "main"); got["shop-to-prod-1"] != 1 {
+		t.Fatalf("the push did not reach the server: promotions on main %v", got)
+	}
+	proxy.Restore()
+	res, err := w.Apply(ctx, Target{Remote: remote, Branch: "main"}, change())
+	if err != nil || len(res) != 1 || !res[0].Existing || res[0].Commit.String() != landed {
+		t.Fatalf("Apply after the server is back = %+v, %v; want Existing at %s", res, err, landed)
+	}
+
+	proxy.LoseNextPush("refs/heads/vectorflow/state")
+	state := Target{Remote: remote, Branch: "vectorflow/state"}
+	_, err = w.CompareAndSwap(ctx, state, plumbing.ZeroHash, map[string][]byte{"promotions/a.yaml": []byte("a\n")}, "state\n")
+	if !errors.As(err, &uncertain) || errors.Is(err, ErrConflict) {
+		t.Fatalf("CompareAndSwap whose answer was lost: %v; want an UncertainPushError, not a conflict", err)
+	}
+	proxy.Restore()
+	tip, files, err := w.Read(ctx, state, "")
+	if err != nil || tip.String() != r.tip(t, "vectorflow/state") || string(files["promotions/a.yaml"]) != "a\n" {
+		t.Fatalf("Read after the server is back: %s %v %v", tip, files, err)
+	}
+	if proxy.Dropped() < 2 {
+		t.Errorf("the proxy lost %d answers, want at least the two pushes", proxy.Dropped())
+	}
 }
