@@ -126,5 +126,8 @@ func batchContext(batch []*applyRequest) (context.Context, context.CancelFunc) {
 // pushed, whose commits are all in memory: the next read of the branch
 // (a pass deciding sequences, the next batch) then needs no fetch.
 func (st *branchState) indexPushed(tip plumbing.Hash) {
+	if st.history.current == nil {
+		return // nobody reads this branch's promotions (the state branch)
+	}
 	_, _ = st.history.at(st.repo.s, tip) // on error the next read indexes again
 }

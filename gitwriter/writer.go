@@ -349,10 +349,13 @@ func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRe
 			}
 		}
 		useCache = false
-		history, err := st.history.at(st.repo.s, tip)
-		if err != nil {
-			fail(err)
-			return
+		var history *History
+		var err error
+		if promotes(batch) {
+			if history, err = st.history.at(st.repo.s, tip); err != nil {
+				fail(err)
+				return
+			}
 		}
 		head := tip
 		var pending []HistoryEntry // the batch's commits, not in history yet
@@ -415,6 +418,19 @@ func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRe
 			return
 		}
 	}
+}
+
+// promotes reports whether any change of the batch is a promotion, the
+// only kind the branch's history is read for.
+func promotes(batch []*applyRequest) bool {
+	for _, r := range batch {
+		for _, ch := range r.changes {
+			if ch.ID != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // commitChange makes change's commit on head. history is the branch's
