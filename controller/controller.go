@@ -230,8 +230,12 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	d := Decide(Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: c.results,
-		Resolved: reg.resolved, RegistryProblems: reg.problems,
+	histories, err := targetHistories(ctx, c.opts.Writer, snap, c.remote)
+	if err != nil {
+		return PassResult{}, err
+	}
+	d := Decide(Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: landedResults(snap, state, histories, c.results),
+		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
 	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
 
@@ -360,10 +364,7 @@ func (c *Controller) remote(url string) gitwriter.Remote {
 	if r, ok := c.remotes[url]; ok {
 		return r
 	}
-	r := gitwriter.Remote{URL: url}
-	if repo, err := source.Open(url, c.opts.Auth(url)); err == nil {
-		r.Auth = repo.AuthMethod()
-	}
+	r := WriterRemote(url, c.opts.Auth(url))
 	c.remotes[url] = r
 	return r
 }
@@ -423,7 +424,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 		return reconcilers.Result{Outcome: reconcilers.OutcomeFailed, Message: err.Error()}, nil
 	}
 	trailers := gitwriter.Trailers{
-		Promotion: p.Name, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
+		Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
 		Source: describeSource(p.Spec.Source), Target: describeTarget(t),
 	}
 	trailers.Approvals = approvalTrailers(p)
@@ -431,6 +432,10 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
 	results, err := c.opts.Writer.Apply(ctx, target, change)
+	if r, refused := refusedByHistory(err); refused {
+		log.Info("the target's history refuses the promotion", "reason", r.Reason, "message", r.Message)
+		return r, nil
+	}
 	var editErr *gitwriter.EditError
 	var remoteErr *gitwriter.RemoteError
 	var checkErr *gitwriter.CheckError

@@ -42,6 +42,9 @@ type Inputs struct {
 	Resolved map[string]map[string]string
 	// RegistryProblems by template: registry errors, and the versions kept.
 	RegistryProblems map[string]string
+	// TargetSequences are, by config name, the highest sequence of the
+	// config that its target branch's history holds (see TargetSequences).
+	TargetSequences map[string]int64
 	// Results of promotions executed since the state was last written, by
 	// promotion name.
 	Results map[string]reconcilers.Result
@@ -83,10 +86,10 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.recordApprovals(in.Approvals, now)
 	d.recordPullRequests(in.Snapshot, in.OpenedPullRequests, in.PullRequests, now)
 	d.completeExecutions(in.Results, now)
-	d.reconcileConfigs(in.Snapshot, now, pruneAllowed)
+	d.reconcileConfigs(in.Snapshot, in.TargetSequences, now, pruneAllowed)
 	d.resumeExecutions(now)
 	d.planPullRequests(in.Snapshot, in.State, now)
-	d.consumeRequests(in.Snapshot, in.Requests, now)
+	d.consumeRequests(in.Snapshot, in.TargetSequences, in.Requests, now)
 	return d
 }
 
@@ -141,7 +144,7 @@ func (d *Decision) resumeExecutions(now time.Time) {
 // one for each valid promotion request (see consumeRequests).
 func Promote(in Inputs, config string, now time.Time) (Decision, string, error) {
 	d := Decide(in, now)
-	name, err := d.promote(in.Snapshot, config, "", now)
+	name, err := d.promote(in.Snapshot, in.TargetSequences, config, "", now)
 	if err != nil {
 		return Decision{}, "", err
 	}
@@ -151,14 +154,14 @@ func Promote(in Inputs, config string, now time.Time) (Decision, string, error) 
 // consumeRequests turns each valid promotion request into a fresh
 // promotion, and drops the others saying why; every request file is
 // consumed, so a request counts once.
-func (d *Decision) consumeRequests(snap *source.Snapshot, requests []RequestVerdict, now time.Time) {
+func (d *Decision) consumeRequests(snap *source.Snapshot, targetSequences map[string]int64, requests []RequestVerdict, now time.Time) {
 	for _, r := range requests {
 		d.ConsumedRequests = append(d.ConsumedRequests, r.Path)
 		if r.Requester == "" {
 			d.note("promotion request %s dropped: %s", r.Path, r.Refusal)
 			continue
 		}
-		name, err := d.promote(snap, r.Request.Config, r.Request.Vector, now)
+		name, err := d.promote(snap, targetSequences, r.Request.Config, r.Request.Vector, now)
 		if err != nil {
 			d.note("promotion request %s by %s dropped: %v", r.Path, r.Requester, err)
 			continue
@@ -169,7 +172,7 @@ func (d *Decision) consumeRequests(snap *source.Snapshot, requests []RequestVerd
 
 // promote adds a fresh promotion of config's source vector, which must be
 // vector when that is set (what the requester saw).
-func (d *Decision) promote(snap *source.Snapshot, config, vector string, now time.Time) (string, error) {
+func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int64, config, vector string, now time.Time) (string, error) {
 	cfg, ok := snap.Configs[config]
 	if !ok {
 		return "", fmt.Errorf("promote: no VectorPromotionConfig %s in %s (list them with vectorflow get configs)", config, snap.URL)
@@ -189,12 +192,13 @@ func (d *Decision) promote(snap *source.Snapshot, config, vector string, now tim
 		return "", fmt.Errorf("promote %s: the source offers %s now, not the requested %s; promote again", config, orNone(offered.Vector), vector)
 	}
 	plan, err := reconcilers.Promote(reconcilers.ConfigInput{
-		Config:       c,
-		Missing:      missingReferences(snap, &c),
-		Conflicts:    configConflicts(snap)[config],
-		Source:       offered,
-		TargetVector: targetVector(snap, &c),
-		Promotions:   promotions,
+		Config:         c,
+		Missing:        missingReferences(snap, &c),
+		Conflicts:      configConflicts(snap)[config],
+		Source:         offered,
+		TargetVector:   targetVector(snap, &c),
+		TargetSequence: targetSequences[config],
+		Promotions:     promotions,
 	}, now)
 	if err != nil {
 		return "", err
@@ -411,7 +415,7 @@ func approverNames(records []v1alpha1.ApprovalRecord) []string {
 // reconcileConfigs runs the config reconciler for each config and applies
 // its plan to the state. Promotions of configs that no longer exist are
 // deleted with them, as an owner reference would.
-func (d *Decision) reconcileConfigs(snap *source.Snapshot, now time.Time, prune bool) {
+func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[string]int64, now time.Time, prune bool) {
 	byConfig := map[string][]v1alpha1.VectorPromotion{}
 	for _, p := range d.State.Promotions {
 		byConfig[p.Spec.VectorPromotionConfigName] = append(byConfig[p.Spec.VectorPromotionConfigName], *p)
@@ -423,12 +427,13 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, now time.Time, prune 
 			cfg.Status = *st.Status.DeepCopy()
 		}
 		in := reconcilers.ConfigInput{
-			Config:       cfg,
-			Missing:      missingReferences(snap, &cfg),
-			Conflicts:    conflicts[name],
-			Source:       d.sourceState(&cfg),
-			TargetVector: targetVector(snap, &cfg),
-			Promotions:   byConfig[name],
+			Config:         cfg,
+			Missing:        missingReferences(snap, &cfg),
+			Conflicts:      conflicts[name],
+			Source:         d.sourceState(&cfg),
+			TargetVector:   targetVector(snap, &cfg),
+			TargetSequence: targetSequences[name],
+			Promotions:     byConfig[name],
 		}
 		d.applyConfigPlan(name, reconcilers.ReconcileConfig(in, now))
 	}

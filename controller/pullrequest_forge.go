@@ -180,7 +180,7 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 	if err != nil {
 		return v1alpha1.PullRequestStatus{}, err
 	}
-	trailers := gitwriter.Trailers{Promotion: p.Name, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
+	trailers := gitwriter.Trailers{Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
 		Source: describeSource(p.Spec.Source), Target: describeTarget(t)}
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
 	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)

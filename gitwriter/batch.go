@@ -2,6 +2,8 @@ package gitwriter
 
 import (
 	"context"
+
+	"github.com/go-git/go-git/v5/plumbing"
 	"sync"
 	"sync/atomic"
 )
@@ -15,6 +17,9 @@ type branchKey struct{ url, branch string }
 type branchState struct {
 	sem  chan struct{} // a mutex that a context can give up waiting on
 	repo *repo
+	// history indexes the promotion commits of the branch as this process
+	// last saw it, so each batch reads only the commits that are new.
+	history historyIndex
 
 	qmu      sync.Mutex
 	pending  []*applyRequest
@@ -115,4 +120,14 @@ func batchContext(batch []*applyRequest) (context.Context, context.CancelFunc) {
 		}
 		cancel()
 	}
+}
+
+// indexPushed brings the history index up to a tip this process just
+// pushed, whose commits are all in memory: the next read of the branch
+// (a pass deciding sequences, the next batch) then needs no fetch.
+func (st *branchState) indexPushed(tip plumbing.Hash) {
+	if st.history.current == nil {
+		return // nobody reads this branch's promotions (the state branch)
+	}
+	_, _ = st.history.at(st.repo.s, tip) // on error the next read indexes again
 }

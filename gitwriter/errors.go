@@ -85,6 +85,22 @@ func (e *RemoteError) Error() string {
 
 func (e *RemoteError) Unwrap() error { return e.Err }
 
+// UncertainPushError is a push whose answer was lost (the connection broke,
+// the server went away after receiving it) while the branch could not be
+// read back: the commits may or may not be on the branch. It is not a
+// failure; the next read of the branch settles it.
+type UncertainPushError struct {
+	URL, Branch string
+	Err         error
+}
+
+func (e *UncertainPushError) Error() string {
+	return fmt.Sprintf("push to branch %s of %s: the answer was lost and the branch could not be read back (%v); the next attempt reads it again",
+		e.Branch, e.URL, e.Err)
+}
+
+func (e *UncertainPushError) Unwrap() error { return e.Err }
+
 // RetriesExhaustedError is a push that kept losing the race against other
 // writers of the branch.
 type RetriesExhaustedError struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -145,16 +146,45 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	}
 	req.Packfile = io.NopCloser(&pack)
 	status, err := sess.ReceivePack(ctx, req)
-	if err == nil && status != nil {
+	switch {
+	case err == nil && status == nil:
+		err = errors.New("the remote sent no report of the push")
+	case err == nil:
 		err = status.Error()
 	}
 	if err != nil {
 		if m := strings.TrimSpace(messages.String()); m != "" {
 			err = fmt.Errorf("%w (remote: %s)", err, oneLine(m))
 		}
+		if status != nil || refusedOverHTTP(err) {
+			err = &answeredPush{err}
+		}
 		return err
 	}
 	return r.s.SetReference(plumbing.NewHashReference(trackingRef(branch), commit))
+}
+
+// answeredPush is a push the remote answered with a refusal (its report
+// says why, or an HTTP status said no): the remote decided, unlike a push
+// whose connection broke before the answer came.
+type answeredPush struct{ err error }
+
+func (e *answeredPush) Error() string { return e.err.Error() }
+func (e *answeredPush) Unwrap() error { return e.err }
+
+// refusedOverHTTP reports whether err is an HTTP answer refusing the
+// request (4xx). A 5xx may come from a proxy after the server took the
+// push, so it decides nothing.
+func refusedOverHTTP(err error) bool {
+	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) ||
+		errors.Is(err, transport.ErrRepositoryNotFound) {
+		return true
+	}
+	// go-git wraps other statuses in an UnexpectedError without Unwrap.
+	var unexpected *plumbing.UnexpectedError
+	var status *githttp.Err
+	return errors.As(err, &unexpected) && errors.As(unexpected.Err, &status) &&
+		status.StatusCode() >= 400 && status.StatusCode() < 500
 }
 
 // newObjects lists the commits from commit back to base and the trees and
@@ -241,28 +271,35 @@ func trackingRef(branch string) plumbing.ReferenceName {
 type pushOutcome int
 
 const (
-	pushRefused pushOutcome = iota // the remote said no: terminal
-	pushMoved                      // the branch moved: fetch, re-apply, retry
-	pushLanded                     // the error came after the update took effect
+	pushRefused   pushOutcome = iota // the remote said no: terminal
+	pushMoved                        // the branch moved: fetch, re-apply, retry
+	pushLanded                       // the update took effect, the answer was lost
+	pushUncertain                    // unknown yet: retry, reading the branch first
 )
 
 // classifyPush decides what a push error means. A moved branch is
-// recognized by the message; anything else is ambiguous (a broken
-// connection, a server that mixes hook output into the protocol) and is
-// settled by asking the remote where the branch is now: at our commit the
-// push landed, elsewhere than where we started it moved, still at the start
-// it was refused.
+// recognized by the message, a refusal by the remote's answer. Anything
+// else (a broken connection, a server gone after receiving the push, a
+// cancelled wait) says nothing about the push, which may well have been
+// applied, so the remote is asked where the branch is now: at our commit
+// the push landed, elsewhere than where we started it moved; still at the
+// start, or when the remote cannot be asked, it is uncertain and retried
+// from a fresh read, never reported as failed.
 func (r *repo) classifyPush(ctx context.Context, remote Remote, branch string, old, pushed plumbing.Hash, err error) pushOutcome {
 	if isMovedBranch(err) {
 		return pushMoved
 	}
-	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return pushRefused
+	if errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
+		return pushRefused // nothing was written with credentials the remote refuses
 	}
+	var answered *answeredPush
+	refused := errors.As(err, &answered)
 	refs, lerr := r.remote.ListContext(ctx, &git.ListOptions{Auth: remote.Auth})
 	if lerr != nil {
-		return pushRefused
+		if refused {
+			return pushRefused
+		}
+		return pushUncertain
 	}
 	now := plumbing.ZeroHash
 	for _, ref := range refs {
@@ -270,13 +307,17 @@ func (r *repo) classifyPush(ctx context.Context, remote Remote, branch string, o
 			now = ref.Hash()
 		}
 	}
-	switch now {
-	case pushed:
+	switch {
+	case now == pushed:
 		_ = r.s.SetReference(plumbing.NewHashReference(trackingRef(branch), pushed))
 		return pushLanded
-	case old:
+	case now != old:
+		// Moved, perhaps on top of our commit: the retry's fresh read finds
+		// our commits in the history if so.
+		return pushMoved
+	case refused:
 		return pushRefused
 	default:
-		return pushMoved
+		return pushUncertain
 	}
 }

@@ -10,8 +10,11 @@ import (
 // Trailer keys of a promotion commit. They are the machine-readable audit
 // trail: `git log --format=%(trailers)` of an overlay says who approved what.
 const (
-	TrailerPromotion  = "Vectorflow-Promotion"
-	TrailerSequence   = "Vectorflow-Sequence"
+	TrailerPromotion = "Vectorflow-Promotion"
+	TrailerSequence  = "Vectorflow-Sequence"
+	// TrailerConfig names the promotion's VectorPromotionConfig, so the
+	// target's history says which config's sequence a commit advanced.
+	TrailerConfig     = "Vectorflow-Config"
 	TrailerVector     = "Vectorflow-Vector"
 	TrailerSource     = "Vectorflow-Source"
 	TrailerTarget     = "Vectorflow-Target"
@@ -22,6 +25,7 @@ const (
 // Trailers are the facts a promotion commit records about itself.
 type Trailers struct {
 	Promotion string
+	Config    string
 	Sequence  int64
 	Vector    string
 	Source    string
@@ -67,6 +71,7 @@ func FormatTrailers(t Trailers) string {
 	line(TrailerVector, t.Vector)
 	line(TrailerSource, t.Source)
 	line(TrailerTarget, t.Target)
+	line(TrailerConfig, t.Config)
 	for _, a := range t.Approvals {
 		if oneLine(a.By) == "" {
 			continue
@@ -103,6 +108,7 @@ func ParseTrailers(message string) (Trailers, bool) {
 		}
 		t.Sequence = n
 	}
+	t.Config = fields[strings.ToLower(TrailerConfig)]
 	t.Vector = fields[strings.ToLower(TrailerVector)]
 	t.Source = fields[strings.ToLower(TrailerSource)]
 	t.Target = fields[strings.ToLower(TrailerTarget)]
@@ -139,17 +145,6 @@ func parseApprovals(lines []trailerLine) ([]TrailerApproval, bool) {
 }
 
 type trailerLine struct{ key, value string }
-
-// trailerValue is the first value of key in the message's trailer block.
-func trailerValue(message, key string) string {
-	key = strings.ToLower(key)
-	for _, l := range trailerBlock(message) {
-		if l.key == key {
-			return l.value
-		}
-	}
-	return ""
-}
 
 // trailerBlock returns the "Key: value" lines of the message's last
 // paragraph in order, keys lower-cased (git compares them

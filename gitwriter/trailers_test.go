@@ -20,9 +20,9 @@ func TestFormatTrailers(t *testing.T) {
 	}{{
 		name: "approved promotion",
 		in: Trailers{Promotion: "dev-to-prod-7", Sequence: 7, Vector: "shop:2026.3.4-050607000Z",
-			Source: "Stage/dev", Target: "Stage/prod", Approvals: []TrailerApproval{{By: "Jane Doe <jane@example.com>", At: approvedAt}}},
+			Source: "Stage/dev", Target: "Stage/prod", Config: "dev-to-prod", Approvals: []TrailerApproval{{By: "Jane Doe <jane@example.com>", At: approvedAt}}},
 		want: "Vectorflow-Promotion: dev-to-prod-7\nVectorflow-Sequence: 7\nVectorflow-Vector: shop:2026.3.4-050607000Z\n" +
-			"Vectorflow-Source: Stage/dev\nVectorflow-Target: Stage/prod\n" +
+			"Vectorflow-Source: Stage/dev\nVectorflow-Target: Stage/prod\nVectorflow-Config: dev-to-prod\n" +
 			"Approved-by: Jane Doe <jane@example.com>\nApproved-at: 2026-03-04T04:06:07Z\n",
 	}, {
 		name: "four eyes: one pair per approver, in order",
@@ -52,7 +52,7 @@ func TestFormatTrailers(t *testing.T) {
 func TestParseTrailers(t *testing.T) {
 	at := time.Date(2026, 3, 4, 4, 6, 7, 0, time.UTC)
 	full := Trailers{Promotion: "dev-to-prod-7", Sequence: 7, Vector: "shop:1", Source: "Stage/dev",
-		Target: "Stage/prod", Approvals: []TrailerApproval{{By: "jane@example.com", At: at}}}
+		Target: "Stage/prod", Config: "dev-to-prod", Approvals: []TrailerApproval{{By: "jane@example.com", At: at}}}
 	four := Trailers{Promotion: "dev-to-prod-8", Sequence: 8, Vector: "shop:2",
 		Approvals: []TrailerApproval{{By: "alice", At: at}, {By: "bob", At: at.Add(time.Hour)}}}
 	tests := []struct {

@@ -35,10 +35,12 @@ type Target struct {
 
 // Change is one commit: semantic file edits and the message describing them.
 type Change struct {
-	// ID is the promotion name, the idempotency key. When set, the message
-	// must carry it as its Vectorflow-Promotion trailer, and a commit with
-	// that trailer already on the branch is reported instead of committing
-	// again.
+	// ID is the promotion name. When set, the message must carry it as its
+	// Vectorflow-Promotion trailer, and the branch's history is the
+	// ratchet (see History.Check): a commit of the same promotion with
+	// another vector, or of a newer sequence of its config, refuses the
+	// change with a *HistoryError; a commit of the same promotion and
+	// vector is reported (Existing) when the edits would change nothing.
 	ID string
 	// Message builds the commit message from what the edits did.
 	Message func(diffs []FileDiff) string
@@ -60,7 +62,8 @@ type Result struct {
 	Commit plumbing.Hash
 	// AlreadyApplied means the edits changed nothing, so no commit was made.
 	AlreadyApplied bool
-	// Existing means a commit of the same promotion is already on the branch.
+	// Existing means a commit of the same promotion and vector is on the
+	// branch and the branch still holds what it wrote.
 	Existing bool
 }
 
@@ -78,9 +81,6 @@ type WriterOptions struct {
 	// Backoff is the wait before retry attempt n (n >= 1); default jittered
 	// exponential from 50ms, capped at 2s.
 	Backoff func(attempt int) time.Duration
-	// HistoryDepth is how many commits of the branch are searched for an
-	// earlier commit of the same promotion; default 500.
-	HistoryDepth int
 }
 
 // Writer commits to git remotes without a worktree: it fetches a branch into
@@ -107,9 +107,6 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	}
 	if o.Backoff == nil {
 		o.Backoff = jitteredBackoff
-	}
-	if o.HistoryDepth <= 0 {
-		o.HistoryDepth = 500
 	}
 	return &Writer{opts: o, branches: map[branchKey]*branchState{}}, nil
 }
@@ -184,12 +181,9 @@ func (w *Writer) PushBranch(ctx context.Context, remote Remote, base, branch str
 		if err != nil {
 			return Result{}, err
 		}
-		index, err := promotionIndex(st.repo.s, baseTip, w.opts.HistoryDepth)
+		history, err := st.history.at(st.repo.s, baseTip)
 		if err != nil {
 			return Result{}, err
-		}
-		if c, ok := index[change.ID]; ok && change.ID != "" {
-			return Result{ID: change.ID, Commit: c, Existing: true}, nil
 		}
 		if !promoTip.IsZero() {
 			if done, err := w.holdsChange(st.repo, promoTip, change); err != nil {
@@ -198,9 +192,9 @@ func (w *Writer) PushBranch(ctx context.Context, remote Remote, base, branch str
 				return Result{ID: change.ID, Commit: promoTip, Existing: true}, nil
 			}
 		}
-		res, head, err := w.commitChange(st.repo, baseTip, map[string]plumbing.Hash{}, change)
-		if err != nil || res.AlreadyApplied {
-			return res, err
+		res, head, err := w.commitChange(st.repo, baseTip, history, nil, change)
+		if err != nil || res.AlreadyApplied || res.Existing {
+			return res, targetError(err, Target{Remote: remote, Branch: base})
 		}
 		err = st.repo.push(ctx, remote, branch, promoTip, head, baseTip)
 		if err == nil {
@@ -256,7 +250,7 @@ func (w *Writer) CompareAndSwap(ctx context.Context, target Target, expectedTip 
 	for _, p := range paths {
 		change.Files = append(change.Files, SetFile(p, files[p]))
 	}
-	res, head, err := w.commitChange(st.repo, tip, nil, change)
+	res, head, err := w.commitChange(st.repo, tip, nil, nil, change)
 	if err != nil || res.AlreadyApplied {
 		return tip, err
 	}
@@ -269,6 +263,8 @@ func (w *Writer) CompareAndSwap(ctx context.Context, target Target, expectedTip 
 		return head, nil
 	case pushRefused:
 		return plumbing.ZeroHash, &RemoteError{Op: "push", URL: target.Remote.URL, Branch: target.Branch, Err: err}
+	case pushUncertain:
+		return plumbing.ZeroHash, &UncertainPushError{URL: target.Remote.URL, Branch: target.Branch, Err: err}
 	}
 	actual, ferr := st.repo.fetch(ctx, target.Remote, target.Branch)
 	if ferr != nil {
@@ -308,6 +304,33 @@ func (w *Writer) Read(ctx context.Context, target Target, dir string) (plumbing.
 	return tip, files, err
 }
 
+// History returns the promotion history of target's branch, read at least
+// as far as tip (the commit a snapshot saw; zero: wherever the branch is
+// now). It fetches only when this process has not read tip yet, so a pass
+// over a branch that did not change costs no round trip and no walk.
+func (w *Writer) History(ctx context.Context, target Target, tip plumbing.Hash) (*History, error) {
+	if err := validTarget(target); err != nil {
+		return nil, err
+	}
+	st := w.branch(target.Remote.URL, target.Branch)
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.unlock()
+	if !tip.IsZero() && st.history.contains(tip) {
+		return st.history.current, nil
+	}
+	fetched, err := st.repo.fetch(ctx, target.Remote, target.Branch)
+	if err != nil {
+		return nil, err
+	}
+	h, err := st.history.at(st.repo.s, fetched)
+	if err != nil {
+		return nil, fmt.Errorf("read the promotion history of branch %s of %s: %w", target.Branch, target.Remote.URL, err)
+	}
+	return h, nil
+}
+
 // splitAfter is how many lost races a batch of several requests takes
 // before it is split in two.
 const splitAfter = 3
@@ -342,19 +365,23 @@ func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRe
 			}
 		}
 		useCache = false
-		index, err := promotionIndex(st.repo.s, tip, w.opts.HistoryDepth)
-		if err != nil {
-			fail(err)
-			return
+		var history *History
+		var err error
+		if promotes(batch) {
+			if history, err = st.history.at(st.repo.s, tip); err != nil {
+				fail(err)
+				return
+			}
 		}
 		head := tip
+		var pending []HistoryEntry // the batch's commits, not in history yet
 		for _, r := range batch {
 			r.results, r.err = nil, nil
-			start := head
+			start, before := head, len(pending)
 			for _, ch := range r.changes {
-				res, next, err := w.commitChange(st.repo, head, index, ch)
+				res, next, err := w.commitChange(st.repo, head, history, &pending, ch)
 				if err != nil {
-					r.results, r.err, head = nil, err, start
+					r.results, r.err, head, pending = nil, targetError(err, target), start, pending[:before]
 					break
 				}
 				r.results, head = append(r.results, res), next
@@ -368,13 +395,20 @@ func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRe
 		}
 		err = st.repo.push(ctx, target.Remote, target.Branch, tip, head, tip)
 		if err == nil {
+			st.indexPushed(head)
 			return
 		}
 		switch st.repo.classifyPush(ctx, target.Remote, target.Branch, tip, head, err) {
 		case pushLanded:
+			st.indexPushed(head)
 			return
 		case pushRefused:
 			fail(&RemoteError{Op: "push", URL: target.Remote.URL, Branch: target.Branch, Err: err})
+			return
+		case pushUncertain:
+			// The commits may be on the branch: the caller's next attempt
+			// reads it and finds them (Existing) or makes them again.
+			fail(&UncertainPushError{URL: target.Remote.URL, Branch: target.Branch, Err: err})
 			return
 		}
 		if cached {
@@ -402,15 +436,25 @@ func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRe
 	}
 }
 
-// commitChange makes change's commit on head. index maps promotion IDs to
-// their commits on the branch; nil disables the idempotency check. It
-// returns the result and the new head.
-func (w *Writer) commitChange(r *repo, head plumbing.Hash, index map[string]plumbing.Hash, change Change) (Result, plumbing.Hash, error) {
-	res := Result{ID: change.ID}
-	if c, ok := index[change.ID]; ok && change.ID != "" {
-		res.Commit, res.Existing = c, true
-		return res, head, nil
+// promotes reports whether any change of the batch is a promotion, the
+// only kind the branch's history is read for.
+func promotes(batch []*applyRequest) bool {
+	for _, r := range batch {
+		for _, ch := range r.changes {
+			if ch.ID != "" {
+				return true
+			}
+		}
 	}
+	return false
+}
+
+// commitChange makes change's commit on head. history is the branch's
+// history at the tip the batch builds on, and pending the commits made on
+// top of it so far (appended to); a nil history turns the promotion checks
+// off. It returns the result and the new head.
+func (w *Writer) commitChange(r *repo, head plumbing.Hash, history *History, pending *[]HistoryEntry, change Change) (Result, plumbing.Hash, error) {
+	res := Result{ID: change.ID}
 	headTree, err := treeOf(r, head)
 	if err != nil {
 		return Result{}, head, err
@@ -422,7 +466,8 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, index map[string]plum
 	if err := checkTree(r, tree, change); err != nil {
 		return Result{}, head, err
 	}
-	if tree == headTree && !head.IsZero() {
+	unchanged := tree == headTree && !head.IsZero()
+	if unchanged && change.ID == "" {
 		res.Commit, res.AlreadyApplied = head, true
 		return res, head, nil
 	}
@@ -430,12 +475,34 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, index map[string]plum
 	if err != nil {
 		return Result{}, head, err
 	}
+	var trailers Trailers
+	if change.ID != "" && history != nil {
+		trailers, _ = ParseTrailers(msg) // changeMessage checked they parse
+		var before []HistoryEntry
+		if pending != nil {
+			before = *pending
+		}
+		// An unchanged tree writes nothing, so only the identity is checked:
+		// the overlay already says what the promotion would.
+		earlier, err := history.Check(trailers, before, unchanged)
+		if err != nil {
+			return Result{}, head, err
+		}
+		if unchanged && earlier != nil {
+			res.Commit, res.Existing = earlier.Commit, true
+			return res, head, nil
+		}
+	}
+	if unchanged {
+		res.Commit, res.AlreadyApplied = head, true
+		return res, head, nil
+	}
 	c, err := w.writeCommit(r, head, tree, msg)
 	if err != nil {
 		return Result{}, head, &SignError{Change: change.ID, Err: err}
 	}
-	if index != nil && change.ID != "" {
-		index[change.ID] = c
+	if pending != nil && change.ID != "" {
+		*pending = append(*pending, entryOf(trailers, c))
 	}
 	res.Commit = c
 	return res, c, nil
@@ -457,6 +524,15 @@ func checkTree(r *repo, tree plumbing.Hash, change Change) error {
 		return &CheckError{Change: change.ID, Err: err}
 	}
 	return nil
+}
+
+// targetError names the branch in a *HistoryError.
+func targetError(err error, target Target) error {
+	var h *HistoryError
+	if errors.As(err, &h) && h.Branch == "" {
+		h.URL, h.Branch = target.Remote.URL, target.Branch
+	}
+	return err
 }
 
 // holdsChange reports whether tip is a commit of change whose tree already
@@ -526,41 +602,6 @@ func changeMessage(change Change, diffs []FileDiff) (string, error) {
 		msg += "\n"
 	}
 	return msg, nil
-}
-
-// promotionIndex maps the promotions named by the trailers of the last depth
-// commits reachable from tip (all parents, so promotions merged from a
-// pull request count) to their commits.
-func promotionIndex(s *memoryStorage, tip plumbing.Hash, depth int) (map[string]plumbing.Hash, error) {
-	index := map[string]plumbing.Hash{}
-	if tip.IsZero() {
-		return index, nil
-	}
-	seen := map[plumbing.Hash]bool{tip: true}
-	queue := []plumbing.Hash{tip}
-	for n := 0; len(queue) > 0 && n < depth; n++ {
-		h := queue[0]
-		queue = queue[1:]
-		c, err := object.GetCommit(s, h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			continue // beyond a shallow boundary
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read commit %s: %w", h, err)
-		}
-		if id := trailerValue(c.Message, TrailerPromotion); id != "" {
-			if _, newer := index[id]; !newer {
-				index[id] = h
-			}
-		}
-		for _, p := range c.ParentHashes {
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	return index, nil
 }
 
 func treeOf(r *repo, commit plumbing.Hash) (plumbing.Hash, error) {

@@ -186,6 +186,12 @@ func lineEdit(path, key, value string) FileEdit {
 
 // promotionChange is a change with a promotion's trailers.
 func promotionChange(id string, seq int64, edits ...FileEdit) Change {
+	return configChange("", id, seq, edits...)
+}
+
+// configChange is promotionChange with a Vectorflow-Config trailer: a
+// promotion of config, whose sequences are ordered apart from others'.
+func configChange(config, id string, seq int64, edits ...FileEdit) Change {
 	return Change{
 		ID: id,
 		Message: func(diffs []FileDiff) string {
@@ -194,7 +200,7 @@ func promotionChange(id string, seq int64, edits ...FileEdit) Change {
 				paths = append(paths, d.Path)
 			}
 			return fmt.Sprintf("promote %s\n\nedits %s\n\n%s", id, strings.Join(paths, ", "),
-				FormatTrailers(Trailers{Promotion: id, Sequence: seq, Vector: "shop:" + id, Source: "Stage/dev", Target: "Stage/prod"}))
+				FormatTrailers(Trailers{Promotion: id, Config: config, Sequence: seq, Vector: "shop:" + id, Source: "Stage/dev", Target: "Stage/prod"}))
 		},
 		Files: edits,
 	}

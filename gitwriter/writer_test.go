@@ -84,7 +84,7 @@ func TestApplyBatchIsOnePush(t *testing.T) {
 		promotionChange("p-1", 1, lineEdit("settings.env", "release", "v1")),
 		promotionChange("p-2", 2, lineEdit("settings.env", "release", "v2")),
 		promotionChange("p-3", 3, lineEdit("settings.env", "extra", "yes")),
-		promotionChange("p-1", 1, lineEdit("settings.env", "release", "v1")),
+		promotionChange("p-3", 3, lineEdit("settings.env", "extra", "yes")),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestApplyBatchIsOnePush(t *testing.T) {
 		{ID: "p-1", Commit: plumbing.NewHash(log[0])},
 		{ID: "p-2", Commit: plumbing.NewHash(log[1])},
 		{ID: "p-3", Commit: plumbing.NewHash(log[2])},
-		{ID: "p-1", Commit: plumbing.NewHash(log[0]), Existing: true},
+		{ID: "p-3", Commit: plumbing.NewHash(log[2]), Existing: true},
 	}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
@@ -526,8 +526,9 @@ func TestConcurrentWriters(t *testing.T) {
 				defer wg.Done()
 				// Staggered, so some calls coalesce and some race alone.
 				time.Sleep(time.Duration(i) * 15 * time.Millisecond)
+				// One config per overlay, as one config has one target.
 				_, errs[i] = w.Apply(context.Background(), target,
-					promotionChange(fmt.Sprintf("p-%02d", i), int64(i), lineEdit(overlayFile(i), "version", fmt.Sprint(i))))
+					configChange(fmt.Sprintf("svc-%02d", i), fmt.Sprintf("p-%02d", i), int64(i), lineEdit(overlayFile(i), "version", fmt.Sprint(i))))
 			}()
 		}
 		wg.Wait()

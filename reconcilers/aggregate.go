@@ -23,7 +23,7 @@ func AggregateStatus(promotions []v1alpha1.VectorPromotion, previous v1alpha1.Ve
 	for i := range promotions {
 		p := &promotions[i]
 		s := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition)
-		if s == nil || s.Status == metav1.ConditionUnknown || s.Reason == v1alpha1.PromotionSupersededReason {
+		if s == nil || s.Status == metav1.ConditionUnknown || DeriveState(p) == v1alpha1.PromotionSuperseded {
 			continue
 		}
 		if acted == nil || compareSequence(p, acted) > 0 {

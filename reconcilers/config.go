@@ -103,6 +103,10 @@ type ConfigInput struct {
 	// Conflicts are problems this config has with other configs (a cycle,
 	// a shared target stage): the config is not Ready while there are any.
 	Conflicts []string
+	// TargetSequence is the highest sequence of this config that the
+	// target branch's history holds (0 if none): new promotions continue
+	// after it, so a reset or deleted state branch never reuses a name.
+	TargetSequence int64
 	// Promotions are all promotions the config owns, in any order.
 	Promotions []v1alpha1.VectorPromotion
 }
@@ -393,20 +397,28 @@ func (p *configPass) lastSuccess() *v1alpha1.PromotionRecord {
 	return nil
 }
 
-// create allocates the next sequence (above the status and every existing
-// promotion, so a lost status write cannot reuse a name) and snapshots the
-// config into a new promotion.
+// create allocates the next sequence and snapshots the config into a new
+// promotion.
 func (p *configPass) create() {
-	seq := p.plan.Status.Sequence
-	for i := range p.promotions {
-		seq = max(seq, p.promotions[i].Spec.Sequence)
-	}
-	seq++
+	seq := NextSequence(p.plan.Status.Sequence, p.promotions, p.in.TargetSequence)
 	p.plan.Status.Sequence = seq
 	np := NewPromotion(&p.in.Config, p.in.Source.Vector, seq, p.now)
 	p.promotions = append(slices.Clip(p.promotions), np)
 	p.created[np.Name] = true
 	p.plan.Transitions = append(p.plan.Transitions, Transition{Promotion: np.Name, To: np.Status.State})
+}
+
+// NextSequence is the sequence of a config's next promotion: one above the
+// config's status, every promotion it still has (so a lost status write
+// cannot reuse a name) and the newest the target's history holds (so a
+// reset state branch, or a repository pushed to a new remote, cannot
+// either: names are identities).
+func NextSequence(status int64, promotions []v1alpha1.VectorPromotion, target int64) int64 {
+	seq := max(status, target)
+	for i := range promotions {
+		seq = max(seq, promotions[i].Spec.Sequence)
+	}
+	return seq + 1
 }
 
 // finish schedules, aggregates and cleans up, then fills in the plan.

@@ -237,6 +237,53 @@ func TestReconcileConfigCreatesOnDrift(t *testing.T) {
 			t.Errorf("create=%v sequence=%d", names(plan.Create), plan.Status.Sequence)
 		}
 	})
+	t.Run("sequence continues after the target's history when the state was reset", func(t *testing.T) {
+		w := newWorld(tmplSource, "app:v2", "app:v1")
+		w.in.TargetSequence = 4 // dev-to-test-4 ran there; the state branch was deleted since
+		plan := w.pass(t, at(0))
+		if len(plan.Create) != 1 || plan.Create[0].Name != "dev-to-test-5" || plan.Status.Sequence != 5 {
+			t.Errorf("create=%v sequence=%d", names(plan.Create), plan.Status.Sequence)
+		}
+	})
+	t.Run("manual promote continues after the target's history too", func(t *testing.T) {
+		w := newWorld(devSource, "app:v1", "app:v1")
+		w.in.TargetSequence = 7
+		plan, err := Promote(w.in, at(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Create) != 1 || plan.Create[0].Name != "dev-to-test-8" {
+			t.Errorf("create=%v", names(plan.Create))
+		}
+	})
+}
+
+func TestNextSequence(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int64
+		promotions []int64
+		target     int64
+		want       int64
+	}{
+		{name: "first promotion", want: 1},
+		{name: "after the status", status: 3, want: 4},
+		{name: "after a promotion whose status write was lost", status: 3, promotions: []int64{2, 5}, want: 6},
+		{name: "after the target's history, the state branch deleted", target: 4, want: 5},
+		{name: "after the target's history, the state branch rewound", status: 2, promotions: []int64{1, 2}, target: 3, want: 4},
+		{name: "the state is ahead of the target (promotions that wrote nothing)", status: 9, target: 3, want: 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ps []v1alpha1.VectorPromotion
+			for _, seq := range tt.promotions {
+				ps = append(ps, promo(seq, false, approvedCond()))
+			}
+			if got := NextSequence(tt.status, ps, tt.target); got != tt.want {
+				t.Errorf("NextSequence = %d, want %d", got, tt.want)
+			}
+		})
+	}
 }
 
 // A new source vector makes a new candidate even while an older one waits.

@@ -24,7 +24,9 @@
 //  1. Persist Status. When Create is set it carries the incremented
 //     sequence, so a crash after this step skips a number instead of reusing
 //     one (ReconcileConfig also allocates above the highest existing
-//     promotion, so a lost status cannot collide either).
+//     promotion, so a lost status cannot collide either, and above
+//     ConfigInput.TargetSequence, the newest the target's history holds, so
+//     a deleted or rewound state branch cannot either).
 //  2. Create the promotions in Create.
 //  3. Write the promotions in Update (their status changed: refreshed state,
 //     superseded, timed out, blocked, started).
@@ -32,6 +34,9 @@
 //  5. Only after 1-3 are persisted, execute Start: it is already InProgress
 //     in Create or Update, so a crash mid-write is retired by the deadline
 //     rather than lost. Report the result with Complete and persist it.
+//     The executor writes only on top of the target's history: a newer
+//     sequence of the config there is OutcomeSuperseded, the same name with
+//     another vector OutcomeFailed (Result.Reason says which).
 //
 // On the state branch steps 1-4 are one commit (Transitions make its
 // message); a rejected compare-and-swap means another writer won: re-read,

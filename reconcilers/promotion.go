@@ -41,7 +41,7 @@ func DeriveState(p *v1alpha1.VectorPromotion) v1alpha1.PromotionState {
 		return v1alpha1.PromotionInProgress
 	case v1alpha1.PromotionTargetUnresolvedReason:
 		return v1alpha1.PromotionBlocked
-	case v1alpha1.PromotionSupersededReason:
+	case v1alpha1.PromotionSupersededReason, v1alpha1.PromotionSupersededInTargetReason:
 		return v1alpha1.PromotionSuperseded
 	default:
 		return v1alpha1.PromotionFailed
@@ -211,6 +211,9 @@ const (
 	// OutcomeTargetUnresolved: the target Stage or Landscape does not
 	// resolve; the promotion is Blocked and retried when it does.
 	OutcomeTargetUnresolved
+	// OutcomeSuperseded: the target already holds a newer promotion of the
+	// same config; the promotion is Superseded and nothing was written.
+	OutcomeSuperseded
 )
 
 // Result is what the executor reports after it ran a started promotion.
@@ -222,8 +225,10 @@ type Result struct {
 	PromotedStageRef *v1alpha1.StageReference
 	// Message explains a failure or a block.
 	Message string
-	// Reason is the Succeeded condition's reason of a failure, when more
-	// precise than PromotionFailed (PromotionNoEffect, OverlayBuildFailed).
+	// Reason is the Succeeded condition's reason for a failure or a
+	// supersession when more precise than PromotionFailed or
+	// PromotionSuperseded (PromotionNoEffect, OverlayBuildFailed,
+	// SupersededInTarget, PromotionIdentityReused).
 	Reason string
 }
 
@@ -248,10 +253,9 @@ func Complete(p v1alpha1.VectorPromotion, r Result, now time.Time) (v1alpha1.Vec
 		c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.PromotionSucceededReason
 		c.Message = fmt.Sprintf("promoted %s to %s at %s", p.Spec.Vector, describeStage(stage), r.Commit)
 	case OutcomeFailed:
-		c.Reason = v1alpha1.PromotionFailedReason
-		if r.Reason != "" {
-			c.Reason = r.Reason
-		}
+		c.Reason = orDefault(r.Reason, v1alpha1.PromotionFailedReason)
+	case OutcomeSuperseded:
+		c.Reason = orDefault(r.Reason, v1alpha1.PromotionSupersededReason)
 	case OutcomeTargetUnresolved:
 		c.Reason = v1alpha1.PromotionTargetUnresolvedReason
 	default:
@@ -342,4 +346,11 @@ func refreshState(p *v1alpha1.VectorPromotion) (Transition, bool) {
 
 func describeStage(s v1alpha1.StageReference) string {
 	return fmt.Sprintf("Stage %s in Landscape %s", s.Name, s.Landscape)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -28,6 +28,14 @@ const (
 	// nothing was pushed.
 	OverlayBuildFailedReason = "OverlayBuildFailed"
 	PromotionSucceededReason = "PromotionSucceeded"
+	// PromotionSupersededInTargetReason: the target branch's history
+	// already holds a newer sequence of the promotion's config, so running
+	// it would roll the stage back. The promotion is Superseded.
+	PromotionSupersededInTargetReason = "SupersededInTarget"
+	// PromotionIdentityReusedReason: the target branch's history holds a
+	// commit of a promotion with the same name and another vector. The
+	// promotion is Failed; nothing was written.
+	PromotionIdentityReusedReason = "PromotionIdentityReused"
 )
 
 // PromotionState is the display state of a promotion, derived from its

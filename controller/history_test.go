@@ -1,0 +1,71 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+func TestLandedResults(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	dev := v1alpha1.StageReference{Kind: v1alpha1.StageKind, Name: "dev", Landscape: "dev"}
+	cfg := &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: "latest-to-dev"},
+		Spec: v1alpha1.VectorPromotionConfigSpec{Source: v1alpha1.SourceReference{Kind: v1alpha1.VectorTemplateKind, Name: "acme"}, Target: dev}}
+	running := func(seq int64, vector string) *v1alpha1.VectorPromotion {
+		p := reconcilers.NewPromotion(cfg, vector, seq, now)
+		started, _, err := reconcilers.Start(p, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &started
+	}
+	snapshot := func(overlay string) *source.Snapshot {
+		return &source.Snapshot{Configs: map[string]*v1alpha1.VectorPromotionConfig{"latest-to-dev": cfg},
+			StageIndex: map[string]source.StageRef{"dev/dev": {Landscape: "dev", Name: "dev", Vector: render.StageVector{Vector: overlay}}}}
+	}
+	commit := plumbing.NewHash("1111111111111111111111111111111111111111")
+	landed := gitwriter.NewHistory(commit, gitwriter.HistoryEntry{Promotion: "latest-to-dev-2", Config: "latest-to-dev", Sequence: 2, Vector: "acme:2",
+		Target: "Stage/dev/dev", Commit: commit})
+	succeeded := map[string]reconcilers.Result{"latest-to-dev-2": {Outcome: reconcilers.OutcomeSucceeded, Commit: commit.String()}}
+	tests := []struct {
+		name      string
+		snap      *source.Snapshot
+		promotion *v1alpha1.VectorPromotion
+		history   *gitwriter.History
+		results   map[string]reconcilers.Result
+		want      map[string]reconcilers.Result
+	}{
+		{name: "its commit is on the target and the overlay names its vector", snap: snapshot("acme:2"),
+			promotion: running(2, "acme:2"), history: landed, want: succeeded},
+		{name: "no commit of it on the target: executed again", snap: snapshot("acme:2"),
+			promotion: running(2, "acme:2"), history: gitwriter.NewHistory(commit)},
+		{name: "the overlay no longer names its vector: executed again", snap: snapshot("acme:3"),
+			promotion: running(2, "acme:2"), history: landed},
+		{name: "a commit of the same name with another vector is not its work", snap: snapshot("acme:2"),
+			promotion: running(2, "acme:9"), history: landed},
+		{name: "an execution result of this process wins", snap: snapshot("acme:2"),
+			promotion: running(2, "acme:2"), history: landed,
+			results: map[string]reconcilers.Result{"latest-to-dev-2": {Outcome: reconcilers.OutcomeFailed, Message: "refused"}},
+			want:    map[string]reconcilers.Result{"latest-to-dev-2": {Outcome: reconcilers.OutcomeFailed, Message: "refused"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := NewState()
+			state.Promotions[tt.promotion.Name] = tt.promotion
+			got := landedResults(tt.snap, state, map[string]*gitwriter.History{"latest-to-dev": tt.history}, tt.results)
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
