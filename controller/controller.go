@@ -76,6 +76,9 @@ type Uploader interface {
 // Controller reconciles one config repository.
 type Controller struct {
 	opts Options
+	// name is the repository as shown in logs, errors and metrics labels:
+	// its URL without credentials.
+	name string
 
 	mu sync.Mutex
 	// results are executions not yet recorded on the state branch.
@@ -153,7 +156,7 @@ func New(o Options) (*Controller, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Controller{opts: o, results: map[string]reconcilers.Result{}, verdicts: map[string]cachedVerdict{},
+	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, verdicts: map[string]cachedVerdict{},
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: NewCodec(),
 		opened: map[string]v1alpha1.PullRequestStatus{}}, nil
 }
@@ -169,7 +172,7 @@ func (c *Controller) Pass(ctx context.Context) (res PassResult, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	start := c.opts.Clock()
-	defer func() { c.opts.Metrics.observePass(c.opts.URL, c.opts.Clock().Sub(start), err) }()
+	defer func() { c.opts.Metrics.observePass(c.name, c.opts.Clock().Sub(start), err) }()
 	for attempt := 1; ; attempt++ {
 		res, err = c.pass(ctx)
 		if errors.Is(err, gitwriter.ErrConflict) && attempt < maxConflicts {
@@ -183,7 +186,7 @@ func (c *Controller) Pass(ctx context.Context) (res PassResult, err error) {
 func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	start := c.opts.Clock()
 	snap, err := c.opts.Loader.Load(ctx, c.opts.URL, c.opts.Branch)
-	c.opts.Metrics.observeFetch(c.opts.URL, start, c.opts.Clock(), err)
+	c.opts.Metrics.observeFetch(c.name, start, c.opts.Clock(), err)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read config repository: %w", err)
 	}
@@ -218,7 +221,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	d := Decide(Inputs{Snapshot: snap, State: state, Verdicts: verdicts, Results: c.results,
 		Resolved: reg.resolved, RegistryProblems: reg.problems,
 		PullRequests: prFacts, OpenedPullRequests: c.opened}, now)
-	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
+	c.opts.Metrics.observePromotions(c.name, d.State)
 
 	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter}
 	after, err := c.codec.Encode(d.State)
@@ -228,7 +231,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if diff := StateDiff(files, after); len(diff) > 0 {
 		pushStart := c.opts.Clock()
 		commit, err := c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions))
-		c.opts.Metrics.observePush(c.opts.URL, pushStart, c.opts.Clock(), err)
+		c.opts.Metrics.observePush(c.name, pushStart, c.opts.Clock(), err)
 		if err != nil {
 			return PassResult{}, fmt.Errorf("write state branch %s: %w", c.opts.StateBranch, err)
 		}
@@ -320,8 +323,12 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 			return all, nil
 		}
 	}
-	return all, fmt.Errorf("repository %s did not settle after %d passes", c.opts.URL, maxPasses)
+	return all, fmt.Errorf("repository %s did not settle after %d passes", c.name, maxPasses)
 }
+
+// Name is the config repository as it may be shown: its URL without
+// credentials.
+func (c *Controller) Name() string { return c.name }
 
 func (c *Controller) pendingResults() map[string]reconcilers.Result {
 	c.mu.Lock()

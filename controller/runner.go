@@ -85,7 +85,7 @@ func (r *Runner) Ready() bool {
 }
 
 func (r *Runner) work(ctx context.Context, w *worker) {
-	log := r.log.WithValues("repository", w.c.opts.URL, "branch", w.c.opts.Branch)
+	log := r.log.WithValues("repository", w.c.Name(), "branch", w.c.opts.Branch)
 	backoff := time.Second
 	first := true
 	for {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 )
 
@@ -88,9 +89,16 @@ func run(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	auth, err := o.rf.loadAuth()
+	urls := make([]string, len(repos))
+	for i, r := range repos {
+		urls[i] = r.url
+	}
+	auth, err := o.rf.loadAuth(urls)
 	if err != nil {
 		return err
+	}
+	for i := range repos {
+		repos[i].url = urls[i]
 	}
 	w, signer, err := o.sf.writer()
 	if err != nil {
@@ -186,10 +194,12 @@ func repositories(flags []string, file, defaultBranch string) ([]repository, err
 	}
 	seen := map[repository]bool{}
 	for _, r := range out {
-		if seen[r] {
-			return nil, fmt.Errorf("repository %s branch %s is listed twice", r.url, r.branch)
+		clean, _, _, _ := source.SplitURLCredentials(r.url)
+		key := repository{url: clean, branch: r.branch}
+		if seen[key] {
+			return nil, fmt.Errorf("repository %s branch %s is listed twice", clean, r.branch)
 		}
-		seen[r] = true
+		seen[key] = true
 	}
 	return out, nil
 }
@@ -205,7 +215,7 @@ func printPasses(cmd *cobra.Command, passes []controller.PassResult) {
 
 // newLogger returns a structured logger writing to stderr.
 func newLogger(format string, verbosity int) (logr.Logger, error) {
-	opts := []zap.Opts{zap.WriteTo(os.Stderr), zap.Level(zapLevel(verbosity))}
+	opts := []zap.Opts{zap.WriteTo(redactingWriter{os.Stderr}), zap.Level(zapLevel(verbosity))}
 	switch format {
 	case "json":
 		opts = append(opts, zap.JSONEncoder())
