@@ -126,6 +126,10 @@ type PassResult struct {
 	// controller whose stages live there must look again at once.
 	Written      []string
 	RequeueAfter time.Duration
+	// Problems are the configuration problems of the snapshot the pass
+	// read, what validate reports: the configs they touch are not
+	// reconciled until they are fixed.
+	Problems []string
 }
 
 // Changed reports whether the pass wrote anything.
@@ -206,10 +210,10 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
 	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && now.Before(c.due) {
-		return PassResult{RequeueAfter: c.due.Sub(now)}, nil
+		return PassResult{RequeueAfter: c.due.Sub(now), Problems: problemTexts(snap)}, nil
 	}
 	for _, p := range snap.Problems {
-		c.opts.Log.Info("configuration problem", "problem", p.Error())
+		c.opts.Log.Error(p, "configuration problem")
 	}
 	if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
 		return PassResult{}, err
@@ -223,7 +227,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 		PullRequests: prFacts, OpenedPullRequests: c.opened}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
-	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter}
+	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: problemTexts(snap)}
 	after, err := c.codec.Encode(d.State)
 	if err != nil {
 		return PassResult{}, err
@@ -263,6 +267,15 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 		c.inputs = "" // our own writes changed the inputs: look again
 	}
 	return res, execErr
+}
+
+// problemTexts are the snapshot's configuration problems as shown.
+func problemTexts(snap *source.Snapshot) []string {
+	var out []string
+	for _, p := range snap.Problems {
+		out = append(out, p.Error())
+	}
+	return out
 }
 
 // requeueOrForever is how long an unchanged repository needs no decision:

@@ -56,9 +56,12 @@ promotions on drift, records signed approvals and writes each promotion as a
 signed commit into the target stage's overlay. State lives on the state branch,
 so run can stop and start anywhere.
 
-With --once it runs passes until nothing changes and exits (non-zero when a pass
-failed). Without it, it keeps reconciling every --interval, at once on a
-webhook (--listen), and serves /healthz, /readyz and /metrics.`,
+With --once it runs passes until nothing changes and exits, non-zero when a pass
+failed or the configuration has problems (promotions waiting for an approval
+are not a failure). Without it, it keeps reconciling every --interval, at once on a
+webhook (--listen), and serves /healthz, /readyz and /metrics; /readyz answers
+503, naming the repository and why, until the last pass of every repository
+did its work.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
 	}
@@ -141,7 +144,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 		for _, c := range controllers {
 			passes, err := c.RunUntilStable(ctx, maxPassesPerRun)
 			printPasses(cmd, passes)
-			errs = append(errs, err)
+			errs = append(errs, onceError(c.Name(), passes, err))
 		}
 		return errors.Join(errs...)
 	}
@@ -152,6 +155,22 @@ func run(cmd *cobra.Command, o runOptions) error {
 	}
 	defer servers.shutdown()
 	runner.Run(ctx)
+	return nil
+}
+
+// onceError is why run --once fails for one repository: its last pass
+// could not do its work (see controller.PassProblem). Promotions left
+// waiting for an approval are not a failure.
+func onceError(repository string, passes []controller.PassResult, err error) error {
+	if err != nil {
+		return fmt.Errorf("repository %s: %w", repository, err)
+	}
+	if len(passes) == 0 {
+		return nil
+	}
+	if problem := controller.PassProblem(passes[len(passes)-1], nil); problem != "" {
+		return fmt.Errorf("repository %s: %s", repository, problem)
+	}
 	return nil
 }
 
