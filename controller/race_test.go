@@ -324,7 +324,9 @@ func TestTwoControllersAndAForeignWriterLoseNothing(t *testing.T) {
 			t.Errorf("promotion %s has %d commits on main, want exactly 1: %v", name, len(cs), cs)
 		}
 	}
+	known := map[string]bool{}
 	finished := func(where string, p *v1alpha1.VectorPromotion) {
+		known[p.Name] = true
 		if p.Spec.VectorPromotionConfigName == "test-to-prod" {
 			return // waits for an approval
 		}
@@ -343,7 +345,7 @@ func TestTwoControllersAndAForeignWriterLoseNothing(t *testing.T) {
 		finished("on the state branch", state.Promotions[name])
 	}
 	cleaned := 0
-	deletions := testutil.Git(t, clone, nil, "log", "--diff-filter=D", "--name-only", "--format=commit %H", "origin/"+DefaultStateBranch, "--", promotionsDir+"/")
+	deletions := testutil.Git(t, clone, nil, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=commit %H", "origin/"+DefaultStateBranch, "--", promotionsDir+"/")
 	var deletedIn string
 	for _, line := range strings.Split(deletions, "\n") {
 		switch line = strings.TrimSpace(line); {
@@ -357,6 +359,11 @@ func TestTwoControllersAndAForeignWriterLoseNothing(t *testing.T) {
 		}
 	}
 	t.Logf("%d promotion commits on main; %d promotions on the state branch, %d cleaned up before", len(commits), len(state.Promotions), cleaned)
+	for name := range commits {
+		if !known[name] {
+			t.Errorf("main has a commit for %s, which the state branch never recorded", name)
+		}
+	}
 	for _, stage := range []string{"dev", "test"} {
 		want := fmt.Sprintf("- name: registry.example.com/acme/service-a\n    newTag: \"1.0.%d\"", rounds+2)
 		if overlay := testutil.Git(t, clone, nil, "show", "origin/main:apps/overlays/"+stage+"/kustomization.yaml"); !strings.Contains(overlay, want) {

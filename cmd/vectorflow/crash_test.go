@@ -54,7 +54,7 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 	bare := f.srv.BarePath("acme.git")
 
 	var observed []string // state branch tips seen between kills
-	start, kills, bumps := time.Now(), 0, 0
+	start, kills, bumps, midPromotion := time.Now(), 0, 0, 0
 	var last *process
 	for kills < maxKills && time.Since(start) < budget {
 		last = startProcess(t, bin, "run", "--interval", "200ms", "--repo", f.url, "--signing-key", f.controller, "--log-format", "json")
@@ -66,13 +66,17 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 		kills++
 		if tip, err := testutil.GitE(bare, nil, "rev-parse", "--verify", "-q", controller.DefaultStateBranch); err == nil {
 			observed = append(observed, strings.TrimSpace(tip))
+			// A kill that left a promotion InProgress cut one short.
+			if out, _ := testutil.GitE(bare, nil, "grep", "-l", "state: InProgress", strings.TrimSpace(tip), "--", "promotions/"); out != "" {
+				midPromotion++
+			}
 		}
 		if kills%bumpEvery == 1 {
 			f.bumpServiceA(t, bumps)
 			bumps++
 		}
 	}
-	t.Logf("%d kills, %d template bumps in %s", kills, bumps, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d kills (%d with a promotion in progress), %d template bumps in %s", kills, midPromotion, bumps, time.Since(start).Round(time.Millisecond))
 
 	// Settle: passes until nothing changes, walking the whole state
 	// branch (its trust check) on the way.
@@ -121,7 +125,9 @@ func checkPromotionsOnce(t *testing.T, bare string, observed []string, automatic
 		t.Fatalf("the state branch does not decode: %v", errs)
 	}
 	newest := map[string]*v1alpha1.VectorPromotion{}
+	known := map[string]bool{}
 	for name, p := range state.Promotions {
+		known[name] = true
 		config := p.Spec.VectorPromotionConfigName
 		if !automatic[config] {
 			continue
@@ -147,7 +153,7 @@ func checkPromotionsOnce(t *testing.T, bare string, observed []string, automatic
 	}
 	// Promotions cleaned up since (ttlAfterFinished, keepLastPromotions)
 	// must have finished before they went: their last version says how.
-	deletions := testutil.Git(t, bare, nil, "log", "--diff-filter=D", "--name-only", "--format=commit %H", controller.DefaultStateBranch, "--", "promotions/")
+	deletions := testutil.Git(t, bare, nil, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=commit %H", controller.DefaultStateBranch, "--", "promotions/")
 	var deletedIn string
 	cleaned := 0
 	for _, line := range strings.Split(deletions, "\n") {
@@ -161,6 +167,7 @@ func checkPromotionsOnce(t *testing.T, bare string, observed []string, automatic
 				t.Fatalf("%s before %s does not decode: %v", line, deletedIn, errs)
 			}
 			for name, p := range before.Promotions {
+				known[name] = true
 				if !automatic[p.Spec.VectorPromotionConfigName] {
 					continue
 				}
@@ -178,6 +185,11 @@ func checkPromotionsOnce(t *testing.T, bare string, observed []string, automatic
 		}
 	}
 
+	for name := range commits {
+		if !known[name] {
+			t.Errorf("main has a commit for %s, which the state branch never recorded", name)
+		}
+	}
 	t.Logf("%d promotion commits on main; %d promotions on the state branch, %d cleaned up before; %d state tips observed",
 		len(commits), len(state.Promotions), cleaned, len(observed))
 	if merges := strings.TrimSpace(testutil.Git(t, bare, nil, "rev-list", "--merges", controller.DefaultStateBranch)); merges != "" {
