@@ -18,7 +18,7 @@ import (
 // server's password only inside the --repo URL (no credential in the
 // environment, so the URL's credentials must work) and then looks for the
 // password everywhere vectorflow shows something: the output of run --once,
-// get, audit and validate, the logs of run --listen at debug level, its
+// approve, get, audit and validate, the logs of run --listen at debug level, its
 // /metrics, /readyz and webhook answers, errors about a repository that does
 // not exist, and every commit message and file on every branch.
 func TestCredentialsInRepositoryURLStaySecret(t *testing.T) {
@@ -50,6 +50,8 @@ func TestCredentialsInRepositoryURLStaySecret(t *testing.T) {
 	if got := devPromotions(f.srv.BarePath("acme.git")); !strings.Contains(got, "latest-to-dev-1") {
 		t.Fatalf("run --once with the credentials in the URL promoted nothing to dev: %q", got)
 	}
+	oneShot(true, "approve", "dev-to-test-1", "--repo", url, "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	oneShot(true, "run", "--once", "--repo", url, "--signing-key", f.controller)
 	oneShot(true, "get", "promotions", "--repo", url)
 	oneShot(true, "get", "stages", "--repo", url, "-o", "json")
 	oneShot(true, "get", "configs", "--repo", url, "-o", "yaml")
