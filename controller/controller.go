@@ -98,6 +98,7 @@ type Controller struct {
 	// inputs are the same, before due, decides nothing.
 	inputs    string
 	due       time.Time
+	problems  []string // the configuration problems of that decision
 	codec     *Codec
 	remotesMu sync.Mutex
 	remotes   map[string]gitwriter.Remote
@@ -210,7 +211,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
 	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && now.Before(c.due) {
-		return PassResult{RequeueAfter: c.due.Sub(now), Problems: problemTexts(snap)}, nil
+		return PassResult{RequeueAfter: c.due.Sub(now), Problems: c.problems}, nil
 	}
 	for _, p := range snap.Problems {
 		c.opts.Log.Error(p, "configuration problem")
@@ -227,7 +228,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 		PullRequests: prFacts, OpenedPullRequests: c.opened}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
-	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: problemTexts(snap)}
+	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: ConfigurationProblems(snap, d.State)}
 	after, err := c.codec.Encode(d.State)
 	if err != nil {
 		return PassResult{}, err
@@ -261,21 +262,12 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	}
 	res.Written = sortedKeys(written)
 	res.PullRequests = c.executePullRequests(ctx, snap, d.State, d.PullRequestActions)
-	c.inputs, c.due = inputs, now.Add(requeueOrForever(d.RequeueAfter))
+	c.inputs, c.due, c.problems = inputs, now.Add(requeueOrForever(d.RequeueAfter)), res.Problems
 	// A forge write that failed is planned again only by a fresh decision.
 	if res.Changed() || execErr != nil || len(res.PullRequests) < len(d.PullRequestActions) {
 		c.inputs = "" // our own writes changed the inputs: look again
 	}
 	return res, execErr
-}
-
-// problemTexts are the snapshot's configuration problems as shown.
-func problemTexts(snap *source.Snapshot) []string {
-	var out []string
-	for _, p := range snap.Problems {
-		out = append(out, p.Error())
-	}
-	return out
 }
 
 // requeueOrForever is how long an unchanged repository needs no decision:

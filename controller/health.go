@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -29,11 +34,45 @@ func PassProblem(res PassResult, err error) string {
 		return ""
 	}
 	named := res.Problems[:min(n, namedProblems)]
-	msg := fmt.Sprintf("%d configuration problem(s), listed by vectorflow validate: %s", n, strings.Join(named, "; "))
+	msg := fmt.Sprintf("%d configuration problem(s): %s", n, strings.Join(named, "; "))
 	if n > len(named) {
 		msg += fmt.Sprintf("; and %d more", n-len(named))
 	}
 	return source.RedactText(msg)
+}
+
+// ConfigurationProblems are what keeps a pass from reconciling every
+// config of the snapshot: its problems (what validate reports), then every
+// config and template of it whose Ready condition the decision set to False
+// (a template that cannot assemble a vector, say) and that no snapshot
+// problem names already. A registry that could not be asked while the last
+// resolved version is kept (RegistryUnavailable) is not one: the pass still
+// works from what it knows, and the next one asks again.
+func ConfigurationProblems(snap *source.Snapshot, state *State) []string {
+	var out []string
+	named := map[string]bool{}
+	for _, p := range snap.Problems {
+		out = append(out, p.Error())
+		named[p.Kind+"/"+p.Name] = true
+	}
+	notReady := func(kind, name string, conds []metav1.Condition) {
+		c := meta.FindStatusCondition(conds, reconcilers.ReadyCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason == RegistryUnavailableReason || named[kind+"/"+name] {
+			return
+		}
+		out = append(out, fmt.Sprintf("%s/%s: %s: %s", kind, name, c.Reason, c.Message))
+	}
+	for _, name := range sortedKeys(snap.Configs) {
+		if cfg := state.Configs[name]; cfg != nil {
+			notReady(v1alpha1.VectorPromotionConfigKind, name, cfg.Status.Conditions)
+		}
+	}
+	for _, name := range sortedKeys(snap.Templates) {
+		if t := state.Templates[name]; t != nil {
+			notReady(v1alpha1.VectorTemplateKind, name, t.Status.Conditions)
+		}
+	}
+	return out
 }
 
 // repositoryHealth is what a Runner knows about one repository's last pass.
