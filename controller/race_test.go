@@ -236,9 +236,9 @@ func (f *raceFixture) pushTemplateChange(t testing.TB, from, to string) {
 
 // TestTwoControllersAndAForeignWriterLoseNothing runs two controllers with
 // their own writers, one pass each per round, while a person bumps the
-// template every round (so promotions are superseded in flight) and a
-// foreign writer keeps pushing unrelated commits to main, the branch the
-// promotions are written to. A pass may lose a race and fail (it is
+// template every round in the middle of the passes and a foreign writer
+// keeps pushing unrelated commits to main, the branch the promotions are
+// written to. A pass may lose a race and fail (it is
 // retried); nothing may be lost: every promotion commit is on main exactly
 // once, every foreign commit is still there, every promotion (cleaned-up
 // ones in the version they were deleted from) ended Succeeded or
@@ -261,7 +261,6 @@ func TestTwoControllersAndAForeignWriterLoseNothing(t *testing.T) {
 	start, rounds := time.Now(), 0
 	for rounds < maxRounds && time.Since(start) < budget {
 		rounds++
-		bumpTemplate(t, person, fmt.Sprintf("1.0.%d", rounds+1), fmt.Sprintf("1.0.%d", rounds+2))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -281,10 +280,13 @@ func TestTwoControllersAndAForeignWriterLoseNothing(t *testing.T) {
 				}
 			}()
 		}
-		// The foreign writer races the controllers for main.
+		// The person and the foreign writer race the controllers for main.
 		for i := 0; i < 2; i++ {
 			if h, ok := foreignCommit(t, foreign, fmt.Sprintf("round %d.%d", rounds, i)); ok {
 				foreignCommits = append(foreignCommits, h)
+			}
+			if i == 0 {
+				bumpTemplate(t, person, fmt.Sprintf("1.0.%d", rounds+1), fmt.Sprintf("1.0.%d", rounds+2))
 			}
 		}
 		wg.Wait()
