@@ -28,7 +28,7 @@ type repoFlags struct {
 }
 
 func (f *repoFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.repo, "repo", "", "config repository URL (file://, https://, ssh://, git@host:path) or local path")
+	fs.StringVar(&f.repo, "repo", "", "config repository URL (file://, https://, ssh://, git@host:path) or local path; credentials in an http(s) URL are used for it and never shown")
 	f.registerCommon(fs)
 }
 

@@ -66,7 +66,7 @@ did its work.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.repos, "repo", nil, "config repository URL or local path (repeatable)")
+	f.StringArrayVar(&o.repos, "repo", nil, "config repository URL or local path (repeatable); credentials in an http(s) URL are used for that repository and never shown")
 	f.StringVar(&o.reposFile, "repos-file", "", "file listing config repositories, one `URL [branch]` per line (# comments)")
 	o.rf.registerCommon(f)
 	o.rf.registerStateBranch(f)
@@ -196,7 +196,7 @@ func repositories(flags []string, file, defaultBranch string) ([]repository, err
 			}
 			fields := strings.Fields(line)
 			if len(fields) > 2 {
-				return nil, fmt.Errorf("%s:%d: want `URL [branch]`, got %q", file, n, line)
+				return nil, fmt.Errorf("%s:%d: want `URL [branch]`, got %q", file, n, source.RedactText(line))
 			}
 			r := repository{url: fields[0], branch: defaultBranch}
 			if len(fields) == 2 {
