@@ -76,6 +76,9 @@ type Uploader interface {
 // Controller reconciles one config repository.
 type Controller struct {
 	opts Options
+	// name is the repository as shown in logs, errors and metrics labels:
+	// its URL without credentials.
+	name string
 
 	mu sync.Mutex
 	// results are executions not yet recorded on the state branch.
@@ -96,6 +99,7 @@ type Controller struct {
 	// inputs are the same, before due, decides nothing.
 	inputs    string
 	due       time.Time
+	problems  []string // the configuration problems of that decision
 	codec     *Codec
 	remotesMu sync.Mutex
 	remotes   map[string]gitwriter.Remote
@@ -124,6 +128,10 @@ type PassResult struct {
 	// controller whose stages live there must look again at once.
 	Written      []string
 	RequeueAfter time.Duration
+	// Problems are the configuration problems of the snapshot the pass
+	// read, what validate reports: the configs they touch are not
+	// reconciled until they are fixed.
+	Problems []string
 }
 
 // Changed reports whether the pass wrote anything.
@@ -164,7 +172,7 @@ func New(o Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
-	return &Controller{opts: o, results: map[string]reconcilers.Result{}, trust: trust,
+	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: NewCodec(),
 		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
 }
@@ -180,7 +188,7 @@ func (c *Controller) Pass(ctx context.Context) (res PassResult, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	start := c.opts.Clock()
-	defer func() { c.opts.Metrics.observePass(c.opts.URL, c.opts.Clock().Sub(start), err) }()
+	defer func() { c.opts.Metrics.observePass(c.name, c.opts.Clock().Sub(start), err) }()
 	for attempt := 1; ; attempt++ {
 		res, err = c.pass(ctx)
 		if errors.Is(err, gitwriter.ErrConflict) && attempt < maxConflicts {
@@ -194,7 +202,7 @@ func (c *Controller) Pass(ctx context.Context) (res PassResult, err error) {
 func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	start := c.opts.Clock()
 	snap, err := c.opts.Loader.Load(ctx, c.opts.URL, c.opts.Branch)
-	c.opts.Metrics.observeFetch(c.opts.URL, start, c.opts.Clock(), err)
+	c.opts.Metrics.observeFetch(c.name, start, c.opts.Clock(), err)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read config repository: %w", err)
 	}
@@ -214,10 +222,10 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
 	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && now.Before(c.due) {
-		return PassResult{RequeueAfter: c.due.Sub(now)}, nil
+		return PassResult{RequeueAfter: c.due.Sub(now), Problems: c.problems}, nil
 	}
 	for _, p := range snap.Problems {
-		c.opts.Log.Info("configuration problem", "problem", p.Error())
+		c.opts.Log.Error(p, "configuration problem")
 	}
 	if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
 		return PassResult{}, err
@@ -237,9 +245,9 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	d := Decide(Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: landedResults(snap, state, histories, c.results),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
-	c.opts.Metrics.observePromotions(c.opts.URL, d.State)
+	c.opts.Metrics.observePromotions(c.name, d.State)
 
-	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter}
+	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: ConfigurationProblems(snap, d.State)}
 	after, err := c.codec.Encode(d.State)
 	if err != nil {
 		return PassResult{}, err
@@ -251,7 +259,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if len(diff) > 0 {
 		pushStart := c.opts.Clock()
 		commit, err := c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions))
-		c.opts.Metrics.observePush(c.opts.URL, pushStart, c.opts.Clock(), err)
+		c.opts.Metrics.observePush(c.name, pushStart, c.opts.Clock(), err)
 		if err != nil {
 			return PassResult{}, fmt.Errorf("write state branch %s: %w", c.opts.StateBranch, err)
 		}
@@ -277,7 +285,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	}
 	res.Written = sortedKeys(written)
 	res.PullRequests = c.executePullRequests(ctx, snap, d.State, d.PullRequestActions)
-	c.inputs, c.due = inputs, now.Add(requeueOrForever(d.RequeueAfter))
+	c.inputs, c.due, c.problems = inputs, now.Add(requeueOrForever(d.RequeueAfter)), res.Problems
 	// A forge write that failed is planned again only by a fresh decision.
 	if res.Changed() || execErr != nil || len(res.PullRequests) < len(d.PullRequestActions) {
 		c.inputs = "" // our own writes changed the inputs: look again
@@ -343,8 +351,12 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 			return all, nil
 		}
 	}
-	return all, fmt.Errorf("repository %s did not settle after %d passes", c.opts.URL, maxPasses)
+	return all, fmt.Errorf("repository %s did not settle after %d passes", c.name, maxPasses)
 }
+
+// Name is the config repository as it may be shown: its URL without
+// credentials.
+func (c *Controller) Name() string { return c.name }
 
 func (c *Controller) pendingResults() map[string]reconcilers.Result {
 	c.mu.Lock()

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -18,20 +19,20 @@ type Runner struct {
 	log      logr.Logger
 	workers  []*worker
 
-	mu      sync.Mutex
-	started int // workers that finished their first pass
+	mu sync.Mutex // guards every worker's health
 }
 
 type worker struct {
 	c       *Controller
 	trigger chan struct{}
+	health  repositoryHealth
 }
 
 // NewRunner returns a Runner for the controllers.
 func NewRunner(interval time.Duration, log logr.Logger, controllers ...*Controller) *Runner {
 	r := &Runner{interval: interval, log: log}
 	for _, c := range controllers {
-		r.workers = append(r.workers, &worker{c: c, trigger: make(chan struct{}, 1)})
+		r.workers = append(r.workers, &worker{c: c, trigger: make(chan struct{}, 1), health: repositoryHealth{Repository: c.Name()}})
 	}
 	return r
 }
@@ -77,17 +78,23 @@ func (r *Runner) triggerOthers(w *worker, url string) {
 	}
 }
 
-// Ready reports whether every repository has had its first pass.
-func (r *Runner) Ready() bool {
+// Ready is nil when the last pass of every repository did its work, and
+// otherwise says which repositories are not ready and why (what /readyz
+// answers): before the first pass, after a failed pass, and while the
+// configuration has problems.
+func (r *Runner) Ready() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.started == len(r.workers)
+	health := make([]repositoryHealth, len(r.workers))
+	for i, w := range r.workers {
+		health[i] = w.health
+	}
+	return readiness(health)
 }
 
 func (r *Runner) work(ctx context.Context, w *worker) {
-	log := r.log.WithValues("repository", w.c.opts.URL, "branch", w.c.opts.Branch)
+	log := r.log.WithValues("repository", w.c.Name(), "branch", w.c.opts.Branch)
 	backoff := time.Second
-	first := true
 	for {
 		wait := jitter(r.interval)
 		// A host that accepts and never answers must not hold the worker:
@@ -96,15 +103,20 @@ func (r *Runner) work(ctx context.Context, w *worker) {
 		passCtx, cancelPass := context.WithTimeout(ctx, passTimeout(r.interval))
 		res, err := w.c.Pass(passCtx)
 		cancelPass()
-		if first {
-			first = false
-			r.mu.Lock()
-			r.started++
-			r.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		problem := PassProblem(res, err)
+		r.mu.Lock()
+		was := w.health
+		w.health.Passed, w.health.Problem = true, problem
+		r.mu.Unlock()
+		if problem != "" && err == nil && problem != was.Problem {
+			log.Error(errors.New(problem), "repository not ready")
+		} else if problem == "" && was.Problem != "" {
+			log.Info("repository ready again")
 		}
 		switch {
-		case ctx.Err() != nil:
-			return
 		case err != nil:
 			log.Error(err, "pass failed", "retryIn", backoff.String())
 			wait, backoff = backoff, min(2*backoff, max(r.interval, time.Second))

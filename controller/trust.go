@@ -296,7 +296,7 @@ func (c *Controller) verifyStateHistory(ctx context.Context, snap *source.Snapsh
 		}
 	}
 	if !v.Trusted {
-		return fmt.Errorf("state branch %s of %s: %w: %s", c.opts.StateBranch, c.opts.URL, ErrUntrustedState,
+		return fmt.Errorf("state branch %s of %s: %w: %s", c.opts.StateBranch, c.name, ErrUntrustedState,
 			v.Refused.Describe(c.opts.StateBranch, v.LastTrusted))
 	}
 	return nil

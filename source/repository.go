@@ -86,32 +86,33 @@ func OpenStorer(url string, auth Auth, store storage.Storer) (*Repository, error
 	if url == "" {
 		return nil, errors.New("open repository: the URL is empty")
 	}
+	shown := RedactURL(url) // errors name the repository, never its credentials
 	remote := url
 	if IsLocalPath(url) {
 		if !isGitRepository(url) {
-			return nil, fmt.Errorf("open repository %s: %w", url, ErrNotGitRepository)
+			return nil, fmt.Errorf("open repository %s: %w", shown, ErrNotGitRepository)
 		}
 		// The file transport runs relative to the process, not the caller.
 		abs, err := filepath.Abs(url)
 		if err != nil {
-			return nil, fmt.Errorf("open repository %s: %w", url, err)
+			return nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
 		}
 		remote = abs
 	}
 	ep, err := transport.NewEndpoint(remote)
 	if err != nil {
-		return nil, fmt.Errorf("open repository %s: %w", url, err)
+		return nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
 	}
 	method, err := authMethod(ep, auth)
 	if err != nil {
-		return nil, fmt.Errorf("open repository %s: %w", url, err)
+		return nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
 	}
 	repo, err := git.Init(&lockedStorer{Storer: store}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("open repository %s: init the object store: %w", url, err)
+		return nil, fmt.Errorf("open repository %s: init the object store: %w", shown, err)
 	}
 	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{remote}}); err != nil {
-		return nil, fmt.Errorf("open repository %s: %w", url, err)
+		return nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
 	}
 	return &Repository{url: url, auth: method, repo: repo}, nil
 }
@@ -123,7 +124,7 @@ func (r *Repository) URL() string { return r.url }
 // the store are announced as "haves", so only new ones are transferred.
 func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, error) {
 	if branch == "" {
-		return plumbing.ZeroHash, fmt.Errorf("fetch %s: the branch is empty", r.url)
+		return plumbing.ZeroHash, fmt.Errorf("fetch %s: the branch is empty", RedactURL(r.url))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -138,11 +139,11 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 		Progress:   r.progress,
 	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: %w", branch, r.url, explainFetchError(err, r.auth != nil))
+		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: %w", branch, RedactURL(r.url), RedactError(explainFetchError(err, r.auth != nil)))
 	}
 	ref, err := r.repo.Reference(local, true)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: the branch does not exist: %w", branch, r.url, err)
+		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: the branch does not exist: %w", branch, RedactURL(r.url), err)
 	}
 	return ref.Hash(), nil
 }

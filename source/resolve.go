@@ -261,7 +261,7 @@ func within(root, p string) bool {
 
 func describeRepo(lr landscapeRoot) string {
 	if lr.branch == "" {
-		return lr.url
+		return RedactURL(lr.url)
 	}
-	return lr.url + "@" + lr.branch
+	return RedactURL(lr.url) + "@" + lr.branch
 }

@@ -28,7 +28,7 @@ type repoFlags struct {
 }
 
 func (f *repoFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.repo, "repo", "", "config repository URL (file://, https://, ssh://, git@host:path) or local path")
+	fs.StringVar(&f.repo, "repo", "", "config repository URL (file://, https://, ssh://, git@host:path) or local path; credentials in an http(s) URL are used for it and never shown")
 	f.registerCommon(fs)
 }
 
@@ -50,21 +50,46 @@ func (f *repoFlags) registerStateBranch(fs *pflag.FlagSet) {
 	fs.StringVar(&f.stateBranch, "state-branch", controller.DefaultStateBranch, "branch holding vectors, promotions and statuses")
 }
 
-// resolve checks the flags and loads the credentials, the same for every URL.
+// resolve checks the flags and loads the credentials. Credentials written
+// into --repo move out of it: f.repo becomes the URL without them, which is
+// all that is ever shown, and the credentials are what git gets for it.
 func (f *repoFlags) resolve() (func(string) source.Auth, error) {
 	if f.repo == "" {
 		return nil, fmt.Errorf("--repo is required: the config repository URL or a local path")
 	}
-	return f.loadAuth()
+	urls := []string{f.repo}
+	auth, err := f.loadAuth(urls)
+	f.repo = urls[0]
+	return auth, err
 }
 
-func (f *repoFlags) loadAuth() (func(string) source.Auth, error) {
+// loadAuth loads the credentials of the flags and the environment, and
+// takes the credentials out of every URL in urls (rewriting it in place):
+// for that repository they win, as they do for git.
+func (f *repoFlags) loadAuth(urls []string) (func(string) source.Auth, error) {
 	home, _ := os.UserHomeDir()
 	auth, err := source.LoadAuth(f.auth, os.Getenv, home)
 	if err != nil {
 		return nil, err
 	}
-	return func(string) source.Auth { return auth }, nil
+	fromURL := map[string]source.Auth{}
+	for i, u := range urls {
+		clean, username, password, ok := source.SplitURLCredentials(u)
+		if !ok {
+			continue
+		}
+		if prev, seen := fromURL[clean]; seen && (prev.Username != username || prev.Password != password) {
+			return nil, fmt.Errorf("repository %s is given twice with different credentials in its URL", clean)
+		}
+		urls[i] = clean
+		fromURL[clean] = source.WithURLCredentials(auth, username, password)
+	}
+	return func(url string) source.Auth {
+		if a, ok := fromURL[url]; ok {
+			return a
+		}
+		return auth
+	}, nil
 }
 
 func (f *repoFlags) openRepository(auth func(string) source.Auth) (*source.Repository, error) {

@@ -7,14 +7,22 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
+	root := newRootCommand()
+	// Whatever a command prints passes through redaction: a URL with
+	// credentials in it (a --repo, a landscape's repository) is shown
+	// without them.
+	root.SetOut(redactingWriter{os.Stdout})
+	root.SetErr(redactingWriter{os.Stderr})
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", source.RedactText(err.Error()))
 		os.Exit(1)
 	}
 }

@@ -102,15 +102,42 @@ type process struct {
 	cmd  *exec.Cmd
 	done chan error
 
-	mu    sync.Mutex
-	lines []string
-	addr  chan string
+	mu     sync.Mutex
+	lines  []string
+	addr   chan string
+	stdout lockedBuffer
+}
+
+// lockedBuffer is a bytes.Buffer the process writes while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startProcess(t *testing.T, bin string, args ...string) *process {
 	t.Helper()
+	return startProcessEnv(t, append(os.Environ(), "VECTORFLOW_GIT_USERNAME=vectorflow", "VECTORFLOW_GIT_PASSWORD=s3cret"), bin, args...)
+}
+
+// startProcessEnv starts bin with exactly the environment env; standard
+// output and standard error are both collected.
+func startProcessEnv(t *testing.T, env []string, bin string, args ...string) *process {
+	t.Helper()
 	p := &process{cmd: exec.Command(bin, args...), done: make(chan error, 1), addr: make(chan string, 1)}
-	p.cmd.Env = append(os.Environ(), "VECTORFLOW_GIT_USERNAME=vectorflow", "VECTORFLOW_GIT_PASSWORD=s3cret")
+	p.cmd.Env = env
+	p.cmd.Stdout = &p.stdout
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -149,10 +176,11 @@ func (p *process) collect(r io.Reader) {
 	}
 }
 
+// logs are the process's standard error lines, then its standard output.
 func (p *process) logs() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return strings.Join(p.lines, "\n")
+	return strings.Join(p.lines, "\n") + "\n" + p.stdout.String()
 }
 
 // listenAddress is where the process said it listens (--listen 127.0.0.1:0
@@ -213,6 +241,17 @@ func githubPush(cloneURL, after string) []byte {
 
 func postHook(t *testing.T, url string, body, secret []byte) int {
 	t.Helper()
+	resp, err := http.DefaultClient.Do(signedGitHubPush(t, url, body, secret))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// signedGitHubPush is a GitHub push webhook request signed with secret.
+func signedGitHubPush(t *testing.T, url string, body, secret []byte) *http.Request {
+	t.Helper()
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body)
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
@@ -223,12 +262,7 @@ func postHook(t *testing.T, url string, body, secret []byte) int {
 	req.Header.Set("X-GitHub-Event", "push")
 	req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("%d", time.Now().UnixNano()))
 	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return req
 }
 
 func httpStatus(url string) int {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 )
 
@@ -55,14 +56,17 @@ promotions on drift, records signed approvals and writes each promotion as a
 signed commit into the target stage's overlay. State lives on the state branch,
 so run can stop and start anywhere.
 
-With --once it runs passes until nothing changes and exits (non-zero when a pass
-failed). Without it, it keeps reconciling every --interval, at once on a
-webhook (--listen), and serves /healthz, /readyz and /metrics.`,
+With --once it runs passes until nothing changes and exits, non-zero when a pass
+failed or the configuration has problems (promotions waiting for an approval
+are not a failure). Without it, it keeps reconciling every --interval, at once on a
+webhook (--listen), and serves /healthz, /readyz and /metrics; /readyz answers
+503, naming the repository and why, until the last pass of every repository
+did its work.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&o.repos, "repo", nil, "config repository URL or local path (repeatable)")
+	f.StringArrayVar(&o.repos, "repo", nil, "config repository URL or local path (repeatable); credentials in an http(s) URL are used for that repository and never shown")
 	f.StringVar(&o.reposFile, "repos-file", "", "file listing config repositories, one `URL [branch]` per line (# comments)")
 	o.rf.registerCommon(f)
 	o.rf.registerStateBranch(f)
@@ -88,9 +92,16 @@ func run(cmd *cobra.Command, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	auth, err := o.rf.loadAuth()
+	urls := make([]string, len(repos))
+	for i, r := range repos {
+		urls[i] = r.url
+	}
+	auth, err := o.rf.loadAuth(urls)
 	if err != nil {
 		return err
+	}
+	for i := range repos {
+		repos[i].url = urls[i]
 	}
 	w, signer, err := o.sf.writer()
 	if err != nil {
@@ -134,7 +145,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 		for _, c := range controllers {
 			passes, err := c.RunUntilStable(ctx, maxPassesPerRun)
 			printPasses(cmd, passes)
-			errs = append(errs, err)
+			errs = append(errs, onceError(c.Name(), passes, err))
 		}
 		return errors.Join(errs...)
 	}
@@ -145,6 +156,22 @@ func run(cmd *cobra.Command, o runOptions) error {
 	}
 	defer servers.shutdown()
 	runner.Run(ctx)
+	return nil
+}
+
+// onceError is why run --once fails for one repository: its last pass
+// could not do its work (see controller.PassProblem). Promotions left
+// waiting for an approval are not a failure.
+func onceError(repository string, passes []controller.PassResult, err error) error {
+	if err != nil {
+		return fmt.Errorf("repository %s: %w", repository, err)
+	}
+	if len(passes) == 0 {
+		return nil
+	}
+	if problem := controller.PassProblem(passes[len(passes)-1], nil); problem != "" {
+		return fmt.Errorf("repository %s: %s", repository, problem)
+	}
 	return nil
 }
 
@@ -170,7 +197,7 @@ func repositories(flags []string, file, defaultBranch string) ([]repository, err
 			}
 			fields := strings.Fields(line)
 			if len(fields) > 2 {
-				return nil, fmt.Errorf("%s:%d: want `URL [branch]`, got %q", file, n, line)
+				return nil, fmt.Errorf("%s:%d: want `URL [branch]`, got %q", file, n, source.RedactText(line))
 			}
 			r := repository{url: fields[0], branch: defaultBranch}
 			if len(fields) == 2 {
@@ -187,10 +214,12 @@ func repositories(flags []string, file, defaultBranch string) ([]repository, err
 	}
 	seen := map[repository]bool{}
 	for _, r := range out {
-		if seen[r] {
-			return nil, fmt.Errorf("repository %s branch %s is listed twice", r.url, r.branch)
+		clean, _, _, _ := source.SplitURLCredentials(r.url)
+		key := repository{url: clean, branch: r.branch}
+		if seen[key] {
+			return nil, fmt.Errorf("repository %s branch %s is listed twice", clean, r.branch)
 		}
-		seen[r] = true
+		seen[key] = true
 	}
 	return out, nil
 }
@@ -206,7 +235,7 @@ func printPasses(cmd *cobra.Command, passes []controller.PassResult) {
 
 // newLogger returns a structured logger writing to stderr.
 func newLogger(format string, verbosity int) (logr.Logger, error) {
-	opts := []zap.Opts{zap.WriteTo(os.Stderr), zap.Level(zapLevel(verbosity))}
+	opts := []zap.Opts{zap.WriteTo(redactingWriter{os.Stderr}), zap.Level(zapLevel(verbosity))}
 	switch format {
 	case "json":
 		opts = append(opts, zap.JSONEncoder())

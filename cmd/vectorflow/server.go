@@ -29,8 +29,8 @@ func startServers(ctx context.Context, o runOptions, runner *controller.Runner, 
 	ops := http.NewServeMux()
 	ops.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	ops.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !runner.Ready() {
-			http.Error(w, "first pass of every repository not done yet", http.StatusServiceUnavailable)
+		if err := runner.Ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ok")
