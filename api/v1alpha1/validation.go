@@ -151,6 +151,11 @@ func (in *Landscape) Validate() field.ErrorList {
 		errs = append(errs, field.Required(spec.Child("repository", "url"),
 			"the repository holding the stages; omit spec.repository to use the config repository"))
 	}
+	if in.Spec.Repository != nil && urlCarriesCredentials(in.Spec.Repository.URL) {
+		errs = append(errs, field.Forbidden(spec.Child("repository", "url"),
+			"must not carry credentials, which would be committed to Git for everyone who reads it: "+
+				"give them to vectorflow with --username/--password-file, --token-file or the VECTORFLOW_GIT_* environment"))
+	}
 	if in.Spec.Path != "" {
 		errs = append(errs, validateRelativePath(in.Spec.Path, spec.Child("path"), "the repository root")...)
 	}
@@ -437,4 +442,18 @@ func validateStageVersionSelector(s *metav1.LabelSelector, p *field.Path) field.
 		errs = append(errs, field.Required(p, "select by at least one label, e.g. "+StageNameLabel))
 	}
 	return errs
+}
+
+// urlCarriesCredentials reports a URL whose user info is a secret: any user
+// of an http(s) URL (a token often stands there alone) and any password.
+// An ssh login name such as git@ is no secret.
+func urlCarriesCredentials(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return false
+	}
+	if _, hasPassword := u.User.Password(); hasPassword {
+		return true
+	}
+	return u.Scheme == "http" || u.Scheme == "https"
 }

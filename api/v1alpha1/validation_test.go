@@ -418,6 +418,23 @@ func TestLandscapeValidate(t *testing.T) {
 			field.Required(specPath.Child("repository", "url"),
 				"the repository holding the stages; omit spec.repository to use the config repository"),
 		}},
+		{name: "credentials in the url", spec: LandscapeSpec{
+			Repository: &RepositoryRef{URL: "https://deploy:s3cret@git.example.com/acme/prod.git"},
+		}, want: field.ErrorList{
+			field.Forbidden(specPath.Child("repository", "url"),
+				"must not carry credentials, which would be committed to Git for everyone who reads it: "+
+					"give them to vectorflow with --username/--password-file, --token-file or the VECTORFLOW_GIT_* environment"),
+		}},
+		{name: "a token as the url's user", spec: LandscapeSpec{
+			Repository: &RepositoryRef{URL: "https://ghp_token@github.com/acme/prod.git"},
+		}, want: field.ErrorList{
+			field.Forbidden(specPath.Child("repository", "url"),
+				"must not carry credentials, which would be committed to Git for everyone who reads it: "+
+					"give them to vectorflow with --username/--password-file, --token-file or the VECTORFLOW_GIT_* environment"),
+		}},
+		{name: "ssh login name is no secret", spec: LandscapeSpec{
+			Repository: &RepositoryRef{URL: "git@github.com:acme/prod.git"},
+		}},
 		{name: "absolute path", spec: LandscapeSpec{Path: "/srv"}, want: field.ErrorList{
 			field.Invalid(specPath.Child("path"), "/srv", "must be relative to the repository root, without a leading /"),
 		}},
