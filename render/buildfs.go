@@ -24,10 +24,13 @@ type buildFS struct {
 	tree        Tree
 	mem         filesys.FileSystem
 	allowRemote bool
+	limits      Limits
+	budget      *readBudget
 
 	deps     map[string]dep // tree name -> what the build learnt about it
 	loaded   map[string]bool
 	escape   *EscapeError // the first refusal; the build fails with it
+	limit    *LimitError  // the first file refused by Limits; the build fails with it
 	remote   bool         // the build used a remote base: its output is not cacheable
 	lastKust string       // the last kustomization file read, to name in escape errors
 	lastRead string       // the last file read, to name in build errors
@@ -52,11 +55,14 @@ const (
 
 var errReadOnly = errors.New("the repository is read-only during a build")
 
-func newBuildFS(tree Tree, allowRemote bool) *buildFS {
+func newBuildFS(tree Tree, allowRemote bool, limits Limits) *buildFS {
+	limits = limits.WithDefaults()
 	return &buildFS{
 		tree:        tree,
 		mem:         filesys.MakeFsInMemory(),
 		allowRemote: allowRemote,
+		limits:      limits,
+		budget:      &readBudget{max: limits.MaxRepositorySize},
 		deps:        map[string]dep{},
 		loaded:      map[string]bool{},
 	}
@@ -119,6 +125,13 @@ func (b *buildFS) stat(name string) (fs.FileInfo, error) {
 	return info, err
 }
 
+func (b *buildFS) noteLimit(err error) {
+	var le *LimitError
+	if b.limit == nil && errors.As(err, &le) {
+		b.limit = le
+	}
+}
+
 func (b *buildFS) noteEscape(err error) {
 	var esc *EscapeError
 	if b.escape == nil && errors.As(err, &esc) {
@@ -128,14 +141,23 @@ func (b *buildFS) noteEscape(err error) {
 	}
 }
 
-// load copies a file from the tree into memory and checks kustomization files.
+// load copies a file from the tree into memory and checks kustomization
+// files. Every file is bounded by the Limits before kustomize parses it.
 func (b *buildFS) load(name string) ([]byte, error) {
-	data, err := b.tree.ReadFile(name)
+	budget := b.budget
+	if b.loaded[name] {
+		budget = nil // counted once per build
+	}
+	data, err := checkedRead(b.tree, name, b.limits, budget)
+	if err == nil {
+		err = CheckYAML(name, data, b.limits)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			b.record(dep{name: name, kind: depAbsent})
 		}
 		b.noteEscape(err)
+		b.noteLimit(err)
 		return nil, err
 	}
 	h, err := b.tree.Hash(name)

@@ -20,6 +20,8 @@ type Options struct {
 	// CacheBytes bounds the memory the rendered-output cache holds;
 	// zero means DefaultCacheBytes (64 MiB).
 	CacheBytes int64
+	// Limits bound every file a build reads, and all of them together.
+	Limits Limits
 }
 
 // Renderer builds kustomizations and caches the output. It is safe for
@@ -70,7 +72,7 @@ func (r *Renderer) Build(tree Tree, dir string) ([]byte, error) {
 func (r *Renderer) Stats() Stats { return r.cache.stats() }
 
 func (r *Renderer) render(tree Tree, dir string) (out []byte, fsys *buildFS, err error) {
-	fsys = newBuildFS(tree, r.opts.AllowRemoteBases)
+	fsys = newBuildFS(tree, r.opts.AllowRemoteBases, r.opts.Limits)
 	r.buildMu.Lock()
 	defer r.buildMu.Unlock()
 	defer func() {
@@ -81,6 +83,9 @@ func (r *Renderer) render(tree Tree, dir string) (out []byte, fsys *buildFS, err
 			esc := *fsys.escape
 			esc.Dir = dir
 			out, err = nil, &esc
+		}
+		if fsys.limit != nil {
+			out, err = nil, fmt.Errorf("build %s: %w", dir, fsys.limit)
 		}
 	}()
 	m, err := r.kustomizer.Run(fsys, path.Join(mountRoot, dir))
