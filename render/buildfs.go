@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,6 +22,7 @@ const mountRoot = "/repository"
 // system filled lazily from the Tree. It records what the build looked at
 // (the cache key) and refuses every load that leaves the repository.
 type buildFS struct {
+	ctx         context.Context // once done, every read fails, so kustomize stops early
 	tree        Tree
 	mem         filesys.FileSystem
 	allowRemote bool
@@ -34,6 +36,9 @@ type buildFS struct {
 	remote   bool         // the build used a remote base: its output is not cacheable
 	lastKust string       // the last kustomization file read, to name in escape errors
 	lastRead string       // the last file read, to name in build errors
+	// originsFor is the directory whose kustomization gets originAnnotations
+	// (BuildWithOrigins); empty for none.
+	originsFor string
 }
 
 // dep is one fact a build depended on: a content hash, or just whether the
@@ -55,9 +60,10 @@ const (
 
 var errReadOnly = errors.New("the repository is read-only during a build")
 
-func newBuildFS(tree Tree, allowRemote bool, limits Limits) *buildFS {
+func newBuildFS(ctx context.Context, tree Tree, allowRemote bool, limits Limits) *buildFS {
 	limits = limits.WithDefaults()
 	return &buildFS{
+		ctx:         ctx,
 		tree:        tree,
 		mem:         filesys.MakeFsInMemory(),
 		allowRemote: allowRemote,
@@ -144,6 +150,9 @@ func (b *buildFS) noteEscape(err error) {
 // load copies a file from the tree into memory and checks kustomization
 // files. Every file is bounded by the Limits before kustomize parses it.
 func (b *buildFS) load(name string) ([]byte, error) {
+	if err := b.ctx.Err(); err != nil {
+		return nil, err
+	}
 	budget := b.budget
 	if b.loaded[name] {
 		budget = nil // counted once per build
@@ -170,6 +179,9 @@ func (b *buildFS) load(name string) ([]byte, error) {
 		b.lastKust = name
 		if err := b.checkRefs(name, data); err != nil {
 			return nil, err
+		}
+		if b.originsFor != "" && path.Dir(name) == b.originsFor {
+			data = withOriginAnnotations(data)
 		}
 	}
 	if !b.loaded[name] {

@@ -1,8 +1,10 @@
 package source
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,6 +86,33 @@ func TestDecode(t *testing.T) {
 				{File: "f.yaml", Kind: "Stage", Name: "Dev", Field: "spec.path", Reason: `Invalid value: "/abs": must be relative to the landscape root, without a leading /`},
 			},
 		},
+		{
+			name: "every fault of one object is reported, not only the first",
+			data: header + "kind: VectorPromotionConfig\nmetadata:\n  name: c\nspec:\n  ttlAfterFinished: 1 day\n  keepLastPromotions: ten\n" +
+				"  source: {kind: 7, name: app}\n  target: {kind: Stage, name: dev, landscape: dev}\n  surprise: 1\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.ttlAfterFinished",
+					Reason: `invalid duration "1 day": use a Go duration such as 30m, 24h or 1h30m`},
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.keepLastPromotions",
+					Reason: "wrong type: got string, want int32"},
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.source.kind",
+					Reason: "wrong type: got number, want string"},
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.surprise", Reason: "unknown field"},
+			},
+		},
+		{
+			name: "wrong apiVersion and missing name together",
+			data: "apiVersion: vectorflow.dev/v1\nkind: Stage\nmetadata: {}\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "Stage", Field: "apiVersion", Reason: `must be vectorflow.dev/v1alpha1, not "vectorflow.dev/v1"`},
+				{File: "f.yaml", Kind: "Stage", Field: "metadata.name", Reason: "is required"},
+			},
+		},
+		{
+			name:         "an alias bomb is refused before it is expanded",
+			data:         header + "kind: Landscape\nmetadata:\n  name: dev\n  labels:\n" + aliasBomb,
+			wantProblems: []Problem{{File: "f.yaml", Reason: "document 1: YAML aliases expand to more than 10000 extra nodes (limit 10000); write the content out instead of using anchors"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +133,21 @@ func TestDecode(t *testing.T) {
 		})
 	}
 }
+
+// aliasBomb is a "billion laughs" YAML fragment (under a mapping key at
+// indentation 4): nine levels of nine aliases, 387 million nodes expanded.
+var aliasBomb = func() string {
+	var b strings.Builder
+	b.WriteString("    l0: &l0 [lol]\n")
+	for i := 1; i <= 9; i++ {
+		refs := make([]string, 9)
+		for j := range refs {
+			refs[j] = fmt.Sprintf("*l%d", i-1)
+		}
+		fmt.Fprintf(&b, "    l%d: &l%d [%s]\n", i, i, strings.Join(refs, ", "))
+	}
+	return b.String()
+}()
 
 func TestProblemError(t *testing.T) {
 	p := Problem{File: "vectorflow/stages.yaml", Kind: "Stage", Name: "dev", Field: "spec.path", Reason: "must stay inside the landscape root"}

@@ -189,8 +189,14 @@ patches:
 	if got := snap.Configs["dev-to-test"].KeepLastPromotions(); got != 3 {
 		t.Errorf("keepLastPromotions = %d, want the patched 3", got)
 	}
-	if o, _ := snap.Object(v1alpha1.StageKind, "dev/dev"); o.File != "vectorflow/kustomization.yaml" {
-		t.Errorf("rendered object file = %q, want the kustomization", o.File)
+	if o, _ := snap.Object(v1alpha1.StageKind, "dev/dev"); o.File != "vectorflow/stages.yaml" {
+		t.Errorf("rendered object file = %q, want the file that holds it", o.File)
+	}
+	if o, _ := snap.Object(v1alpha1.VectorTemplateKind, "shared"); o.File != "shared/templates.yaml" {
+		t.Errorf("object of a base: file = %q, want the base's file", o.File)
+	}
+	if a := snap.Stages["dev/dev"].GetAnnotations(); a[render.OriginAnnotation] != "" {
+		t.Errorf("the origin annotation stayed on the object: %v", a)
 	}
 
 	// A change outside the config directory, in a base it renders, shows
