@@ -88,7 +88,7 @@ func TestLoadGood(t *testing.T) {
 			if got := snap.Templates["app"].Spec.Base.Kind; got != v1alpha1.VectorTemplateKind {
 				t.Errorf("template app base kind = %q, want the default %q", got, v1alpha1.VectorTemplateKind)
 			}
-			if diff := cmp.Diff([]Problem(nil), BuildStages(snap, render.NewRenderer(render.Options{}))); diff != "" {
+			if diff := cmp.Diff([]Problem(nil), mustBuildStages(t, snap, render.NewRenderer(render.Options{}))); diff != "" {
 				t.Errorf("build problems (-want +got):\n%s", diff)
 			}
 		})
@@ -143,7 +143,7 @@ func TestLoadBroken(t *testing.T) {
 	}
 
 	const prefix = `overlay "apps/overlays/broken" does not build: `
-	build := BuildStages(snap, render.NewRenderer(render.Options{}))
+	build := mustBuildStages(t, snap, render.NewRenderer(render.Options{}))
 	for i, p := range build {
 		if rest, ok := strings.CutPrefix(p.Reason, prefix); ok && strings.Contains(rest, "missing-service.yaml") {
 			build[i].Reason = prefix + "..."
@@ -393,4 +393,13 @@ func TestSnapshotReadDuringLoad(t *testing.T) {
 			}
 		}
 	}
+}
+
+func mustBuildStages(t *testing.T, snap *Snapshot, r *render.Renderer) []Problem {
+	t.Helper()
+	problems, err := BuildStages(context.Background(), snap, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return problems
 }
