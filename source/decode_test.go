@@ -2,12 +2,16 @@ package source
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
 )
 
 func TestDecode(t *testing.T) {
@@ -175,11 +179,32 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("---\n---\n"))
 	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata: {name: c}\nspec: {ttlAfterFinished: [1]}\n"))
 	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata: null\n"))
+	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: a\n  annotations: {config.kubernetes.io/origin: \"path: ../../etc/passwd\\n\"}\n"))
+	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: a\n  annotations: {config.kubernetes.io/origin: \"path: landscapes.yaml\\n\"}\n"))
+	for _, bomb := range testutil.HostileYAML() {
+		f.Add(bomb)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objects, _ := Decode("fuzz.yaml", data)
 		for _, o := range objects {
 			if o.Kind == "" || o.Name == "" || o.Value == nil {
 				t.Fatalf("incomplete object %+v", o)
+			}
+		}
+		// The same bytes as a kustomize build's output: an origin
+		// annotation never attributes an object outside the repository.
+		objects, problems := decodeRendered("vectorflow", "vectorflow/kustomization.yaml", data)
+		for _, o := range objects {
+			if o.Kind == "" || o.Name == "" || o.Value == nil || !fs.ValidPath(o.File) {
+				t.Fatalf("bad object %+v", o)
+			}
+			if _, ok := o.Value.GetAnnotations()[render.OriginAnnotation]; ok {
+				t.Fatalf("object %s kept the origin annotation", o.Name)
+			}
+		}
+		for _, p := range problems {
+			if p.File != "" && !fs.ValidPath(p.File) {
+				t.Fatalf("problem at a path outside the repository: %+v", p)
 			}
 		}
 	})
