@@ -1,10 +1,12 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // aliasBomb is a "billion laughs" document: each level names the previous
@@ -88,5 +90,30 @@ func TestCheckYAMLAllowsOrdinaryFiles(t *testing.T) {
 		if err := CheckYAML("f.yaml", []byte(content), Limits{}); err != nil {
 			t.Errorf("%s: CheckYAML = %v, want nil", name, err)
 		}
+	}
+}
+
+// TestBuildContextStopsWaiting: a cancelled build returns at once with the
+// context's error, though kustomize itself cannot be interrupted: it stops
+// at its next file read.
+func TestBuildContextStopsWaiting(t *testing.T) {
+	files := map[string]file{}
+	var resources []string
+	for i := 0; i < 40; i++ {
+		name := fmt.Sprintf("cm-%d.yaml", i)
+		files["apps/"+name] = file{content: strings.Replace(wideMapping(4000), "name: wide", fmt.Sprintf("name: wide-%d", i), 1)}
+		resources = append(resources, name)
+	}
+	files["apps/kustomization.yaml"] = file{content: "resources: [" + strings.Join(resources, ", ") + "]\n"}
+	tree := DirTree(writeFiles(t, files))
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := NewRenderer(Options{}).BuildContext(ctx, tree, "apps")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("BuildContext = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("BuildContext returned %s after the start, long after the cancel", d)
 	}
 }

@@ -340,11 +340,14 @@ func (l *Loader) decodeConfig(ctx context.Context, tree render.Tree, old, next *
 		if hash, err := tree.Hash(dir); err == nil {
 			key = "tree:" + hash
 		}
-		decode = func() decodedConfig { return decodeFiles(tree, dir) }
+		decode = func() decodedConfig { return decodeFiles(ctx, tree, dir) }
 	}
 	d, cached := old.configs[key]
 	if !cached || key == "" {
 		d = decode()
+	}
+	if ctx.Err() != nil {
+		return decodedConfig{}, ctx.Err() // a cut-short decode is neither used nor cached
 	}
 	if key != "" {
 		next.configs[key] = d
@@ -401,8 +404,9 @@ func copyDecoded(d decodedConfig) decodedConfig {
 	return decodedConfig{objects: objects, problems: append([]Problem(nil), d.problems...)}
 }
 
-// decodeFiles decodes every YAML file directly in dir.
-func decodeFiles(tree render.Tree, dir string) decodedConfig {
+// decodeFiles decodes every YAML file directly in dir, until ctx is done
+// (Load then discards the result).
+func decodeFiles(ctx context.Context, tree render.Tree, dir string) decodedConfig {
 	var d decodedConfig
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
@@ -410,6 +414,9 @@ func decodeFiles(tree render.Tree, dir string) decodedConfig {
 		return d
 	}
 	for _, e := range entries {
+		if ctx.Err() != nil {
+			break
+		}
 		name := e.Name()
 		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
 			continue
