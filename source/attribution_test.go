@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
 )
 
 // TestLoadKustomizedConfigNamesFiles: when vectorflow/kustomization.yaml
@@ -75,5 +76,40 @@ func TestLoadReportsSymlinkOut(t *testing.T) {
 		if _, ok := snap.Landscapes["stolen"]; ok {
 			t.Errorf("kustomized=%v: the landscape outside the repository was loaded", kustomized)
 		}
+	}
+}
+
+// TestBuildStagesReportsSymlinkOut: an overlay resource that links out of
+// the repository is reported on the Stage and at the link, with its target.
+func TestBuildStagesReportsSymlinkOut(t *testing.T) {
+	dir := testutil.CopyDir(t, "testdata/good")
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	if err := os.WriteFile(outside, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "apps", "overlays", "dev", "extra.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	kustomization := filepath.Join(dir, "apps", "overlays", "dev", "kustomization.yaml")
+	data, err := os.ReadFile(kustomization)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kustomization, []byte(strings.Replace(string(data), "  - ../../base\n", "  - ../../base\n  - extra.yaml\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := mustBuildStages(t, snap, render.NewRenderer(render.Options{}))
+	var atLink bool
+	for _, p := range problems {
+		if p.File == "apps/overlays/dev/extra.yaml" && strings.Contains(p.Reason, outside) && strings.Contains(p.Reason, "points outside the repository") {
+			atLink = true
+		}
+	}
+	if !atLink {
+		t.Errorf("no problem at the link naming its target; got %v", problems)
 	}
 }
