@@ -28,6 +28,7 @@ type buildFS struct {
 	allowRemote bool
 	limits      Limits
 	budget      *readBudget
+	work        int64 // mapping work of the files read (Limits.MaxMappingWork)
 
 	deps     map[string]dep // tree name -> what the build learnt about it
 	loaded   map[string]bool
@@ -159,7 +160,16 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	}
 	data, err := checkedRead(b.tree, name, b.limits, budget)
 	if err == nil {
-		err = CheckYAML(name, data, b.limits)
+		var work int64
+		work, err = checkYAML(name, data, b.limits)
+		if err == nil && budget != nil {
+			b.work += work
+			if b.work > b.limits.MaxMappingWork {
+				err = &LimitError{File: name, Reason: fmt.Sprintf(
+					"the YAML mappings this build reads are too large together (their keys squared add up to more than %d; kyaml's decode costs that much); split the build or shrink the largest mappings",
+					b.limits.MaxMappingWork)}
+			}
+		}
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

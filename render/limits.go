@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"sync"
 
@@ -23,6 +22,10 @@ const (
 	// DefaultMaxAliasNodes is how many nodes aliases may add to a document
 	// when expanded: plenty for anchors shared between a few resources.
 	DefaultMaxAliasNodes = 10000
+	// DefaultMaxMappingWork bounds one build's kyaml mapping decode, which
+	// costs the square of each mapping's keys: 16 mappings of 5000 keys, or
+	// 40,000 of 100, a few seconds in all.
+	DefaultMaxMappingWork = 16 * DefaultMaxMappingKeys * DefaultMaxMappingKeys
 )
 
 // Limits bound what is read from a repository before kustomize or kyaml see
@@ -33,6 +36,9 @@ type Limits struct {
 	MaxRepositorySize int64 // bytes read from one repository tree (per load, and per build)
 	MaxMappingKeys    int   // keys of one YAML mapping
 	MaxAliasNodes     int   // nodes YAML aliases add to one document when expanded
+	// MaxMappingWork bounds the sum, over every mapping one build reads, of
+	// its keys squared.
+	MaxMappingWork int64
 }
 
 // WithDefaults fills the zero fields.
@@ -48,6 +54,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxAliasNodes <= 0 {
 		l.MaxAliasNodes = DefaultMaxAliasNodes
+	}
+	if l.MaxMappingWork <= 0 {
+		l.MaxMappingWork = DefaultMaxMappingWork
 	}
 	return l
 }
@@ -142,26 +151,32 @@ func (t *limitTree) Open(name string) (fs.File, error) { return openFromTree(t, 
 // kustomize reads some files (generator sources) as plain text, and its own
 // parser reports YAML errors with better context.
 func CheckYAML(file string, data []byte, l Limits) error {
-	l = l.WithDefaults()
+	_, err := checkYAML(file, data, l.WithDefaults())
+	return err
+}
+
+// checkYAML is CheckYAML that also returns the file's mapping work: its
+// mappings' keys squared, summed (aliases counted once).
+func checkYAML(file string, data []byte, l Limits) (int64, error) {
+	var work int64
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for doc := 1; ; doc++ {
 		var node yaml.Node
 		if err := dec.Decode(&node); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return nil // not YAML, or malformed: the real parser says why
+			// At the end, or not YAML, or malformed: the real parser says why.
+			return work, nil
 		}
 		s := yamlScan{limits: l, sizes: map[*yaml.Node]int{}, active: map[*yaml.Node]bool{}}
 		expanded, err := s.size(&node)
 		if err != nil {
-			return &LimitError{File: file, Reason: fmt.Sprintf("document %d: %v", doc, err)}
+			return work, &LimitError{File: file, Reason: fmt.Sprintf("document %d: %v", doc, err)}
 		}
 		if extra := expanded - s.parsed; extra > l.MaxAliasNodes {
-			return &LimitError{File: file, Reason: fmt.Sprintf(
+			return work, &LimitError{File: file, Reason: fmt.Sprintf(
 				"document %d: YAML aliases expand to more than %d extra nodes (limit %d); write the content out instead of using anchors",
 				doc, l.MaxAliasNodes, l.MaxAliasNodes)}
 		}
+		work += s.work
 	}
 }
 
@@ -171,6 +186,7 @@ func CheckYAML(file string, data []byte, l Limits) error {
 type yamlScan struct {
 	limits Limits
 	parsed int                // nodes in the text
+	work   int64              // keys squared of the mappings in the text
 	sizes  map[*yaml.Node]int // expanded size per node, memoized
 	active map[*yaml.Node]bool
 }
@@ -198,9 +214,13 @@ func (s *yamlScan) size(n *yaml.Node) (int, error) {
 		return v, nil
 	}
 	s.parsed++
-	if n.Kind == yaml.MappingNode && len(n.Content)/2 > s.limits.MaxMappingKeys {
-		return 0, fmt.Errorf("a mapping at line %d has %d keys, more than the limit of at most %d keys; split it",
-			n.Line, len(n.Content)/2, s.limits.MaxMappingKeys)
+	if n.Kind == yaml.MappingNode {
+		keys := len(n.Content) / 2
+		if keys > s.limits.MaxMappingKeys {
+			return 0, fmt.Errorf("a mapping at line %d has %d keys, more than the limit of at most %d keys; split it",
+				n.Line, keys, s.limits.MaxMappingKeys)
+		}
+		s.work += int64(keys) * int64(keys)
 	}
 	total := 1
 	for _, c := range n.Content {

@@ -54,6 +54,9 @@ func TestBuildRefusesHostileYAML(t *testing.T) {
 		"repository budget": {resource: wideMapping(200), limits: Limits{MaxRepositorySize: 1024}, want: []string{"apps/cm.yaml", "1024 bytes", "--max-repository-size"}},
 	}
 	for name, c := range cases {
+		if c.resource == "" {
+			continue
+		}
 		_, trees := bothTrees(t, map[string]file{
 			"apps/kustomization.yaml": {content: "resources: [cm.yaml]\n"},
 			"apps/cm.yaml":            {content: c.resource},
@@ -78,6 +81,29 @@ func TestBuildRefusesHostileYAML(t *testing.T) {
 	}
 }
 
+// TestBuildBoundsMappingWork: files each within the key bound, together
+// too costly for kyaml's quadratic mapping decode, are refused at the file
+// that crosses the bound.
+func TestBuildBoundsMappingWork(t *testing.T) {
+	files := map[string]file{}
+	var resources []string
+	for i := 0; i < 5; i++ {
+		name := fmt.Sprintf("cm-%d.yaml", i)
+		files["apps/"+name] = file{content: strings.Replace(wideMapping(1000), "name: wide", fmt.Sprintf("name: wide-%d", i), 1)}
+		resources = append(resources, name)
+	}
+	files["apps/kustomization.yaml"] = file{content: "resources: [" + strings.Join(resources, ", ") + "]\n"}
+	tree := DirTree(writeFiles(t, files))
+	if _, err := NewRenderer(Options{Limits: Limits{MaxMappingWork: 5*1000*1000 + 1000}}).Build(tree, "apps"); err != nil {
+		t.Fatalf("five mappings of 1000 keys within a bound of 5,001,000: %v", err)
+	}
+	_, err := NewRenderer(Options{Limits: Limits{MaxMappingWork: 4*1000*1000 + 999}}).Build(tree, "apps")
+	var le *LimitError
+	if !errors.As(err, &le) || le.File != "apps/cm-4.yaml" || !strings.Contains(err.Error(), "keys squared add up to more than 4000999") {
+		t.Fatalf("Build = %v, want the fifth file refused for mapping work", err)
+	}
+}
+
 // TestCheckYAMLAllowsOrdinaryFiles: the bounds leave real manifests alone,
 // aliases included when they expand modestly.
 func TestCheckYAMLAllowsOrdinaryFiles(t *testing.T) {
@@ -99,7 +125,7 @@ func TestCheckYAMLAllowsOrdinaryFiles(t *testing.T) {
 func TestBuildContextStopsWaiting(t *testing.T) {
 	files := map[string]file{}
 	var resources []string
-	for i := 0; i < 40; i++ {
+	for i := 0; i < 24; i++ {
 		name := fmt.Sprintf("cm-%d.yaml", i)
 		files["apps/"+name] = file{content: strings.Replace(wideMapping(4000), "name: wide", fmt.Sprintf("name: wide-%d", i), 1)}
 		resources = append(resources, name)

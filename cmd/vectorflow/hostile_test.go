@@ -76,33 +76,52 @@ func TestValidateRefusesHostileYAML(t *testing.T) {
 	}
 }
 
-// slowConfig is a config repository whose vectorflow/kustomization.yaml
-// composes files that each stay within the limits but together take
-// kustomize tens of seconds: what a process must be stoppable during.
+// slowConfig is a config repository, committed, whose config directory
+// and every stage overlay compose files that stay within the limits (16
+// mappings of 5000 keys is the most mapping work one build may do) but take
+// kustomize seconds each: what a process must be stoppable during.
 func slowConfig(t *testing.T) string {
 	t.Helper()
 	dir := testutil.CopyDir(t, goodFixture)
-	resources := []string{"landscapes.yaml", "stages.yaml", "templates.yaml", "configs.yaml"}
-	for i := 0; i < 80; i++ {
-		name := fmt.Sprintf("slow-%d.yaml", i)
-		writeTestFile(t, dir, "vectorflow/"+name, wideConfigMap(fmt.Sprintf("slow-%d", i), 5000))
-		resources = append(resources, name)
+	slowResources := func(subdir string) []string {
+		var names []string
+		for i := 0; i < 15; i++ {
+			name := fmt.Sprintf("slow-%d.yaml", i)
+			writeTestFile(t, dir, subdir+"/"+name, wideConfigMap(fmt.Sprintf("slow-%d", i), 5000))
+			names = append(names, name)
+		}
+		return names
 	}
+	resources := append([]string{"landscapes.yaml", "stages.yaml", "templates.yaml", "configs.yaml"}, slowResources("vectorflow")...)
 	writeTestFile(t, dir, "vectorflow/kustomization.yaml", "resources: ["+strings.Join(resources, ", ")+"]\n")
+	for _, overlay := range []string{"apps/overlays/dev", "apps/overlays/test", "environments/prod"} {
+		file := filepath.Join(dir, filepath.FromSlash(overlay), "kustomization.yaml")
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra := "resources:\n  - " + strings.Join(slowResources(overlay), "\n  - ") + "\n"
+		writeTestFile(t, dir, overlay+"/kustomization.yaml", strings.Replace(string(data), "resources:\n", extra, 1))
+	}
+	testutil.Git(t, dir, nil, "init", "-q", "-b", "main")
+	testutil.Git(t, dir, nil, "add", "-A")
+	testutil.Git(t, dir, nil, "commit", "-q", "-m", "slow config")
 	return dir
 }
 
 // TestProcessStopsOnSIGTERMWhileParsing: validate and run --once, busy in
-// a long kustomize build, exit within seconds of SIGTERM. On main, run
-// caught the signal and kept parsing to the end.
+// long kustomize builds, exit within seconds of SIGTERM. On main, run
+// caught the signal and kept parsing to the end (14.5 s on a fixture of 80
+// such files); validate was killed by the signal. run reads three such
+// repositories, one after the other, so it is still busy when the signal
+// comes.
 func TestProcessStopsOnSIGTERMWhileParsing(t *testing.T) {
+	// Built before isolateCredentials moves HOME, and with it the module
+	// cache the build would otherwise fill from scratch.
+	bin := buildVectorflow(t)
 	isolateCredentials(t)
 	testutil.RequireGit(t)
-	bin := buildVectorflow(t)
 	dir := slowConfig(t)
-	testutil.Git(t, dir, nil, "init", "-q", "-b", "main")
-	testutil.Git(t, dir, nil, "add", "-A")
-	testutil.Git(t, dir, nil, "commit", "-q", "-m", "slow config")
 	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
 	keyFile := filepath.Join(t.TempDir(), "controller.asc")
 	if err := os.WriteFile(keyFile, key.PrivateArmored, 0o600); err != nil {
@@ -110,12 +129,12 @@ func TestProcessStopsOnSIGTERMWhileParsing(t *testing.T) {
 	}
 	for name, args := range map[string][]string{
 		"validate":   {"validate", dir},
-		"run --once": {"run", "--once", "--repo", dir, "--signing-key", keyFile, "--log-format", "json"},
+		"run --once": {"run", "--once", "--repo", dir, "--repo", slowConfig(t), "--repo", slowConfig(t), "--signing-key", keyFile, "--log-format", "json"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := startProcess(t, bin, args...)
 			// Long enough to be inside the build, far shorter than it.
-			time.Sleep(3 * time.Second)
+			time.Sleep(2 * time.Second)
 			select {
 			case err := <-p.done:
 				t.Fatalf("vectorflow %s finished before the signal (%v): the fixture is not slow enough\n%s", name, err, p.logs())
