@@ -196,6 +196,10 @@ func IsLocalPath(url string) bool {
 	return true
 }
 
+// IsGitRepository reports whether dir is the root of a Git repository (a
+// working copy or a bare one).
+func IsGitRepository(dir string) bool { return isGitRepository(dir) }
+
 func isGitRepository(dir string) bool {
 	_, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: false})
 	return err == nil

@@ -225,7 +225,7 @@ func (l *Loader) revisionTree(ctx context.Context, url, revision string) (render
 	if IsLocalPath(url) {
 		// Read in place: a CI checkout is often shallow and on a detached
 		// HEAD, and its commit may be on no branch at all.
-		r, err := git.PlainOpenWithOptions(url, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+		r, err := git.PlainOpenWithOptions(url, &git.PlainOpenOptions{DetectDotGit: false, EnableDotGitCommonDir: true})
 		if err != nil {
 			return nil, "", fmt.Errorf("read revision %s of %s: %w", revision, url, err)
 		}

@@ -39,7 +39,9 @@ object. It exits non-zero when there is any.
   validate --repo URL|PATH --revision REV
                                      the commit REV names: a commit hash, tag, branch
                                      or HEAD (a detached HEAD in CI works)
-  validate --repo URL|PATH           branch --branch (default main)
+  validate --repo URL                branch --branch (default main)
+  validate --repo PATH               a local Git repository: its checked-out commit
+                                     (HEAD), unless --branch names a branch
 
 Files larger than --max-file-size, repositories reading more than
 --max-repository-size, YAML whose aliases expand beyond 10000 nodes and mappings
@@ -64,6 +66,11 @@ or the flags below; secrets are read from files so they stay out of the process 
 			}
 			if revision != "" && cmd.Flags().Changed("branch") {
 				return fmt.Errorf("give either --revision or --branch, not both")
+			}
+			// In a checkout, what is checked out is what a person or a CI
+			// job means to check, not branch main.
+			if revision == "" && len(args) == 0 && !cmd.Flags().Changed("branch") && source.IsLocalPath(rf.repo) && source.IsGitRepository(rf.repo) {
+				revision = "HEAD"
 			}
 			auth, err := rf.resolve()
 			if err != nil {

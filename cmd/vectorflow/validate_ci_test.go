@@ -72,6 +72,7 @@ func TestValidateCheckout(t *testing.T) {
 		want string // the files problems name, joined
 	}{
 		{name: "working tree", args: []string{dir}, want: "vectorflow/dirty.yaml vectorflow/faulty.yaml"},
+		{name: "checkout, no flag: its HEAD", args: []string{"--repo", dir}, want: "vectorflow/faulty.yaml"},
 		{name: "revision HEAD", args: []string{"--repo", dir, "--revision", "HEAD"}, want: "vectorflow/faulty.yaml"},
 		{name: "revision sha", args: []string{"--repo", dir, "--revision", commit}, want: "vectorflow/faulty.yaml"},
 		{name: "revision tag", args: []string{"--repo", dir, "--revision", "v1"}, want: "vectorflow/faulty.yaml"},
