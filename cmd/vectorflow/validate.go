@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -40,8 +41,8 @@ object. It exits non-zero when there is any.
                                      the commit REV names: a commit hash, tag, branch
                                      or HEAD (a detached HEAD in CI works)
   validate --repo URL                branch --branch (default main)
-  validate --repo PATH               a local Git repository: its checked-out commit
-                                     (HEAD), unless --branch names a branch
+  validate --repo PATH               a local checkout: its checked-out commit (HEAD),
+                                     unless --branch names a branch
 
 Files larger than --max-file-size, repositories reading more than
 --max-repository-size, YAML whose aliases expand beyond 10000 nodes and mappings
@@ -68,8 +69,9 @@ or the flags below; secrets are read from files so they stay out of the process 
 				return fmt.Errorf("give either --revision or --branch, not both")
 			}
 			// In a checkout, what is checked out is what a person or a CI
-			// job means to check, not branch main.
-			if revision == "" && len(args) == 0 && !cmd.Flags().Changed("branch") && source.IsLocalPath(rf.repo) && source.IsGitRepository(rf.repo) {
+			// job means to check, not branch main. (A bare repository has
+			// nothing checked out: its branch is read.)
+			if revision == "" && len(args) == 0 && !cmd.Flags().Changed("branch") && isCheckout(rf.repo) {
 				revision = "HEAD"
 			}
 			auth, err := rf.resolve()
@@ -117,6 +119,15 @@ or the flags below; secrets are read from files so they stay out of the process 
 	cmd.Flags().StringVar(&revision, "revision", "", "validate the commit this names (hash, tag, branch, HEAD) instead of --branch")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
 	return cmd
+}
+
+// isCheckout reports whether path is the working copy of a Git repository.
+func isCheckout(path string) bool {
+	if !source.IsLocalPath(path) || !source.IsGitRepository(path) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(path, ".git"))
+	return err == nil
 }
 
 // interrupted says that a signal stopped the work, rather than what the

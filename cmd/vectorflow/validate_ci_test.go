@@ -92,6 +92,13 @@ func TestValidateCheckout(t *testing.T) {
 			t.Errorf("problems in %q, want vectorflow/faulty.yaml", got)
 		}
 	})
+	t.Run("bare repository: its branch", func(t *testing.T) {
+		bare := filepath.Join(t.TempDir(), "config.git")
+		testutil.Git(t, dir, nil, "clone", "-q", "--bare", dir, bare)
+		if got := strings.Join(problemFiles(t, "--repo", bare), " "); got != "" {
+			t.Errorf("problems in %q, want none: main is good", got)
+		}
+	})
 	t.Run("remote revision", func(t *testing.T) {
 		srv := testutil.StartGitServer(t)
 		bare := srv.BarePath("config")
