@@ -45,6 +45,8 @@ type Options struct {
 	// Progress receives the servers' fetch progress when the Loader is made
 	// here (a terminal watching run --once); nil means none.
 	Progress io.Writer
+	// Limits bound what the Loader made here reads (render.Limits).
+	Limits render.Limits
 	// Resolver picks component versions from registries; nil means
 	// templates must name exact tags or digests.
 	Resolver Resolver
@@ -157,7 +159,7 @@ func New(o Options) (*Controller, error) {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

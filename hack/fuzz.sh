@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target of the module for FUZZTIME each (default 30s).
-# `make test` already runs their seed corpora; this explores beyond them.
-set -euo pipefail
+# Runs every Go fuzz target of the module for FUZZTIME each (default 30s),
+# or those of the packages given as arguments (./render ./source/...).
+# `make test` already runs their seed corpora, which hold the alias bombs and
+# wide mappings of internal/testutil.HostileYAML; this explores beyond them.
+# Every target runs even when one fails; the failures are listed at the end.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 fuzztime="${FUZZTIME:-30s}"
-for pkg in $(go list ./...); do
+failed=()
+for pkg in $(go list "${@:-./...}"); do
 	for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
 		echo "== $pkg $target ($fuzztime)"
-		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg"
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg"; then
+			failed+=("$pkg $target")
+		fi
 	done
 done
+if ((${#failed[@]})); then
+	printf 'FAILED: %s\n' "${failed[@]}"
+	exit 1
+fi

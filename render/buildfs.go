@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,16 +22,24 @@ const mountRoot = "/repository"
 // system filled lazily from the Tree. It records what the build looked at
 // (the cache key) and refuses every load that leaves the repository.
 type buildFS struct {
+	ctx         context.Context // once done, every read fails, so kustomize stops early
 	tree        Tree
 	mem         filesys.FileSystem
 	allowRemote bool
+	limits      Limits
+	budget      *readBudget
+	work        int64 // mapping work of the files read (Limits.MaxMappingWork)
 
 	deps     map[string]dep // tree name -> what the build learnt about it
 	loaded   map[string]bool
 	escape   *EscapeError // the first refusal; the build fails with it
+	limit    *LimitError  // the first file refused by Limits; the build fails with it
 	remote   bool         // the build used a remote base: its output is not cacheable
 	lastKust string       // the last kustomization file read, to name in escape errors
 	lastRead string       // the last file read, to name in build errors
+	// originsFor is the directory whose kustomization gets originAnnotations
+	// (BuildWithOrigins); empty for none.
+	originsFor string
 }
 
 // dep is one fact a build depended on: a content hash, or just whether the
@@ -52,11 +61,15 @@ const (
 
 var errReadOnly = errors.New("the repository is read-only during a build")
 
-func newBuildFS(tree Tree, allowRemote bool) *buildFS {
+func newBuildFS(ctx context.Context, tree Tree, allowRemote bool, limits Limits) *buildFS {
+	limits = limits.WithDefaults()
 	return &buildFS{
+		ctx:         ctx,
 		tree:        tree,
 		mem:         filesys.MakeFsInMemory(),
 		allowRemote: allowRemote,
+		limits:      limits,
+		budget:      &readBudget{max: limits.MaxRepositorySize},
 		deps:        map[string]dep{},
 		loaded:      map[string]bool{},
 	}
@@ -119,6 +132,13 @@ func (b *buildFS) stat(name string) (fs.FileInfo, error) {
 	return info, err
 }
 
+func (b *buildFS) noteLimit(err error) {
+	var le *LimitError
+	if b.limit == nil && errors.As(err, &le) {
+		b.limit = le
+	}
+}
+
 func (b *buildFS) noteEscape(err error) {
 	var esc *EscapeError
 	if b.escape == nil && errors.As(err, &esc) {
@@ -128,14 +148,35 @@ func (b *buildFS) noteEscape(err error) {
 	}
 }
 
-// load copies a file from the tree into memory and checks kustomization files.
+// load copies a file from the tree into memory and checks kustomization
+// files. Every file is bounded by the Limits before kustomize parses it.
 func (b *buildFS) load(name string) ([]byte, error) {
-	data, err := b.tree.ReadFile(name)
+	if err := b.ctx.Err(); err != nil {
+		return nil, err
+	}
+	budget := b.budget
+	if b.loaded[name] {
+		budget = nil // counted once per build
+	}
+	data, err := checkedRead(b.tree, name, b.limits, budget)
+	if err == nil {
+		var work int64
+		work, err = checkYAML(name, data, b.limits)
+		if err == nil && budget != nil {
+			b.work += work
+			if b.work > b.limits.MaxMappingWork {
+				err = &LimitError{File: name, Reason: fmt.Sprintf(
+					"the YAML mappings this build reads are too large together (their keys squared add up to more than %d; kyaml's decode costs that much); split the build or shrink the largest mappings",
+					b.limits.MaxMappingWork)}
+			}
+		}
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			b.record(dep{name: name, kind: depAbsent})
 		}
 		b.noteEscape(err)
+		b.noteLimit(err)
 		return nil, err
 	}
 	h, err := b.tree.Hash(name)
@@ -148,6 +189,9 @@ func (b *buildFS) load(name string) ([]byte, error) {
 		b.lastKust = name
 		if err := b.checkRefs(name, data); err != nil {
 			return nil, err
+		}
+		if b.originsFor != "" && path.Dir(name) == b.originsFor {
+			data = withOriginAnnotations(data)
 		}
 	}
 	if !b.loaded[name] {

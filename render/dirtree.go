@@ -2,6 +2,7 @@ package render
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -122,11 +123,17 @@ func gitHash(full string, info fs.FileInfo) (h plumbing.Hash, empty bool, err er
 	case info.IsDir():
 		return gitTreeHash(full)
 	default:
-		data, err := os.ReadFile(full)
+		// Streamed: a huge file costs time to hash, never memory.
+		f, err := os.Open(full)
 		if err != nil {
 			return h, false, err
 		}
-		return plumbing.ComputeHash(plumbing.BlobObject, data), false, nil
+		defer f.Close()
+		hasher := plumbing.NewHasher(plumbing.BlobObject, info.Size())
+		if _, err := io.CopyN(hasher, f, info.Size()); err != nil {
+			return h, false, err
+		}
+		return hasher.Sum(), false, nil
 	}
 }
 

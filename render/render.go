@@ -4,6 +4,7 @@
 package render
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Options configures a Renderer.
@@ -20,6 +22,8 @@ type Options struct {
 	// CacheBytes bounds the memory the rendered-output cache holds;
 	// zero means DefaultCacheBytes (64 MiB).
 	CacheBytes int64
+	// Limits bound every file a build reads, and all of them together.
+	Limits Limits
 }
 
 // Renderer builds kustomizations and caches the output. It is safe for
@@ -46,33 +50,74 @@ func NewRenderer(opts Options) *Renderer {
 }
 
 // Build renders dir of tree, byte for byte what `kubectl kustomize <dir>` prints.
-// Loads that leave the repository fail with an *EscapeError, kustomize
-// failures with a *BuildError. Builds that used a remote base are not cached.
+// Loads that leave the repository fail with an *EscapeError, files over the
+// Limits with a *LimitError, kustomize failures with a *BuildError. Builds
+// that used a remote base are not cached.
 func (r *Renderer) Build(tree Tree, dir string) ([]byte, error) {
+	return r.BuildContext(context.Background(), tree, dir)
+}
+
+// BuildContext is Build that stops waiting when ctx is done. Kustomize
+// itself cannot be interrupted: the build runs on in the background until
+// its next file read (which fails once ctx is done) or its end, both
+// bounded by the Limits.
+func (r *Renderer) BuildContext(ctx context.Context, tree Tree, dir string) ([]byte, error) {
+	return r.build(ctx, tree, dir, false)
+}
+
+func (r *Renderer) build(ctx context.Context, tree Tree, dir string, origins bool) ([]byte, error) {
 	dir, err := cleanDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	if out, ok := r.cache.lookup(tree, dir); ok {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("build %s: %w", dir, err)
+	}
+	key := dir
+	if origins {
+		key += "\x00origins" // a different output of the same directory
+	}
+	if out, ok := r.cache.lookup(tree, key); ok {
 		return slices.Clone(out), nil
 	}
-	out, fsys, err := r.render(tree, dir)
-	if err != nil {
-		return nil, err
+	type result struct {
+		out  []byte
+		fsys *buildFS
+		err  error
 	}
-	if !fsys.remote {
-		r.cache.store(dir, fsys.deps, out)
+	done := make(chan result, 1)
+	go func() {
+		out, fsys, err := r.render(ctx, tree, dir, origins)
+		done <- result{out, fsys, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("build %s: %w", dir, ctx.Err())
 	}
-	return slices.Clone(out), nil
+	if res.err != nil {
+		return nil, res.err
+	}
+	if !res.fsys.remote {
+		r.cache.store(key, res.fsys.deps, res.out)
+	}
+	return slices.Clone(res.out), nil
 }
 
 // Stats reports cache hits and misses, for tests and metrics.
 func (r *Renderer) Stats() Stats { return r.cache.stats() }
 
-func (r *Renderer) render(tree Tree, dir string) (out []byte, fsys *buildFS, err error) {
-	fsys = newBuildFS(tree, r.opts.AllowRemoteBases)
+func (r *Renderer) render(ctx context.Context, tree Tree, dir string, origins bool) (out []byte, fsys *buildFS, err error) {
+	fsys = newBuildFS(ctx, tree, r.opts.AllowRemoteBases, r.opts.Limits)
+	if origins {
+		fsys.originsFor = path.Join(dir, "")
+	}
 	r.buildMu.Lock()
 	defer r.buildMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, fsys, fmt.Errorf("build %s: %w", dir, err) // given up while waiting for the lock
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, &BuildError{Dir: dir, File: fsys.lastKust, Err: fmt.Errorf("kustomize panicked: %v", p)}
@@ -81,6 +126,9 @@ func (r *Renderer) render(tree Tree, dir string) (out []byte, fsys *buildFS, err
 			esc := *fsys.escape
 			esc.Dir = dir
 			out, err = nil, &esc
+		}
+		if fsys.limit != nil {
+			out, err = nil, fmt.Errorf("build %s: %w", dir, fsys.limit)
 		}
 	}()
 	m, err := r.kustomizer.Run(fsys, path.Join(mountRoot, dir))
@@ -140,3 +188,57 @@ func (e *kustomizeError) Error() string {
 }
 
 func (e *kustomizeError) Unwrap() error { return e.cause }
+
+// OriginAnnotation is the annotation kustomize's originAnnotations build
+// option puts on every resource: the file it came from.
+const OriginAnnotation = "config.kubernetes.io/origin"
+
+// BuildWithOrigins is BuildContext with kustomize's originAnnotations build
+// option on in dir's kustomization, so every resource names the file it came
+// from (see OriginFile). The output differs from `kubectl kustomize` by
+// these annotations; it is for telling users where an object is written.
+func (r *Renderer) BuildWithOrigins(ctx context.Context, tree Tree, dir string) ([]byte, error) {
+	return r.build(ctx, tree, dir, true)
+}
+
+// OriginFile reads an OriginAnnotation value of a build of dir: the file,
+// relative to the repository root, that holds the resource; ok is false for
+// a resource kustomize generated or fetched from a remote base.
+func OriginFile(dir, annotation string) (file string, ok bool) {
+	var origin struct {
+		Path string `yaml:"path"`
+		Repo string `yaml:"repo"`
+	}
+	if err := yaml.Unmarshal([]byte(annotation), &origin); err != nil || origin.Path == "" || origin.Repo != "" {
+		return "", false
+	}
+	file = path.Join(dir, origin.Path)
+	if file == ".." || strings.HasPrefix(file, "../") || path.IsAbs(file) {
+		return "", false
+	}
+	return file, true
+}
+
+// withOriginAnnotations adds originAnnotations to a kustomization's
+// buildMetadata; content that does not parse is left for kustomize to refuse.
+func withOriginAnnotations(data []byte) []byte {
+	node, err := yaml.Parse(string(data))
+	if err != nil || node.YNode().Kind != yaml.MappingNode {
+		return data
+	}
+	meta, err := node.Pipe(yaml.LookupCreate(yaml.SequenceNode, "buildMetadata"))
+	if err != nil || meta.YNode().Kind != yaml.SequenceNode {
+		return data
+	}
+	for _, n := range meta.Content() {
+		if n.Value == "originAnnotations" {
+			return data
+		}
+	}
+	meta.YNode().Content = append(meta.YNode().Content, yaml.NewStringRNode("originAnnotations").YNode())
+	out, err := node.String()
+	if err != nil {
+		return data
+	}
+	return []byte(out)
+}

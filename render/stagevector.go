@@ -53,6 +53,9 @@ func ReadStageVector(tree Tree, dir string) (StageVector, error) {
 // parseStageVector reads the vector annotation and the images of one
 // kustomization file. Scalars keep their text: a tag written 1.20 stays "1.20".
 func parseStageVector(file string, data []byte) (StageVector, error) {
+	if err := CheckYAML(file, data, Limits{}); err != nil {
+		return StageVector{}, fmt.Errorf("parse %s: %w", file, err)
+	}
 	node, err := yaml.Parse(string(data))
 	if err != nil {
 		if errors.Is(err, io.EOF) {

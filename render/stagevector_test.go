@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 func TestReadStageVector(t *testing.T) {
@@ -129,6 +130,9 @@ func FuzzReadStageVector(f *testing.F) {
 		"metadata:\n  annotations:\n    vectorflow.dev/vector: \"\\t\\u0000\"\n",
 	} {
 		f.Add([]byte(seed))
+	}
+	for _, bomb := range testutil.HostileYAML() {
+		f.Add(bomb)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "dev/kustomization.yaml"

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -12,8 +14,9 @@ import (
 // Argo CD would, and reports each one that does not build as a Problem on
 // its Stage's spec.path: an overlay that cannot build cannot be promoted to.
 // It also reports template components whose image is no valid reference or
-// matches no container of a stage their vectors are promoted to.
-func BuildStages(s *Snapshot, renderer *render.Renderer) []Problem {
+// matches no container of a stage their vectors are promoted to. The error
+// is only for ctx being done.
+func BuildStages(ctx context.Context, s *Snapshot, renderer *render.Renderer) ([]Problem, error) {
 	keys := make([]string, 0, len(s.StageIndex))
 	for k := range s.StageIndex {
 		keys = append(keys, k)
@@ -22,13 +25,30 @@ func BuildStages(s *Snapshot, renderer *render.Renderer) []Problem {
 	var problems []Problem
 	for _, k := range keys {
 		ref := s.StageIndex[k]
-		if _, err := renderer.Build(ref.Tree, ref.Overlay); err != nil {
+		_, err := renderer.BuildContext(ctx, ref.Tree, ref.Overlay)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
 			o, _ := s.Object(v1alpha1.StageKind, k)
 			problems = append(problems, Problem{
 				File: o.File, Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
 				Reason: fmt.Sprintf("overlay %q does not build: %v", ref.Overlay, err),
 			})
+			// The file at fault, when it is not the Stage's: a link out of
+			// the repository, or a file over a limit.
+			if p := buildProblem("", err); p.File != "" && (p.File != o.File) && !isBuildErrorOnly(err) {
+				problems = append(problems, p)
+			}
 		}
 	}
-	return append(problems, componentImageProblems(s, renderer)...)
+	return append(problems, componentImageProblems(s, renderer)...), nil
+}
+
+// isBuildErrorOnly is a plain kustomize failure, already reported on the
+// Stage's spec.path with kustomize's own message.
+func isBuildErrorOnly(err error) bool {
+	var esc *render.EscapeError
+	var le *render.LimitError
+	return !errors.As(err, &esc) && !errors.As(err, &le)
 }

@@ -43,8 +43,12 @@ func TestBuildStagesChecksComponentImages(t *testing.T) {
 	if len(snap.Problems) != 0 {
 		t.Fatalf("the edited quickstart must decode cleanly: %v", snap.Problems)
 	}
+	problems, err := BuildStages(context.Background(), snap, render.NewRenderer(render.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for _, p := range BuildStages(snap, render.NewRenderer(render.Options{})) {
+	for _, p := range problems {
 		got = append(got, p.Error())
 	}
 	// The file is the one the snapshot records for the template.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/render"
 )
 
 // Object is one decoded, defaulted config object and where it came from.
@@ -76,7 +77,26 @@ var durationFields = map[string][][]string{
 // Decode reads the config objects of one file (one or more YAML documents):
 // strict (unknown and duplicate fields are problems), then defaulted and
 // validated. A document with a fault is left out; the others still decode.
+// Every fault of a document is reported, not only the first.
 func Decode(file string, data []byte) ([]Object, []Problem) {
+	return decode(file, data, "")
+}
+
+// decodeRendered decodes the output of a kustomize build of dir made with
+// origin annotations: each object is attributed to the file that holds it
+// (kustFile when kustomize generated it), and the annotation is removed.
+func decodeRendered(dir, kustFile string, data []byte) ([]Object, []Problem) {
+	return decode(kustFile, data, dir)
+}
+
+func decode(file string, data []byte, originDir string) ([]Object, []Problem) {
+	if err := render.CheckYAML(file, data, render.Limits{}); err != nil {
+		var le *render.LimitError
+		if errors.As(err, &le) {
+			return nil, []Problem{{File: le.File, Reason: le.Reason}}
+		}
+		return nil, []Problem{{File: file, Reason: err.Error()}}
+	}
 	var objects []Object
 	var problems []Problem
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -92,7 +112,7 @@ func Decode(file string, data []byte) ([]Object, []Problem) {
 		if isEmptyDocument(raw) {
 			continue
 		}
-		obj, docProblems := decodeDocument(file, doc, raw)
+		obj, docProblems := decodeDocument(file, doc, raw, originDir)
 		problems = append(problems, docProblems...)
 		if obj != nil {
 			objects = append(objects, *obj)
@@ -101,7 +121,11 @@ func Decode(file string, data []byte) ([]Object, []Problem) {
 	return objects, problems
 }
 
-func decodeDocument(file string, doc int, raw []byte) (*Object, []Problem) {
+// maxTypeErrors bounds the re-decodes that find every wrongly typed field
+// (the JSON decoder reports one per pass).
+const maxTypeErrors = 50
+
+func decodeDocument(file string, doc int, raw []byte, originDir string) (*Object, []Problem) {
 	malformed := func(err error) []Problem {
 		// YAML errors span lines; a Problem is one line.
 		reason := strings.Join(strings.Fields(err.Error()), " ")
@@ -115,34 +139,58 @@ func decodeDocument(file string, doc int, raw []byte) (*Object, []Problem) {
 	if err := json.Unmarshal(data, &generic); err != nil || generic == nil {
 		return nil, malformed(errors.New("a config object must be a YAML mapping with apiVersion, kind and metadata"))
 	}
+	if originDir != "" {
+		if origin, ok := takeOrigin(generic, originDir); ok {
+			file = origin
+		}
+		if data, err = json.Marshal(generic); err != nil {
+			return nil, malformed(err)
+		}
+	}
 	kind, _ := generic["kind"].(string)
 	name, _ := lookup(generic, "metadata", "name").(string)
-	problem := func(fieldPath, reason string) []Problem {
-		return []Problem{{File: file, Kind: kind, Name: name, Field: fieldPath, Reason: reason}}
+	var problems []Problem
+	problem := func(fieldPath, reason string) {
+		problems = append(problems, Problem{File: file, Kind: kind, Name: name, Field: fieldPath, Reason: reason})
 	}
 	if apiVersion, _ := generic["apiVersion"].(string); apiVersion != v1alpha1.GroupVersion.String() {
-		return nil, problem("apiVersion", fmt.Sprintf("must be %s, not %q", v1alpha1.GroupVersion, apiVersion))
+		problem("apiVersion", fmt.Sprintf("must be %s, not %q", v1alpha1.GroupVersion, apiVersion))
 	}
 	value := newObject(kind)
 	if value == nil {
-		return nil, problem("kind", fmt.Sprintf("unknown kind %q: use one of %s", kind, strings.Join(ConfigKinds, ", ")))
+		problem("kind", fmt.Sprintf("unknown kind %q: use one of %s", kind, strings.Join(ConfigKinds, ", ")))
 	}
 	if name == "" {
-		return nil, problem("metadata.name", "is required")
+		problem("metadata.name", "is required")
 	}
-	var problems []Problem
-	for _, path := range durationFields[kind] {
-		if reason := checkDuration(lookup(generic, path...)); reason != "" {
-			problems = append(problems, problem(strings.Join(path, "."), reason)...)
-		}
-	}
-	if len(problems) > 0 {
+	if value == nil {
 		return nil, problems
 	}
-	strict, err := sigsjson.UnmarshalStrict(data, value)
-	if err != nil {
+	// The JSON decoder reports a bad duration without its path: check them
+	// first, then leave them out of the typed decode.
+	for _, path := range durationFields[kind] {
+		if reason := checkDuration(lookup(generic, path...)); reason != "" {
+			problem(strings.Join(path, "."), reason)
+			deletePath(generic, path)
+		}
+	}
+	// One wrongly typed field per pass: drop it and decode again, so every
+	// one is reported.
+	var strict []error
+	for i := 0; ; i++ {
+		if data, err = json.Marshal(generic); err != nil {
+			return nil, malformed(err)
+		}
+		value = newObject(kind)
+		strict, err = sigsjson.UnmarshalStrict(data, value)
+		if err == nil {
+			break
+		}
 		fieldPath, reason := describeDecodeError(err)
-		return nil, problem(fieldPath, reason)
+		problem(fieldPath, reason)
+		if fieldPath == "" || i == maxTypeErrors || !deletePath(generic, strings.Split(fieldPath, ".")) {
+			return nil, problems
+		}
 	}
 	for _, e := range strict {
 		reason, fieldPath := e.Error(), ""
@@ -151,19 +199,55 @@ func decodeDocument(file string, doc int, raw []byte) (*Object, []Problem) {
 			fieldPath = fe.FieldPath()
 			reason = strings.TrimSuffix(reason, " "+strconv.Quote(fieldPath))
 		}
-		problems = append(problems, problem(fieldPath, reason)...)
+		problem(fieldPath, reason)
 	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
 	value.Default()
 	for _, e := range value.Validate() {
-		problems = append(problems, problem(e.Field, e.ErrorBody())...)
+		problem(e.Field, e.ErrorBody())
 	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
 	return &Object{File: file, Kind: kind, Name: name, Value: value}, nil
+}
+
+// takeOrigin removes kustomize's origin annotation from a rendered object
+// and returns the file it names.
+func takeOrigin(generic map[string]any, dir string) (string, bool) {
+	annotations, _ := lookup(generic, "metadata", "annotations").(map[string]any)
+	value, _ := annotations[render.OriginAnnotation].(string)
+	if value == "" {
+		return "", false
+	}
+	delete(annotations, render.OriginAnnotation)
+	if len(annotations) == 0 {
+		delete(generic["metadata"].(map[string]any), "annotations")
+	}
+	return render.OriginFile(dir, value)
+}
+
+// deletePath removes a field, in every element of the lists along the path
+// (the decoder's paths carry no index); it reports whether it removed any.
+func deletePath(v any, path []string) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if len(path) == 1 {
+			_, ok := v[path[0]]
+			delete(v, path[0])
+			return ok
+		}
+		return deletePath(v[path[0]], path[1:])
+	case []any:
+		removed := false
+		for _, e := range v {
+			removed = deletePath(e, path) || removed
+		}
+		return removed
+	}
+	return false
 }
 
 // configObject is what every config kind offers: defaults and validation

@@ -1,11 +1,17 @@
 package source
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
 )
 
 func TestDecode(t *testing.T) {
@@ -84,6 +90,33 @@ func TestDecode(t *testing.T) {
 				{File: "f.yaml", Kind: "Stage", Name: "Dev", Field: "spec.path", Reason: `Invalid value: "/abs": must be relative to the landscape root, without a leading /`},
 			},
 		},
+		{
+			name: "every fault of one object is reported, not only the first",
+			data: header + "kind: VectorPromotionConfig\nmetadata:\n  name: c\nspec:\n  ttlAfterFinished: 1 day\n  keepLastPromotions: ten\n" +
+				"  source: {kind: 7, name: app}\n  target: {kind: Stage, name: dev, landscape: dev}\n  surprise: 1\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.ttlAfterFinished",
+					Reason: `invalid duration "1 day": use a Go duration such as 30m, 24h or 1h30m`},
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.keepLastPromotions",
+					Reason: "wrong type: got string, want int32"},
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.source.kind",
+					Reason: "wrong type: got number, want string"},
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.surprise", Reason: "unknown field"},
+			},
+		},
+		{
+			name: "wrong apiVersion and missing name together",
+			data: "apiVersion: vectorflow.dev/v1\nkind: Stage\nmetadata: {}\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "Stage", Field: "apiVersion", Reason: `must be vectorflow.dev/v1alpha1, not "vectorflow.dev/v1"`},
+				{File: "f.yaml", Kind: "Stage", Field: "metadata.name", Reason: "is required"},
+			},
+		},
+		{
+			name:         "an alias bomb is refused before it is expanded",
+			data:         header + "kind: Landscape\nmetadata:\n  name: dev\n  labels:\n" + aliasBomb,
+			wantProblems: []Problem{{File: "f.yaml", Reason: "document 1: YAML aliases expand to more than 10000 extra nodes (limit 10000); write the content out instead of using anchors"}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +137,21 @@ func TestDecode(t *testing.T) {
 		})
 	}
 }
+
+// aliasBomb is a "billion laughs" YAML fragment (under a mapping key at
+// indentation 4): nine levels of nine aliases, 387 million nodes expanded.
+var aliasBomb = func() string {
+	var b strings.Builder
+	b.WriteString("    l0: &l0 [lol]\n")
+	for i := 1; i <= 9; i++ {
+		refs := make([]string, 9)
+		for j := range refs {
+			refs[j] = fmt.Sprintf("*l%d", i-1)
+		}
+		fmt.Fprintf(&b, "    l%d: &l%d [%s]\n", i, i, strings.Join(refs, ", "))
+	}
+	return b.String()
+}()
 
 func TestProblemError(t *testing.T) {
 	p := Problem{File: "vectorflow/stages.yaml", Kind: "Stage", Name: "dev", Field: "spec.path", Reason: "must stay inside the landscape root"}
@@ -131,11 +179,32 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("---\n---\n"))
 	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata: {name: c}\nspec: {ttlAfterFinished: [1]}\n"))
 	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata: null\n"))
+	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: a\n  annotations: {config.kubernetes.io/origin: \"path: ../../etc/passwd\\n\"}\n"))
+	f.Add([]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: a\n  annotations: {config.kubernetes.io/origin: \"path: landscapes.yaml\\n\"}\n"))
+	for _, bomb := range testutil.HostileYAML() {
+		f.Add(bomb)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objects, _ := Decode("fuzz.yaml", data)
 		for _, o := range objects {
 			if o.Kind == "" || o.Name == "" || o.Value == nil {
 				t.Fatalf("incomplete object %+v", o)
+			}
+		}
+		// The same bytes as a kustomize build's output: an origin
+		// annotation never attributes an object outside the repository.
+		objects, problems := decodeRendered("vectorflow", "vectorflow/kustomization.yaml", data)
+		for _, o := range objects {
+			if o.Kind == "" || o.Name == "" || o.Value == nil || !fs.ValidPath(o.File) {
+				t.Fatalf("bad object %+v", o)
+			}
+			if _, ok := o.Value.GetAnnotations()[render.OriginAnnotation]; ok {
+				t.Fatalf("object %s kept the origin annotation", o.Name)
+			}
+		}
+		for _, p := range problems {
+			if p.File != "" && !fs.ValidPath(p.File) {
+				t.Fatalf("problem at a path outside the repository: %+v", p)
 			}
 		}
 	})

@@ -148,6 +148,28 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 	return ref.Hash(), nil
 }
 
+// FetchAll brings every branch (as refs/remotes/origin/*) and tag up to
+// date, so that any revision on them resolves.
+func (r *Repository) FetchAll(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.repo.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: git.DefaultRemoteName,
+		RefSpecs: []config.RefSpec{
+			config.RefSpec(fmt.Sprintf("+refs/heads/*:refs/remotes/%s/*", git.DefaultRemoteName)),
+			"+refs/tags/*:refs/tags/*",
+		},
+		Auth:     r.auth,
+		Tags:     git.NoTags,
+		Force:    true,
+		Progress: r.progress,
+	})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return fmt.Errorf("fetch the branches and tags of %s: %w", r.url, explainFetchError(err, r.auth != nil))
+	}
+	return nil
+}
+
 // Repo is the go-git repository over the in-memory store, for readers and
 // writers that want the fetched objects (the writer builds on them).
 func (r *Repository) Repo() *git.Repository { return r.repo }
@@ -174,6 +196,10 @@ func IsLocalPath(url string) bool {
 	}
 	return true
 }
+
+// IsGitRepository reports whether dir is the root of a Git repository (a
+// working copy or a bare one).
+func IsGitRepository(dir string) bool { return isGitRepository(dir) }
 
 func isGitRepository(dir string) bool {
 	_, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: false})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
@@ -89,6 +93,9 @@ type Options struct {
 	// Progress receives the servers' fetch progress (for a terminal); nil
 	// means none.
 	Progress io.Writer
+	// Limits bound what one load reads from each repository, and every file
+	// before kustomize or kyaml parse it; zero fields take the defaults.
+	Limits render.Limits
 }
 
 // Loader loads snapshots. It keeps one in-memory Repository per URL, so
@@ -124,7 +131,7 @@ func NewLoader(opts Options) *Loader {
 		opts.ConfigPath = DefaultConfigPath
 	}
 	if opts.Renderer == nil {
-		opts.Renderer = render.NewRenderer(render.Options{})
+		opts.Renderer = render.NewRenderer(render.Options{Limits: opts.Limits})
 	}
 	return &Loader{opts: opts, repos: map[string]*Repository{}, caches: map[string]*loadCache{}}
 }
@@ -134,10 +141,28 @@ func NewLoader(opts Options) *Loader {
 // error is only for a repository that cannot be read at all; every fault
 // inside it is a Problem in the snapshot.
 func (l *Loader) Load(ctx context.Context, url, branch string) (*Snapshot, error) {
+	return l.load(ctx, url, branch, func() (render.Tree, string, error) { return l.tree(ctx, url, branch) })
+}
+
+// LoadDir reads the directory dir as it is on disk, whether or not it is a
+// Git checkout: what a pre-merge check of a working tree wants.
+func (l *Loader) LoadDir(ctx context.Context, dir string) (*Snapshot, error) {
+	return l.load(ctx, dir, "", func() (render.Tree, string, error) { return dirTree(dir) })
+}
+
+// LoadRevision reads the commit that revision names in the repository at
+// url: anything git understands (a commit hash, a tag, a branch, HEAD,
+// HEAD~1). A local repository is read in place, detached HEAD included; a
+// remote one is fetched with its branches and tags first.
+func (l *Loader) LoadRevision(ctx context.Context, url, revision string) (*Snapshot, error) {
+	return l.load(ctx, url, "", func() (render.Tree, string, error) { return l.revisionTree(ctx, url, revision) })
+}
+
+func (l *Loader) load(ctx context.Context, url, branch string, read func() (render.Tree, string, error)) (*Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	snap := &Snapshot{URL: url, Branch: branch, ConfigPath: l.opts.ConfigPath}
-	tree, commit, err := l.tree(ctx, url, branch)
+	tree, commit, err := read()
 	if err != nil {
 		return nil, err
 	}
@@ -156,30 +181,86 @@ func (l *Loader) Load(ctx context.Context, url, branch string) (*Snapshot, error
 	next := &loadCache{configs: map[string]decodedConfig{}, vectors: map[string]vectorResult{}}
 	defer func() { l.caches[cacheKey] = next }()
 
-	decoded := l.decodeConfig(tree, old, next)
+	decoded, err := l.decodeConfig(ctx, tree, old, next)
+	if err != nil {
+		return nil, err
+	}
 	snap.Problems = append(snap.Problems, decoded.problems...)
 	r := resolver{loader: l, ctx: ctx, snap: snap, old: old, next: next, files: map[string]string{}}
 	r.index(decoded.objects)
 	r.resolveStages()
 	r.resolveTemplates()
 	r.resolveConfigs()
+	if err := ctx.Err(); err != nil {
+		return nil, err // a snapshot cut short is not a true one
+	}
 	sortProblems(snap.Problems)
 	return snap, nil
 }
 
 // tree returns the root tree of branch at url and its commit, or a plain
-// directory's tree and an empty commit.
+// directory's tree and an empty commit. Every tree is bounded by the
+// Limits, afresh for each load.
 func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, string, error) {
 	if IsLocalPath(url) && !isGitRepository(url) {
-		st, err := os.Stat(url)
-		if err != nil {
-			return nil, "", fmt.Errorf("read %s: %w", url, err)
-		}
-		if !st.IsDir() {
-			return nil, "", fmt.Errorf("read %s: not a directory", url)
-		}
-		return render.DirTree(url), "", nil
+		return l.limited(dirTree(url))
 	}
+	repo, err := l.repository(url)
+	if err != nil {
+		return nil, "", err
+	}
+	hash, err := repo.Fetch(ctx, branch)
+	if err != nil {
+		return nil, "", err
+	}
+	return l.limited(commitTree(repo.Repo(), hash, url))
+}
+
+// revisionTree returns the tree of the commit revision names at url.
+func (l *Loader) revisionTree(ctx context.Context, url, revision string) (render.Tree, string, error) {
+	if revision == "" {
+		return nil, "", fmt.Errorf("read %s: the revision is empty", url)
+	}
+	var repo *git.Repository
+	if IsLocalPath(url) {
+		// Read in place: a CI checkout is often shallow and on a detached
+		// HEAD, and its commit may be on no branch at all.
+		r, err := git.PlainOpenWithOptions(url, &git.PlainOpenOptions{DetectDotGit: false, EnableDotGitCommonDir: true})
+		if err != nil {
+			return nil, "", fmt.Errorf("read revision %s of %s: %w", revision, url, err)
+		}
+		repo = r
+	} else {
+		r, err := l.repository(url)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := r.FetchAll(ctx); err != nil {
+			return nil, "", err
+		}
+		repo = r.Repo()
+	}
+	hash, err := resolveRevision(repo, revision)
+	if err != nil {
+		return nil, "", fmt.Errorf("read revision %s of %s: %w", revision, url, err)
+	}
+	return l.limited(commitTree(repo, hash, url))
+}
+
+// resolveRevision resolves revision, also as a remote branch (a fetched
+// remote has its branches under refs/remotes/origin).
+func resolveRevision(repo *git.Repository, revision string) (plumbing.Hash, error) {
+	h, err := repo.ResolveRevision(plumbing.Revision(revision))
+	if err == nil {
+		return *h, nil
+	}
+	if h, err2 := repo.ResolveRevision(plumbing.Revision("refs/remotes/" + git.DefaultRemoteName + "/" + revision)); err2 == nil {
+		return *h, nil
+	}
+	return plumbing.ZeroHash, fmt.Errorf("%w (use a commit hash, a tag, a branch or HEAD)", err)
+}
+
+func (l *Loader) repository(url string) (*Repository, error) {
 	repo := l.repos[url]
 	if repo == nil {
 		var auth Auth
@@ -188,16 +269,34 @@ func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, str
 		}
 		var err error
 		if repo, err = Open(url, auth); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		repo.ShowProgress(l.opts.Progress)
 		l.repos[url] = repo
 	}
-	hash, err := repo.Fetch(ctx, branch)
+	return repo, nil
+}
+
+func (l *Loader) limited(tree render.Tree, commit string, err error) (render.Tree, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	commit, err := repo.Repo().CommitObject(hash)
+	return render.LimitTree(tree, l.opts.Limits), commit, nil
+}
+
+func dirTree(dir string) (render.Tree, string, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, "", fmt.Errorf("read %s: not a directory", dir)
+	}
+	return render.DirTree(dir), "", nil
+}
+
+func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (render.Tree, string, error) {
+	commit, err := repo.CommitObject(hash)
 	if err != nil {
 		return nil, "", fmt.Errorf("read commit %s of %s: %w", hash, url, err)
 	}
@@ -212,40 +311,86 @@ func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, str
 // Plain files are keyed by the directory's tree hash. A kustomized
 // directory is keyed by its rendered output instead: its bases and patches
 // may live outside the directory, and the renderer caches the build by
-// everything it read.
-func (l *Loader) decodeConfig(tree render.Tree, old, next *loadCache) decodedConfig {
+// everything it read. The error is only for ctx being done.
+func (l *Loader) decodeConfig(ctx context.Context, tree render.Tree, old, next *loadCache) (decodedConfig, error) {
 	dir := l.opts.ConfigPath
 	if _, err := tree.ReadDir(dir); err != nil {
-		return decodedConfig{problems: []Problem{{File: dir,
-			Reason: "cannot read the config directory (create it, or point --config-path at it): " + err.Error()}}}
+		return decodedConfig{problems: []Problem{readProblem(dir,
+			"cannot read the config directory (create it, or point --config-path at it)", err)}}, nil
 	}
 	var key string
 	var decode func() decodedConfig
 	if k := kustomizationFile(tree, dir); k != "" {
-		out, err := l.opts.Renderer.Build(tree, dir)
+		// Built with origin annotations, so each object is attributed to
+		// the file that holds it rather than to the kustomization.
+		out, err := l.opts.Renderer.BuildWithOrigins(ctx, tree, dir)
+		if ctx.Err() != nil {
+			return decodedConfig{}, ctx.Err()
+		}
 		if err != nil {
-			return decodedConfig{problems: []Problem{{File: k, Reason: "kustomize build of the config directory failed: " + err.Error()}}}
+			return decodedConfig{problems: []Problem{buildProblem(k, err)}}, nil
 		}
 		sum := sha256.Sum256(out)
 		key = "rendered:" + hex.EncodeToString(sum[:])
 		decode = func() decodedConfig {
-			objects, problems := Decode(k, out)
+			objects, problems := decodeRendered(dir, k, out)
 			return decodedConfig{objects: objects, problems: problems}
 		}
 	} else {
 		if hash, err := tree.Hash(dir); err == nil {
 			key = "tree:" + hash
 		}
-		decode = func() decodedConfig { return decodeFiles(tree, dir) }
+		decode = func() decodedConfig { return decodeFiles(ctx, tree, dir) }
 	}
 	d, cached := old.configs[key]
 	if !cached || key == "" {
 		d = decode()
 	}
+	if ctx.Err() != nil {
+		return decodedConfig{}, ctx.Err() // a cut-short decode is neither used nor cached
+	}
 	if key != "" {
 		next.configs[key] = d
 	}
-	return copyDecoded(d)
+	return copyDecoded(d), nil
+}
+
+// buildProblem is a failed build of the config directory, at the file
+// that caused it where that is known: a link out of the repository, a file
+// over a limit, or the file kustomize names.
+func buildProblem(kustomization string, err error) Problem {
+	var esc *render.EscapeError
+	var le *render.LimitError
+	var be *render.BuildError
+	switch {
+	case errors.As(err, &esc) && esc.Target != "":
+		return symlinkProblem(esc)
+	case errors.As(err, &le):
+		return Problem{File: le.File, Reason: le.Reason}
+	case errors.As(err, &be) && be.File != "":
+		return Problem{File: be.File, Reason: "kustomize build of the config directory failed: " + err.Error()}
+	}
+	return Problem{File: kustomization, Reason: "kustomize build of the config directory failed: " + err.Error()}
+}
+
+// readProblem is a file or directory that cannot be read, at the link that
+// leaves the repository when that is why.
+func readProblem(file, what string, err error) Problem {
+	var esc *render.EscapeError
+	if errors.As(err, &esc) && esc.Target != "" {
+		return symlinkProblem(esc)
+	}
+	var le *render.LimitError
+	if errors.As(err, &le) {
+		return Problem{File: le.File, Reason: le.Reason}
+	}
+	return Problem{File: file, Reason: what + ": " + err.Error()}
+}
+
+func symlinkProblem(esc *render.EscapeError) Problem {
+	return Problem{File: esc.Ref, Reason: fmt.Sprintf(
+		"symbolic link to %q points outside the repository: vectorflow reads only what the repository holds; copy the file in or make the link relative inside the repository",
+		esc.Target)}
 }
 
 // copyDecoded hands out copies, so a caller changing an object (a status,
@@ -259,8 +404,9 @@ func copyDecoded(d decodedConfig) decodedConfig {
 	return decodedConfig{objects: objects, problems: append([]Problem(nil), d.problems...)}
 }
 
-// decodeFiles decodes every YAML file directly in dir.
-func decodeFiles(tree render.Tree, dir string) decodedConfig {
+// decodeFiles decodes every YAML file directly in dir, until ctx is done
+// (Load then discards the result).
+func decodeFiles(ctx context.Context, tree render.Tree, dir string) decodedConfig {
 	var d decodedConfig
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
@@ -268,6 +414,9 @@ func decodeFiles(tree render.Tree, dir string) decodedConfig {
 		return d
 	}
 	for _, e := range entries {
+		if ctx.Err() != nil {
+			break
+		}
 		name := e.Name()
 		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
 			continue
@@ -275,7 +424,7 @@ func decodeFiles(tree render.Tree, dir string) decodedConfig {
 		file := path.Join(dir, name)
 		data, err := tree.ReadFile(file)
 		if err != nil {
-			d.problems = append(d.problems, Problem{File: file, Reason: "cannot read: " + err.Error()})
+			d.problems = append(d.problems, readProblem(file, "cannot read", err))
 			continue
 		}
 		objects, problems := Decode(file, data)

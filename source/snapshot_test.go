@@ -88,7 +88,7 @@ func TestLoadGood(t *testing.T) {
 			if got := snap.Templates["app"].Spec.Base.Kind; got != v1alpha1.VectorTemplateKind {
 				t.Errorf("template app base kind = %q, want the default %q", got, v1alpha1.VectorTemplateKind)
 			}
-			if diff := cmp.Diff([]Problem(nil), BuildStages(snap, render.NewRenderer(render.Options{}))); diff != "" {
+			if diff := cmp.Diff([]Problem(nil), mustBuildStages(t, snap, render.NewRenderer(render.Options{}))); diff != "" {
 				t.Errorf("build problems (-want +got):\n%s", diff)
 			}
 		})
@@ -143,7 +143,7 @@ func TestLoadBroken(t *testing.T) {
 	}
 
 	const prefix = `overlay "apps/overlays/broken" does not build: `
-	build := BuildStages(snap, render.NewRenderer(render.Options{}))
+	build := mustBuildStages(t, snap, render.NewRenderer(render.Options{}))
 	for i, p := range build {
 		if rest, ok := strings.CutPrefix(p.Reason, prefix); ok && strings.Contains(rest, "missing-service.yaml") {
 			build[i].Reason = prefix + "..."
@@ -189,8 +189,14 @@ patches:
 	if got := snap.Configs["dev-to-test"].KeepLastPromotions(); got != 3 {
 		t.Errorf("keepLastPromotions = %d, want the patched 3", got)
 	}
-	if o, _ := snap.Object(v1alpha1.StageKind, "dev/dev"); o.File != "vectorflow/kustomization.yaml" {
-		t.Errorf("rendered object file = %q, want the kustomization", o.File)
+	if o, _ := snap.Object(v1alpha1.StageKind, "dev/dev"); o.File != "vectorflow/stages.yaml" {
+		t.Errorf("rendered object file = %q, want the file that holds it", o.File)
+	}
+	if o, _ := snap.Object(v1alpha1.VectorTemplateKind, "shared"); o.File != "shared/templates.yaml" {
+		t.Errorf("object of a base: file = %q, want the base's file", o.File)
+	}
+	if a := snap.Stages["dev/dev"].GetAnnotations(); a[render.OriginAnnotation] != "" {
+		t.Errorf("the origin annotation stayed on the object: %v", a)
 	}
 
 	// A change outside the config directory, in a base it renders, shows
@@ -387,4 +393,13 @@ func TestSnapshotReadDuringLoad(t *testing.T) {
 			}
 		}
 	}
+}
+
+func mustBuildStages(t *testing.T, snap *Snapshot, r *render.Renderer) []Problem {
+	t.Helper()
+	problems, err := BuildStages(context.Background(), snap, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return problems
 }

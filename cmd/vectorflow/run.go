@@ -32,6 +32,7 @@ const maxPassesPerRun = 100
 
 type runOptions struct {
 	rf                     repoFlags
+	lf                     limitFlags
 	sf                     signingFlags
 	repos                  []string
 	reposFile              string
@@ -70,6 +71,7 @@ did its work.`,
 	f.StringVar(&o.reposFile, "repos-file", "", "file listing config repositories, one `URL [branch]` per line (# comments)")
 	o.rf.registerCommon(f)
 	o.rf.registerStateBranch(f)
+	o.lf.register(f)
 	o.sf.register(f, "identity", "vectorflow <vectorflow@vectorflow.dev>", "author and committer of vectorflow's commits, \"Name <email>\"")
 	f.BoolVar(&o.once, "once", false, "run passes until nothing changes, then exit")
 	f.DurationVar(&o.interval, "interval", time.Minute, "time between fetches of a repository (with up to 10% jitter)")
@@ -130,8 +132,8 @@ func run(cmd *cobra.Command, o runOptions) error {
 		c, err := controller.New(controller.Options{
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
-			StateSigners: stateSigners,
-			Log:          log.WithValues("repository", r.url),
+			StateSigners: stateSigners, Limits: o.lf.limits(),
+			Log: log.WithValues("repository", r.url),
 		})
 		if err != nil {
 			return err

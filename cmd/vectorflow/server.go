@@ -18,10 +18,42 @@ import (
 	"github.com/vectorflow-dev/vectorflow/source/webhook"
 )
 
+// serverLimits bound what one client can hold of a server. Without them a
+// client sending a body one byte every few seconds holds its connection
+// (and a file descriptor) forever, and a few hundred such clients starve
+// /healthz and /readyz.
+type serverLimits struct {
+	ReadHeaderTimeout time.Duration // request line and headers
+	ReadTimeout       time.Duration // the whole request, body included
+	WriteTimeout      time.Duration // from the end of the headers to the end of the response
+	IdleTimeout       time.Duration // a kept-alive connection between requests
+	MaxHeaderBytes    int
+	// MaxConcurrentHooks is how many webhook requests are handled at once;
+	// one more is answered 503 at once, so the probes never wait behind them.
+	MaxConcurrentHooks int
+}
+
+// defaultServerLimits: webhook bodies are at most a few MB and providers
+// send them in well under a second; they retry on 503.
+func defaultServerLimits() serverLimits {
+	return serverLimits{
+		ReadHeaderTimeout:  10 * time.Second,
+		ReadTimeout:        30 * time.Second,
+		WriteTimeout:       30 * time.Second,
+		IdleTimeout:        120 * time.Second,
+		MaxHeaderBytes:     64 << 10,
+		MaxConcurrentHooks: 32,
+	}
+}
+
 // startServers serves webhooks on --listen and health and metrics on
 // --metrics-listen (or --listen). Webhook events trigger an immediate pass
 // of the repositories they concern.
 func startServers(ctx context.Context, o runOptions, runner *controller.Runner, metrics *controller.Metrics, reg *prometheus.Registry, log logr.Logger) (*servers, error) {
+	return startServersWithLimits(ctx, o, defaultServerLimits(), runner, metrics, reg, log)
+}
+
+func startServersWithLimits(ctx context.Context, o runOptions, limits serverLimits, runner *controller.Runner, metrics *controller.Metrics, reg *prometheus.Registry, log logr.Logger) (*servers, error) {
 	s := &servers{}
 	if o.listen == "" && o.metricsListen == "" {
 		return s, nil
@@ -43,21 +75,21 @@ func startServers(ctx context.Context, o runOptions, runner *controller.Runner, 
 			return nil, err
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/hooks/", webhook.NewHandler(webhook.Options{
+		mux.Handle("/hooks/", limitConcurrency(limits.MaxConcurrentHooks, webhook.NewHandler(webhook.Options{
 			Secret:  secret,
 			Logger:  log.WithName("webhook"),
 			Metrics: metrics.ObserveWebhook,
 			OnEvent: func(e webhook.Event) { triggerFor(runner, e, log) },
-		}))
+		})))
 		if o.metricsListen == "" {
 			mux.Handle("/", ops)
 		}
-		if err := s.serve(ctx, o.listen, mux, log); err != nil {
+		if err := s.serve(ctx, o.listen, mux, limits, log); err != nil {
 			return nil, err
 		}
 	}
 	if o.metricsListen != "" {
-		if err := s.serve(ctx, o.metricsListen, ops, log); err != nil {
+		if err := s.serve(ctx, o.metricsListen, ops, limits, log); err != nil {
 			s.shutdown()
 			return nil, err
 		}
@@ -79,12 +111,39 @@ func triggerFor(runner *controller.Runner, e webhook.Event, log logr.Logger) {
 		"images", e.Images, "triggered", n)
 }
 
-func (s *servers) serve(ctx context.Context, addr string, h http.Handler, log logr.Logger) error {
+// limitConcurrency answers 503 at once when n requests are in h already:
+// a flood of slow webhook requests waits for no one and holds no more.
+func limitConcurrency(n int, h http.Handler) http.Handler {
+	slots := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			h.ServeHTTP(w, r)
+		default:
+			// Close rather than read the unread body of a client that may
+			// be sending it slowly.
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "too many webhook requests in progress; retry later", http.StatusServiceUnavailable)
+		}
+	})
+}
+
+func (s *servers) serve(ctx context.Context, addr string, h http.Handler, limits serverLimits, log logr.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, BaseContext: func(net.Listener) context.Context { return ctx }, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           h,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: limits.ReadHeaderTimeout,
+		ReadTimeout:       limits.ReadTimeout,
+		WriteTimeout:      limits.WriteTimeout,
+		IdleTimeout:       limits.IdleTimeout,
+		MaxHeaderBytes:    limits.MaxHeaderBytes,
+	}
 	s.list = append(s.list, srv)
 	log.Info("listening", "address", ln.Addr().String())
 	go func() {

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
@@ -16,34 +23,84 @@ import (
 
 func newValidateCommand() *cobra.Command {
 	var (
-		rf     repoFlags
-		output string
+		rf       repoFlags
+		lf       limitFlags
+		revision string
+		output   string
 	)
 	cmd := &cobra.Command{
-		Use:   "validate --repo URL|PATH",
+		Use:   "validate [PATH] [--repo URL|PATH [--revision REV | --branch BRANCH]]",
 		Short: "Check a declarative repository: decode every config, resolve every reference, build every stage overlay",
-		Long: `validate reads one branch of a declarative repository (or a plain directory, for
-pre-merge checks), lists every config object with what its references resolve to,
-and reports every problem. It exits non-zero when there is any.
+		Long: `validate reads a declarative repository, lists every config object with what its
+references resolve to, and reports every problem at the file that holds the
+object. It exits non-zero when there is any.
+
+  validate PATH                      the directory as it is on disk (a CI checkout,
+                                     uncommitted changes included; Git or not)
+  validate --repo URL|PATH --revision REV
+                                     the commit REV names: a commit hash, tag, branch
+                                     or HEAD (a detached HEAD in CI works)
+  validate --repo URL                branch --branch (default main)
+  validate --repo PATH               a local checkout: its checked-out commit (HEAD),
+                                     unless --branch names a branch
+
+Files larger than --max-file-size, repositories reading more than
+--max-repository-size, YAML whose aliases expand beyond 10000 nodes and mappings
+of more than 5000 keys are refused before kustomize parses them.
 
 Credentials come from the environment (` + strings.Join([]string{source.EnvGitUsername, source.EnvGitPassword,
 			source.EnvGitToken, source.EnvSSHKey, source.EnvSSHPassphrase, source.EnvKnownHosts}, ", ") + `)
 or the flags below; secrets are read from files so they stay out of the process list.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := printStructured(io.Discard, output, nil); err != nil {
 				return err
+			}
+			if len(args) == 1 {
+				if rf.repo != "" {
+					return fmt.Errorf("give either a PATH or --repo, not both")
+				}
+				if revision != "" {
+					return fmt.Errorf("--revision reads a commit: use --repo %s --revision %s", args[0], revision)
+				}
+				rf.repo = args[0]
+			}
+			if revision != "" && cmd.Flags().Changed("branch") {
+				return fmt.Errorf("give either --revision or --branch, not both")
+			}
+			// In a checkout, what is checked out is what a person or a CI
+			// job means to check, not branch main. (A bare repository has
+			// nothing checked out: its branch is read.)
+			if revision == "" && len(args) == 0 && !cmd.Flags().Changed("branch") && isCheckout(rf.repo) {
+				revision = "HEAD"
 			}
 			auth, err := rf.resolve()
 			if err != nil {
 				return err
 			}
-			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()})
-			snap, err := loader.Load(cmd.Context(), rf.repo, rf.branch)
-			if err != nil {
-				return err
+			// A CI job cancelled, or a person pressing Ctrl-C, stops the
+			// check at once, parsing included.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			limits := lf.limits()
+			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits})
+			var snap *source.Snapshot
+			switch {
+			case len(args) == 1:
+				snap, err = loader.LoadDir(ctx, rf.repo)
+			case revision != "":
+				snap, err = loader.LoadRevision(ctx, rf.repo, revision)
+			default:
+				snap, err = loader.Load(ctx, rf.repo, rf.branch)
 			}
-			r := newValidationReport(snap, source.BuildStages(snap, render.NewRenderer(render.Options{})))
+			if err != nil {
+				return interrupted(ctx, err)
+			}
+			buildProblems, err := source.BuildStages(ctx, snap, render.NewRenderer(render.Options{Limits: limits}))
+			if err != nil {
+				return interrupted(ctx, err)
+			}
+			r := newValidationReport(snap, buildProblems)
 			done, err := printStructured(cmd.OutOrStdout(), output, r)
 			if !done {
 				err = printTable(cmd.OutOrStdout(), r)
@@ -58,9 +115,67 @@ or the flags below; secrets are read from files so they stay out of the process 
 		},
 	}
 	rf.register(cmd.Flags())
+	lf.register(cmd.Flags())
+	cmd.Flags().StringVar(&revision, "revision", "", "validate the commit this names (hash, tag, branch, HEAD) instead of --branch")
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
 	return cmd
 }
+
+// isCheckout reports whether path is the working copy of a Git repository.
+func isCheckout(path string) bool {
+	if !source.IsLocalPath(path) || !source.IsGitRepository(path) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(path, ".git"))
+	return err == nil
+}
+
+// interrupted says that a signal stopped the work, rather than what the
+// cut-short step complained about.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
+	return err
+}
+
+// limitFlags bound what is read from a repository (render.Limits); run and
+// validate share them.
+type limitFlags struct {
+	maxFileSize, maxRepositorySize byteSize
+}
+
+func (f *limitFlags) register(fs *pflag.FlagSet) {
+	f.maxFileSize = render.DefaultMaxFileSize
+	f.maxRepositorySize = render.DefaultMaxRepositorySize
+	fs.Var(&f.maxFileSize, "max-file-size", "largest file read from a repository (bytes, or with a unit: 8Mi, 10M)")
+	fs.Var(&f.maxRepositorySize, "max-repository-size", "most bytes read from one repository per pass (bytes, or with a unit: 1Gi)")
+}
+
+func (f *limitFlags) limits() render.Limits {
+	return render.Limits{MaxFileSize: int64(f.maxFileSize), MaxRepositorySize: int64(f.maxRepositorySize)}
+}
+
+// byteSize is a flag holding a size such as 4194304, 4Mi or 4M.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	return resource.NewQuantity(int64(*b), resource.BinarySI).String()
+}
+
+func (b *byteSize) Set(s string) error {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a size: use bytes or a unit such as 8Mi or 1Gi", s)
+	}
+	if q.Sign() <= 0 {
+		return fmt.Errorf("%q: the size must be positive", s)
+	}
+	*b = byteSize(q.Value())
+	return nil
+}
+
+func (b *byteSize) Type() string { return "size" }
 
 // validationReport is what validate prints: every object with its resolved
 // references, and every problem.

@@ -39,6 +39,14 @@ func runValidate(t *testing.T, args ...string) (string, error) {
 // isolateCredentials keeps the developer's credentials and known_hosts out
 // of the test.
 func isolateCredentials(t *testing.T) {
+	// Go finds its build and module caches through HOME: pin them first, or
+	// a go build later in the test would compile every module again.
+	if home, err := os.UserHomeDir(); err == nil && os.Getenv("GOPATH") == "" {
+		t.Setenv("GOPATH", filepath.Join(home, "go"))
+	}
+	if cache, err := os.UserCacheDir(); err == nil && os.Getenv("GOCACHE") == "" {
+		t.Setenv("GOCACHE", filepath.Join(cache, "go-build"))
+	}
 	t.Setenv("HOME", t.TempDir())
 	for _, k := range []string{source.EnvGitUsername, source.EnvGitPassword, source.EnvGitToken,
 		source.EnvSSHKey, source.EnvSSHPassphrase, source.EnvKnownHosts} {

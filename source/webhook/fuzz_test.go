@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 // FuzzHandler sends arbitrary bodies, correctly signed, so every input gets
@@ -36,6 +38,11 @@ func FuzzHandler(f *testing.F) {
 	f.Add(uint8(3), "", eventsMediaTypeV1, []byte(`{"events":[{"action":"push","target":{"repository":"a","url":"::"}}]}`))
 	f.Add(uint8(1), "Merge Request Hook", "application/json", []byte(`{"object_attributes":{"iid":-1}}`))
 	f.Add(uint8(2), "push", "application/json", []byte(`null`))
+	for _, bomb := range testutil.HostileJSON() {
+		for provider := uint8(0); provider < 4; provider++ {
+			f.Add(provider, "push", "application/json", bomb)
+		}
+	}
 
 	const maxBody = 4096
 	f.Fuzz(func(t *testing.T, provider uint8, event, contentType string, body []byte) {

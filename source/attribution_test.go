@@ -1,0 +1,115 @@
+package source
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
+)
+
+// TestLoadKustomizedConfigNamesFiles: when vectorflow/kustomization.yaml
+// composes the files, a problem names the file that holds the object (not
+// the kustomization), and every fault of it is reported.
+func TestLoadKustomizedConfigNamesFiles(t *testing.T) {
+	dir := testutil.CopyDir(t, "testdata/good")
+	writeFile(t, dir, "vectorflow/kustomization.yaml",
+		"resources: [landscapes.yaml, stages.yaml, templates.yaml, configs.yaml, faulty.yaml]\n")
+	writeFile(t, dir, "vectorflow/faulty.yaml", `apiVersion: vectorflow.dev/v1alpha1
+kind: Stage
+metadata:
+  name: qa
+spec:
+  landscape: dev
+  path: [apps/overlays/qa]
+  overlay: typo
+`)
+	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Problem{
+		{File: "vectorflow/faulty.yaml", Kind: "Stage", Name: "qa", Field: "spec.overlay", Reason: "unknown field"},
+		{File: "vectorflow/faulty.yaml", Kind: "Stage", Name: "qa", Field: "spec.path", Reason: "wrong type: got array, want string"},
+	}
+	if diff := cmp.Diff(want, snap.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(goodObjects, objectList(snap)); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadReportsSymlinkOut: a config file that is a symbolic link out of
+// the repository is reported at the link, with its target, whether the
+// directory is read file by file or through a kustomization.
+func TestLoadReportsSymlinkOut(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	if err := os.WriteFile(outside, []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata: {name: stolen}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, kustomized := range []bool{false, true} {
+		dir := testutil.CopyDir(t, "testdata/good")
+		if kustomized {
+			writeFile(t, dir, "vectorflow/kustomization.yaml",
+				"resources: [landscapes.yaml, stages.yaml, templates.yaml, configs.yaml, extra.yaml]\n")
+		}
+		if err := os.Symlink(outside, filepath.Join(dir, "vectorflow", "extra.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Problems) != 1 {
+			t.Fatalf("kustomized=%v: problems = %v, want one for the link", kustomized, snap.Problems)
+		}
+		p := snap.Problems[0]
+		if p.File != "vectorflow/extra.yaml" || !strings.Contains(p.Reason, outside) || !strings.Contains(p.Reason, "points outside the repository") {
+			t.Errorf("kustomized=%v: problem = %q, want it at vectorflow/extra.yaml naming the target %s", kustomized, p.Error(), outside)
+		}
+		if _, ok := snap.Landscapes["stolen"]; ok {
+			t.Errorf("kustomized=%v: the landscape outside the repository was loaded", kustomized)
+		}
+	}
+}
+
+// TestBuildStagesReportsSymlinkOut: an overlay resource that links out of
+// the repository is reported on the Stage and at the link, with its target.
+func TestBuildStagesReportsSymlinkOut(t *testing.T) {
+	dir := testutil.CopyDir(t, "testdata/good")
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	if err := os.WriteFile(outside, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "apps", "overlays", "dev", "extra.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	kustomization := filepath.Join(dir, "apps", "overlays", "dev", "kustomization.yaml")
+	data, err := os.ReadFile(kustomization)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kustomization, []byte(strings.Replace(string(data), "  - ../../base\n", "  - ../../base\n  - extra.yaml\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := mustBuildStages(t, snap, render.NewRenderer(render.Options{}))
+	var atLink bool
+	for _, p := range problems {
+		if p.File == "apps/overlays/dev/extra.yaml" && strings.Contains(p.Reason, outside) && strings.Contains(p.Reason, "points outside the repository") {
+			atLink = true
+		}
+	}
+	if !atLink {
+		t.Errorf("no problem at the link naming its target; got %v", problems)
+	}
+}
