@@ -301,19 +301,25 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 	if seq.Kind != yaml.SequenceNode {
 		return fmt.Errorf("images is not a list (line %d): write images as a list of {name, newName, newTag, digest}", seq.Line)
 	}
+	entries := make([]overlayImageEntry, 0, len(seq.Content))
 	byName := make(map[string]*yaml.Node, len(seq.Content))
 	count := make(map[string]int, len(seq.Content))
 	for i, item := range seq.Content {
 		if item.Kind != yaml.MappingNode {
 			return fmt.Errorf("images[%d] (line %d) is not a mapping: each entry needs a name", i, item.Line)
 		}
-		name := yaml.NewRNode(item).Field("name")
+		rn := yaml.NewRNode(item)
+		name := rn.Field("name")
 		if name == nil || name.Value.YNode().Kind != yaml.ScalarNode || name.Value.YNode().Value == "" {
 			return fmt.Errorf("images[%d] (line %d) has no name: give the entry the image name it replaces", i, item.Line)
 		}
-		n := name.Value.YNode().Value
-		count[n]++
-		byName[n] = item
+		entry := overlayImageEntry{item: item, name: name.Value.YNode().Value}
+		if nn := rn.Field("newName"); nn != nil && nn.Value.YNode().Kind == yaml.ScalarNode {
+			entry.newName = nn.Value.YNode().Value
+		}
+		entries = append(entries, entry)
+		count[entry.name]++
+		byName[entry.name] = item
 	}
 	// Duplicates are the human's business unless vectorflow must touch one.
 	duplicate := func(n string) error {
@@ -323,28 +329,46 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 		return nil
 	}
 
-	// A component's entry is the one kustomize applies to its containers:
-	// the entry named after the image they use. One a human wrote is taken
-	// over (and owned from now on) rather than shadowed by a second entry.
+	// A component's entry is the one that makes its containers run its
+	// image: the entry named after that image (kustomize's own key), or the
+	// entry whose newName is that image (a base with a placeholder image,
+	// each overlay saying where it comes from). One a human wrote is taken
+	// over for its version only: its name and newName say which containers
+	// it rewrites and where they pull from, and vectorflow changes neither.
+	taken := map[*yaml.Node]bool{}
 	for _, c := range components {
 		image := c.ImageName()
 		if err := duplicate(image); err != nil {
 			return err
 		}
-		item := byName[image]
-		if item == nil {
-			item = newOverlayImage(c)
+		var matched []overlayImageEntry
+		for _, entry := range entries {
+			if entry.name == image || entry.newName == image {
+				matched = append(matched, entry)
+			}
+		}
+		if len(matched) > 1 {
+			return fmt.Errorf("images entries %s and %s both set the image of component %q: kustomize would apply both; keep the one the stage's containers use and delete the other",
+				matched[0], matched[1], c.Name)
+		}
+		if len(matched) == 0 {
+			item := newOverlayImage(c)
 			seq.Content = append(seq.Content, item)
 			e.ops = append(e.ops, overlayOp{kind: opAppendItem, top: "images", parent: seq, node: item})
 			continue
 		}
+		item := matched[0].item
+		taken[item] = true
 		if yaml.NewRNode(item).Field("<<") != nil {
-			return fmt.Errorf("images entry %q (line %d) uses a merge key (<<): write its fields out so vectorflow can set them", image, item.Line)
+			return fmt.Errorf("images entry %s uses a merge key (<<): write its fields out so vectorflow can set them", matched[0])
 		}
 		for _, f := range overlayImageFields(c) {
 			e.setField(item, "images", f[0], f[1], overlayImageKeys)
 		}
 	}
+	// An entry vectorflow wrote for a component no longer in the vector
+	// goes, unless a component took it over or it has a newName: removing
+	// that would move the stage to another registry.
 	removed := false
 	for _, n := range owned {
 		if slices.ContainsFunc(components, func(c v1alpha1.VectorComponent) bool { return c.ImageName() == n }) {
@@ -353,10 +377,11 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 		if err := duplicate(n); err != nil {
 			return err
 		}
-		item := byName[n]
-		if item == nil {
+		i := slices.IndexFunc(entries, func(entry overlayImageEntry) bool { return entry.name == n })
+		if i < 0 || taken[entries[i].item] || yaml.NewRNode(entries[i].item).Field("newName") != nil {
 			continue
 		}
+		item := entries[i].item
 		seq.Content = slices.DeleteFunc(seq.Content, func(x *yaml.Node) bool { return x == item })
 		e.ops = append(e.ops, overlayOp{kind: opRemoveItem, top: "images", parent: seq, old: item})
 		removed = true
@@ -372,11 +397,23 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 // overlayImageKeys is the order kustomize writes an images entry in.
 var overlayImageKeys = []string{"name", "newName", "newTag", "digest"}
 
-// overlayImageFields are the fields vectorflow sets on a component's entry.
-// The entry is named after the image the containers use and they are to
-// run that image, so a newName (a human's, or an older vectorflow's) goes.
+// overlayImageEntry is one entry of an overlay's images list.
+type overlayImageEntry struct {
+	item          *yaml.Node
+	name, newName string
+}
+
+func (e overlayImageEntry) String() string {
+	if e.newName != "" {
+		return fmt.Sprintf("%q (line %d, newName %s)", e.name, e.item.Line, e.newName)
+	}
+	return fmt.Sprintf("%q (line %d)", e.name, e.item.Line)
+}
+
+// overlayImageFields are the fields vectorflow sets on a component's entry:
+// its version, never where the image comes from.
 func overlayImageFields(c v1alpha1.VectorComponent) [][2]string {
-	return [][2]string{{"newName", ""}, {"newTag", c.Tag}, {"digest", c.Digest}}
+	return [][2]string{{"newTag", c.Tag}, {"digest", c.Digest}}
 }
 
 func newOverlayImage(c v1alpha1.VectorComponent) *yaml.Node {

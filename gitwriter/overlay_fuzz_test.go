@@ -54,20 +54,20 @@ func FuzzEditOverlay(f *testing.F) {
 		if got := k.Metadata.Annotations[overlayVectorAnnotation]; got != vector {
 			t.Fatalf("vector annotation %#v, want %q\n%s", got, vector, out)
 		}
-		// The entry is named after the image the containers use, and
-		// carries no newName: they are to run that image.
+		// The component's entry is named after the image the containers
+		// use, or says it with newName; it carries the component's version.
 		entry := v1alpha1.VectorComponent{Name: name, Image: image}.ImageName()
-		want := map[string]any{"name": entry}
+		want := map[string]any{}
 		for key, v := range map[string]string{"newTag": tag, "digest": digest} {
 			if v != "" {
 				want[key] = v
 			}
 		}
 		for _, im := range k.Images {
-			if im["name"] != entry {
+			if im["name"] != entry && im["newName"] != entry {
 				continue
 			}
-			for _, key := range []string{"newName", "newTag", "digest"} {
+			for _, key := range []string{"newTag", "digest"} {
 				if im[key] != want[key] {
 					t.Fatalf("images entry %q: %s = %#v, want %#v\ninput:\n%s\noutput:\n%s", entry, key, im[key], want[key], in, out)
 				}

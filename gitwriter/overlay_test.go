@@ -142,7 +142,8 @@ var overlayCases = map[string]overlayCase{
 		},
 	},
 	// An older vectorflow named the entry after the component: the entry is
-	// now the image's, and a newName on a component's entry goes.
+	// now the image's. A newName on a component's entry stays: it is where
+	// the stage pulls the image from.
 	"newname": {
 		vector:     "shop:9",
 		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.4.0", ""), comp("web", "web", "2.0.0", "")},
@@ -153,9 +154,37 @@ var overlayCases = map[string]overlayCase{
 			"+    vectorflow.dev/components: registry.example.com/shop/api,web",
 			"-- name: api",
 			"-  newTag: 1.4.0",
-			"-  newName: registry.example.com/shop/web",
 			"+- name: registry.example.com/shop/api",
 			"+  newTag: 1.4.0",
+		},
+	},
+	// The placeholder layout: the base says image: api, and the overlay's
+	// entry says where api comes from. The component's image is that
+	// newName, so the entry is the component's: only its tag moves.
+	"placeholder": {
+		vector:     "shop:2",
+		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.1.0", "")},
+		diff: []string{
+			"+metadata:",
+			"+  annotations:",
+			"+    vectorflow.dev/vector: shop:2",
+			"+    vectorflow.dev/components: registry.example.com/shop/api",
+			`-    newTag: "1.0.0"`,
+			`+    newTag: "1.1.0"`,
+		},
+	},
+	// A stage that pulls the image from a mirror keeps pulling from it: the
+	// entry is taken over for its tag, its newName stays.
+	"mirror": {
+		vector:     "shop:2",
+		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.1.0", "")},
+		diff: []string{
+			"+metadata:",
+			"+  annotations:",
+			"+    vectorflow.dev/vector: shop:2",
+			"+    vectorflow.dev/components: registry.example.com/shop/api",
+			"-    newTag: 1.0.0",
+			"+    newTag: 1.1.0",
 		},
 	},
 	// The entry the containers match is the image's: a human's pin of it is
@@ -173,7 +202,6 @@ var overlayCases = map[string]overlayCase{
 			`+    newTag: "1.1.0" # the version the team last tested`,
 			"-  # an entry an older vectorflow wrote under the component's name",
 			"-  - name: api",
-			"-    newName: registry.example.com/shop/api",
 			"-    newTag: 1.0.0",
 		},
 	},
@@ -185,7 +213,6 @@ var overlayCases = map[string]overlayCase{
 			"+  annotations:",
 			"+    vectorflow.dev/vector: shop:3",
 			"+    vectorflow.dev/components: registry.example.com/shop/api",
-			"-  newName: mirror.example.com/shop/api",
 			"-  digest: " + digestA,
 			"+  digest: " + digestB,
 		},
@@ -244,7 +271,7 @@ var overlayCases = map[string]overlayCase{
 			"+    team: shop",
 			"+    vectorflow.dev/vector: shop:13",
 			"+    vectorflow.dev/components: api",
-			"-- newName: registry.example.com/api",
+			"-- digest: sha256:0000000000000000000000000000000000000000000000000000000000000001",
 			"-  name: api",
 			"+- name: api",
 		},
@@ -296,42 +323,57 @@ func TestEditOverlayGolden(t *testing.T) {
 			if diff := cmp.Diff(string(got), string(again)); diff != "" {
 				t.Errorf("re-applying is not a no-op (-first +second):\n%s", diff)
 			}
-			assertOverlayImages(t, got, tc)
+			assertOverlayImages(t, in, got, tc)
 		})
 	}
 }
 
 // assertOverlayImages checks the data, not the text: every component's
-// entry has exactly the expected string fields and the annotations are set.
-func assertOverlayImages(t *testing.T, out []byte, tc overlayCase) {
+// entry (the one named after its image, or whose newName is its image) has
+// exactly the expected string fields, the name and newName it had in the
+// input, and the annotations are set.
+func assertOverlayImages(t *testing.T, in, out []byte, tc overlayCase) {
 	t.Helper()
-	var k struct {
+	type kustomization struct {
 		Metadata struct {
 			Annotations map[string]string `yaml:"annotations"`
 		} `yaml:"metadata"`
 		Images []map[string]any `yaml:"images"`
 	}
-	if err := yaml.Unmarshal(bytes.ReplaceAll(out, []byte("\r\n"), []byte("\n")), &k); err != nil {
-		t.Fatalf("output does not parse: %v", err)
+	decode := func(b []byte) kustomization {
+		var k kustomization
+		if err := yaml.Unmarshal(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), &k); err != nil {
+			t.Fatalf("does not parse: %v\n%s", err, b)
+		}
+		return k
 	}
-	if got := k.Metadata.Annotations[overlayVectorAnnotation]; got != tc.vector {
+	entry := func(k kustomization, image string) map[string]any {
+		for _, im := range k.Images {
+			if im["name"] == image || im["newName"] == image {
+				return im
+			}
+		}
+		return nil
+	}
+	before, after := decode(in), decode(out)
+	if got := after.Metadata.Annotations[overlayVectorAnnotation]; got != tc.vector {
 		t.Errorf("vector annotation = %q, want %q", got, tc.vector)
 	}
 	for _, c := range tc.components {
 		want := map[string]any{"name": c.ImageName()}
+		if old := entry(before, c.ImageName()); old != nil {
+			want["name"] = old["name"]
+			if old["newName"] != nil {
+				want["newName"] = old["newName"]
+			}
+		}
 		if c.Tag != "" {
 			want["newTag"] = c.Tag
 		}
 		if c.Digest != "" {
 			want["digest"] = c.Digest
 		}
-		var got map[string]any
-		for _, im := range k.Images {
-			if im["name"] == c.ImageName() {
-				got = im
-			}
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, entry(after, c.ImageName())); diff != "" {
 			t.Errorf("images entry %s (-want +got):\n%s", c.ImageName(), diff)
 		}
 	}
@@ -364,6 +406,9 @@ func TestEditOverlayErrors(t *testing.T) {
 		{"image with a tag", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("api", "registry.example.com/api:1.0", "1.0", "")}, `image "registry.example.com/api:1.0" is not a valid image repository`},
 		{"component without name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{{Tag: "1"}}, "component 0 has no name"},
 		{"component twice", "kind: Kustomization\n", "shop:1", append(api, api...), `component "api" appears twice`},
+		{"two entries for one image", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.0.0\n- name: api\n  newName: registry.example.com/shop/api\n",
+			"shop:1", []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.1.0", "")},
+			`images entries "registry.example.com/shop/api" (line 2) and "api" (line 4, newName registry.example.com/shop/api) both set the image of component "api"`},
 		{"comma in name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("a,b", "", "1", "")}, "may not contain a comma"},
 	}
 	for _, tt := range tests {
@@ -634,9 +679,9 @@ func TestEditOverlayShapes(t *testing.T) {
 			want:  "{kind: Kustomization, metadata: {annotations: {vectorflow.dev/vector: 'shop:1', vectorflow.dev/components: api}}, images: [{name: api, newTag: 1.5.0}]}\n",
 		},
 		{
-			name: "dash gap kept, newName equal to name dropped",
+			name: "dash gap kept, newName kept",
 			in:   "images:\n-   name: api\n    newName: api\n",
-			want: "images:\n-   name: api\n    newTag: 1.5.0\nmetadata:\n  annotations:\n    vectorflow.dev/vector: shop:1\n    vectorflow.dev/components: api\n",
+			want: "images:\n-   name: api\n    newName: api\n    newTag: 1.5.0\nmetadata:\n  annotations:\n    vectorflow.dev/vector: shop:1\n    vectorflow.dev/components: api\n",
 		},
 	}
 	for _, tt := range tests {
@@ -659,7 +704,7 @@ func TestEditOverlayShapes(t *testing.T) {
 			if err != nil || !bytes.Equal(got, again) {
 				t.Errorf("re-applying is not a no-op (%v):\n%s", err, again)
 			}
-			assertOverlayImages(t, got, overlayCase{vector: "shop:1", components: components})
+			assertOverlayImages(t, []byte(tt.in), got, overlayCase{vector: "shop:1", components: components})
 		})
 	}
 }
