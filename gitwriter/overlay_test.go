@@ -3,6 +3,7 @@ package gitwriter
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -409,6 +410,11 @@ func TestEditOverlayErrors(t *testing.T) {
 		{"two entries for one image", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.0.0\n- name: api\n  newName: registry.example.com/shop/api\n",
 			"shop:1", []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.1.0", "")},
 			`images entries "registry.example.com/shop/api" (line 2) and "api" (line 4, newName registry.example.com/shop/api) both set the image of component "api"`},
+		{"a key twice in an entry", "images:\n- name: api\n  newTag: 1.0.0\n  newTag: 1.1.0\n", "shop:1", api, `has the field "images[0].newTag" twice (line 4)`},
+		{"a key twice deeper", "metadata:\n  labels:\n    a: x\n    a: y\n", "shop:1", api, `has the field "metadata.labels.a" twice (line 4)`},
+		{"too large", "kind: Kustomization\n#" + strings.Repeat("x", maxOverlayBytes) + "\n", "shop:1", api, "more than the 1048576 a kustomization.yaml may have"},
+		{"a mapping of 40,000 keys", "labels:\n" + overlayKeys(40_000), "shop:1", api, "labels (line 2) has 40000 keys, more than the 2000"},
+		{"too many nodes", "resources:\n" + strings.Repeat("- x\n", maxOverlayNodes), "shop:1", api, "more than 100000 YAML nodes"},
 		{"comma in name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("a,b", "", "1", "")}, "may not contain a comma"},
 	}
 	for _, tt := range tests {
@@ -422,6 +428,14 @@ func TestEditOverlayErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func overlayKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "  k%d: v\n", i)
+	}
+	return b.String()
 }
 
 // A duplicate entry vectorflow does not touch is the human's business.
