@@ -27,6 +27,7 @@ func TestPromotionRendersOrFails(t *testing.T) {
 		name   string
 		edits  [][3]string // {file, old, new} in the quickstart
 		entry  string      // the dev overlay's entry for service-a after a success
+		runs   string      // the image dev runs then; empty means registry.example.com/acme/service-a:1.0.2
 		reason string      // "" means Succeeded
 		parts  []string    // of the failure message
 	}{{
@@ -49,6 +50,15 @@ func TestPromotionRendersOrFails(t *testing.T) {
 			{"apps/base/service-a.yaml", "image: registry.example.com/acme/service-a:1.0.0\n", "image: service-a\n"},
 		}, placeholderEntries("dev", "test", "prod")...),
 		entry: "  - name: service-a\n    newName: registry.example.com/acme/service-a\n    newTag: \"1.0.2\"\n",
+	}, {
+		// Every stage pulls service-a from a mirror: it keeps doing so, and
+		// the mirror's image at the new tag is what counts.
+		name: "overlays pull from a mirror",
+		edits: append([][3]string{
+			{"vectorflow/template.yaml", serviceA, "    - name: service-a\n      image: registry.example.com/acme/service-a\n      version: \"1.0.2\"\n"},
+		}, mirrorEntries("dev", "test", "prod")...),
+		entry: "  - name: registry.example.com/acme/service-a\n    newName: mirror.example.com/acme/service-a\n    newTag: \"1.0.2\"\n",
+		runs:  "mirror.example.com/acme/service-a:1.0.2",
 	}, {
 		name: "overlay no longer builds",
 		edits: [][3]string{
@@ -153,8 +163,12 @@ func TestPromotionRendersOrFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(out), "image: registry.example.com/acme/service-a:1.0.2\n") {
-				t.Errorf("dev does not run service-a 1.0.2 although latest-to-dev-1 Succeeded:\n%s", overlay)
+			runs := tc.runs
+			if runs == "" {
+				runs = "registry.example.com/acme/service-a:1.0.2"
+			}
+			if !strings.Contains(string(out), "image: "+runs+"\n") {
+				t.Errorf("dev does not run %s although latest-to-dev-1 Succeeded:\n%s", runs, overlay)
 			}
 		})
 	}
@@ -167,6 +181,16 @@ func placeholderEntries(stages ...string) [][3]string {
 	for _, s := range stages {
 		out = append(out, [3]string{"apps/overlays/" + s + "/kustomization.yaml",
 			"  - name: registry.example.com/acme/service-a\n", "  - name: service-a\n    newName: registry.example.com/acme/service-a\n"})
+	}
+	return out
+}
+
+// mirrorEntries make the stages' overlays pull service-a from a mirror.
+func mirrorEntries(stages ...string) [][3]string {
+	var out [][3]string
+	for _, s := range stages {
+		out = append(out, [3]string{"apps/overlays/" + s + "/kustomization.yaml",
+			"  - name: registry.example.com/acme/service-a\n", "  - name: registry.example.com/acme/service-a\n    newName: mirror.example.com/acme/service-a\n"})
 	}
 	return out
 }
