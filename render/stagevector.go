@@ -27,19 +27,24 @@ type StageVector struct {
 // image (kustomize's own key), or the entry whose newName is image (a base
 // with a placeholder image, each overlay saying where it comes from). The
 // entry's ImageName is the name the component's containers run under.
-// ok is false when no entry or more than one does: the edit refuses the
-// latter, naming both.
+// ok is false when no entry or more than one matches (see Entries): the
+// edit refuses the latter, naming both.
 func (sv StageVector) Entry(image string) (entry v1alpha1.VectorComponent, ok bool) {
-	n := 0
+	if m := sv.Entries(image); len(m) == 1 {
+		return m[0], true
+	}
+	return v1alpha1.VectorComponent{}, false
+}
+
+// Entries are all the images entries that match image by Entry's rule.
+func (sv StageVector) Entries(image string) []v1alpha1.VectorComponent {
+	var out []v1alpha1.VectorComponent
 	for _, e := range sv.Images {
 		if e.Name == image || e.Image == image {
-			entry, n = e, n+1
+			out = append(out, e)
 		}
 	}
-	if n != 1 {
-		return v1alpha1.VectorComponent{}, false
-	}
-	return entry, true
+	return out
 }
 
 // ReadStageVector parses the overlay's kustomization file (kustomization.yaml, kustomization.yml or Kustomization) in dir.
