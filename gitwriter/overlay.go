@@ -391,7 +391,7 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 	// each overlay saying where it comes from). One a human wrote is taken
 	// over for its version only: its name and newName say which containers
 	// it rewrites and where they pull from, and vectorflow changes neither.
-	taken := map[*yaml.Node]bool{}
+	taken := map[*yaml.Node]string{}
 	for _, c := range components {
 		image := c.ImageName()
 		if err := duplicate(image); err != nil {
@@ -414,7 +414,10 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 			continue
 		}
 		item := matched[0].item
-		taken[item] = true
+		if other, ok := taken[item]; ok {
+			return fmt.Errorf("images entry %s is the entry of both components %q and %q: one entry sets one version, so give them images no entry shares", matched[0], other, c.Name)
+		}
+		taken[item] = c.Name
 		if yaml.NewRNode(item).Field("<<") != nil {
 			return fmt.Errorf("images entry %s uses a merge key (<<): write its fields out so vectorflow can set them", matched[0])
 		}
@@ -434,10 +437,13 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 			return err
 		}
 		i := slices.IndexFunc(entries, func(entry overlayImageEntry) bool { return entry.name == n })
-		if i < 0 || taken[entries[i].item] || yaml.NewRNode(entries[i].item).Field("newName") != nil {
+		if i < 0 {
 			continue
 		}
 		item := entries[i].item
+		if _, ok := taken[item]; ok || yaml.NewRNode(item).Field("newName") != nil {
+			continue
+		}
 		seq.Content = slices.DeleteFunc(seq.Content, func(x *yaml.Node) bool { return x == item })
 		e.ops = append(e.ops, overlayOp{kind: opRemoveItem, top: "images", parent: seq, old: item})
 		removed = true

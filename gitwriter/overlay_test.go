@@ -415,6 +415,9 @@ func TestEditOverlayErrors(t *testing.T) {
 		{"too large", "kind: Kustomization\n#" + strings.Repeat("x", maxOverlayBytes) + "\n", "shop:1", api, "more than the 1048576 a kustomization.yaml may have"},
 		{"a mapping of 40,000 keys", "labels:\n" + overlayKeys(40_000), "shop:1", api, "labels (line 2) has 40000 keys, more than the 2000"},
 		{"too many nodes", "resources:\n" + strings.Repeat("- x\n", maxOverlayNodes), "shop:1", api, "more than 100000 YAML nodes"},
+		{"one entry for two components", "images:\n- name: api\n  newName: registry.example.com/shop/api\n",
+			"shop:1", []v1alpha1.VectorComponent{comp("api", "", "1", ""), comp("shop-api", "registry.example.com/shop/api", "2", "")},
+			`images entry "api" (line 2, newName registry.example.com/shop/api) is the entry of both components "api" and "shop-api"`},
 		{"comma in name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("a,b", "", "1", "")}, "may not contain a comma"},
 	}
 	for _, tt := range tests {
@@ -745,5 +748,24 @@ func TestOverlayPlainSafe(t *testing.T) {
 		if overlayPlainWord(value) && !overlayPlainParsed(value) {
 			t.Errorf("overlayPlainWord(%q) says plain, parsing disagrees", value)
 		}
+	}
+}
+
+// An entry vectorflow took over for a component that has left the vector
+// stays when it has a newName: removing it would move the stage's
+// containers to another registry. One without a newName goes.
+func TestEditOverlayKeepsAnOwnedEntryWithANewName(t *testing.T) {
+	in := "metadata:\n  annotations:\n    vectorflow.dev/vector: shop:1\n    vectorflow.dev/components: registry.example.com/shop/web,registry.example.com/shop/worker\n" +
+		"images:\n- name: registry.example.com/shop/web\n  newName: mirror.example.com/shop/web\n  newTag: 2.0.0\n" +
+		"- name: registry.example.com/shop/worker\n  newTag: 3.0.0\n"
+	got, err := EditOverlay("k.yaml", []byte(in), "shop:2", []v1alpha1.VectorComponent{comp("api", "", "1", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "metadata:\n  annotations:\n    vectorflow.dev/vector: shop:2\n    vectorflow.dev/components: api\n" +
+		"images:\n- name: registry.example.com/shop/web\n  newName: mirror.example.com/shop/web\n  newTag: 2.0.0\n" +
+		"- name: api\n  newTag: \"1\"\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
