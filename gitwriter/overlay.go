@@ -151,7 +151,35 @@ func parseOverlay(src []byte) (*yaml.Node, error) {
 	if err := checkOverlayNode(doc.Content[0], "", &nodes); err != nil {
 		return nil, err
 	}
+	// Aliases are not walked above; what reads the file into Go values
+	// (kustomize among them) expands them, so that is bounded too.
+	if n := expandedOverlayNodes(doc.Content[0], map[*yaml.Node]int{}); n > maxOverlayNodes {
+		return nil, fmt.Errorf("expands to more than %d YAML nodes through its aliases (*name): write the values out instead of repeating anchors", maxOverlayNodes)
+	}
 	return &doc, nil
+}
+
+// expandedOverlayNodes is the number of nodes n stands for with every
+// alias replaced by what it names, saturating above maxOverlayNodes.
+// memo makes it linear in the file, whatever the expansion.
+func expandedOverlayNodes(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if v, ok := memo[n]; ok {
+		return v
+	}
+	memo[n] = maxOverlayNodes + 1 // an alias cycle counts as too many
+	total := 1
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		total = expandedOverlayNodes(n.Alias, memo)
+	}
+	for _, c := range n.Content {
+		total += expandedOverlayNodes(c, memo)
+		if total > maxOverlayNodes {
+			total = maxOverlayNodes + 1
+			break
+		}
+	}
+	memo[n] = total
+	return total
 }
 
 // checkOverlayNode walks a node (not through aliases, which point back

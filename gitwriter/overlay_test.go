@@ -415,6 +415,7 @@ func TestEditOverlayErrors(t *testing.T) {
 		{"too large", "kind: Kustomization\n#" + strings.Repeat("x", maxOverlayBytes) + "\n", "shop:1", api, "more than the 1048576 a kustomization.yaml may have"},
 		{"a mapping of 40,000 keys", "labels:\n" + overlayKeys(40_000), "shop:1", api, "labels (line 2) has 40000 keys, more than the 2000"},
 		{"too many nodes", "resources:\n" + strings.Repeat("- x\n", maxOverlayNodes), "shop:1", api, "more than 100000 YAML nodes"},
+		{"an alias bomb", overlayAliasBomb(9), "shop:1", api, "expands to more than 100000 YAML nodes through its aliases"},
 		{"one entry for two components", "images:\n- name: api\n  newName: registry.example.com/shop/api\n",
 			"shop:1", []v1alpha1.VectorComponent{comp("api", "", "1", ""), comp("shop-api", "registry.example.com/shop/api", "2", "")},
 			`images entry "api" (line 2, newName registry.example.com/shop/api) is the entry of both components "api" and "shop-api"`},
@@ -439,6 +440,30 @@ func overlayKeys(n int) string {
 		fmt.Fprintf(&b, "  k%d: v\n", i)
 	}
 	return b.String()
+}
+
+// overlayAliasBomb is a kustomization whose last label, expanded, is 9^levels
+// strings (9^9 is 387 million) in a few hundred bytes.
+func overlayAliasBomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("commonLabels:\n  l0: &l0 [x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= levels; i++ {
+		p := fmt.Sprintf("*l%d", i-1)
+		fmt.Fprintf(&b, "  l%d: &l%d [%s]\n", i, i, strings.Repeat(p+", ", 8)+p)
+	}
+	return b.String()
+}
+
+// A kustomization may repeat a value with an anchor and aliases.
+func TestEditOverlayAcceptsSmallAliases(t *testing.T) {
+	in := overlayAliasBomb(2) + "images:\n- name: api\n  newTag: 1.0.0\n"
+	got, err := EditOverlay("k.yaml", []byte(in), "shop:1", []v1alpha1.VectorComponent{comp("api", "", "1.1.0", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "newTag: 1.1.0\n") || !strings.Contains(string(got), "l2: &l2 [*l1,") {
+		t.Errorf("the edit did not keep the anchors or set the tag:\n%s", got)
+	}
 }
 
 // A duplicate entry vectorflow does not touch is the human's business.
