@@ -116,7 +116,8 @@ func overlayToLF(b []byte) ([]byte, bool) {
 
 // Bounds on the kustomization.yaml an edit reads. kustomize and the checks
 // here decode it into Go values, and that decoding compares every key of a
-// mapping with every other: 16,000 keys took 1.6 s, 40,000 over 30 s. A
+// mapping with every other: 16,000 keys took 1.6 s in one edit, 40,000
+// keys 8.7 s. Aliases are expanded by those readers too. A
 // kustomization.yaml is a few dozen lines, so these bounds are far above
 // any real one and keep a hostile file from stalling a promotion.
 const (
