@@ -98,11 +98,27 @@ func checkEditOverlay(t *testing.T, in []byte, vector, name, image, tag, digest 
 			want[key] = v
 		}
 	}
+	// An entry the input had for the image keeps its name and newName:
+	// which containers it rewrites and where they pull from.
+	var before struct {
+		Images []map[string]any `yaml:"images"`
+	}
+	if yaml.Unmarshal(bytes.ReplaceAll(in, []byte("\r\n"), []byte("\n")), &before) == nil {
+		for _, im := range before.Images {
+			if im["name"] == entry || im["newName"] == entry {
+				want["name"], want["newName"] = im["name"], im["newName"]
+			}
+		}
+	}
 	for _, im := range k.Images {
 		if im["name"] != entry && im["newName"] != entry {
 			continue
 		}
-		for _, key := range []string{"newTag", "digest"} {
+		keys := []string{"newTag", "digest"}
+		if _, ok := want["name"]; ok {
+			keys = append(keys, "name", "newName")
+		}
+		for _, key := range keys {
 			if im[key] != want[key] {
 				t.Fatalf("images entry %q: %s = %#v, want %#v\ninput:\n%s\noutput:\n%s", entry, key, im[key], want[key], in, out)
 			}
