@@ -165,7 +165,7 @@ func componentVersion(c v1alpha1.VectorComponent) string {
 // request is still the place to review the promotion.
 func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
 	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: describeSource(p.Spec.Source),
-		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: overlayEntries(vector.Spec.Components), Merge: policy.MergeMode()}
+		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: overlayEntries(ref.Vector, vector.Spec.Components), Merge: policy.MergeMode()}
 	old, err := fs.ReadFile(ref.Tree, file)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", file, err)
@@ -190,12 +190,19 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 }
 
 // overlayEntries are components as the overlay's images entries the
-// promotion writes, named by image like the entries From is read from, so
-// the table pairs each component with its entry.
-func overlayEntries(components []v1alpha1.VectorComponent) []v1alpha1.VectorComponent {
+// promotion leaves, keyed like the entries From is read from, so the table
+// pairs each component with its entry: the entry the edit takes over keeps
+// its name and newName (a placeholder's, a mirror's), a new one is named
+// after the image.
+func overlayEntries(overlay render.StageVector, components []v1alpha1.VectorComponent) []v1alpha1.VectorComponent {
 	out := make([]v1alpha1.VectorComponent, 0, len(components))
 	for _, c := range components {
-		out = append(out, v1alpha1.VectorComponent{Name: c.ImageName(), Tag: c.Tag, Digest: c.Digest})
+		entry := v1alpha1.VectorComponent{Name: c.ImageName()}
+		if e, ok := overlay.Entry(c.ImageName()); ok {
+			entry = v1alpha1.VectorComponent{Name: e.Name, Image: e.Image}
+		}
+		entry.Tag, entry.Digest = c.Tag, c.Digest
+		out = append(out, entry)
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
 )
 
 // TestDecidePullRequests walks dev-to-test promotions through pull-request
@@ -339,5 +340,29 @@ func TestPullRequestBodyComponents(t *testing.T) {
 	}
 	if strings.Contains(body, "reg/a`") {
 		t.Errorf("body lists the unchanged component reg/a:\n%s", body)
+	}
+}
+
+// TestOverlayEntriesPairWithTheOverlay: the table's new side is keyed like
+// the overlay's entries, so a placeholder's or a mirror's entry is one row
+// whose version changes, not a removed and an added component.
+func TestOverlayEntriesPairWithTheOverlay(t *testing.T) {
+	overlay := render.StageVector{Images: []v1alpha1.VectorComponent{
+		{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.0.0"},
+		{Name: "registry.example.com/shop/web", Image: "mirror.example.com/shop/web", Tag: "2.0.0"},
+	}}
+	components := []v1alpha1.VectorComponent{
+		{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0"},
+		{Name: "web", Image: "registry.example.com/shop/web", Tag: "2.1.0"},
+		{Name: "worker", Image: "registry.example.com/shop/worker", Digest: "sha256:1"},
+	}
+	got := componentRows(overlay.Images, overlayEntries(overlay, components))
+	want := []string{
+		"| `api` | `registry.example.com/shop/api` `1.0.0` | `registry.example.com/shop/api` `1.1.0` |",
+		"| `registry.example.com/shop/web` | `mirror.example.com/shop/web` `2.0.0` | `mirror.example.com/shop/web` `2.1.0` |",
+		"| `registry.example.com/shop/worker` | — | no tag (`sha256:1`) |",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 }

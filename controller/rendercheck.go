@@ -15,7 +15,8 @@ import (
 // renderCheck is the Change.Check of a promotion into overlay: Succeeded
 // means the stage runs the vector, so before anything is pushed the edited
 // overlay is built with kustomize inside the edited repository tree (as
-// validate builds it) and must run every component at its tag or digest.
+// validate builds it) and must run every component at its tag or digest,
+// under the name the overlay's entry for it gives (a mirror's newName).
 func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorComponent) func(*object.Tree) error {
 	r := c.overlayRenderer()
 	return func(tree *object.Tree) error {
@@ -27,7 +28,12 @@ func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorCom
 		if err != nil {
 			return &overlayBuildError{overlay: overlay, err: err}
 		}
-		return render.CheckComponents(images, components)
+		// The edited entries say under which name each component runs.
+		entries, err := render.ReadStageVector(render.GitTree(tree), overlay)
+		if err != nil {
+			return &overlayBuildError{overlay: overlay, err: err}
+		}
+		return render.CheckComponents(images, entries, components)
 	}
 }
 

@@ -25,29 +25,51 @@ func TestPromotionRendersOrFails(t *testing.T) {
 	const serviceA = "    - name: registry.example.com/acme/service-a\n      version: \"1.0.2\"\n"
 	tests := []struct {
 		name   string
-		edit   map[string][2]string // file -> {old, new} in the quickstart
-		reason string               // "" means Succeeded
-		parts  []string             // of the failure message
+		edits  [][3]string // {file, old, new} in the quickstart
+		entry  string      // the dev overlay's entry for service-a after a success
+		runs   string      // the image dev runs then; empty means registry.example.com/acme/service-a:1.0.2
+		reason string      // "" means Succeeded
+		parts  []string    // of the failure message
 	}{{
 		// The case: the component's name is not its image, and the
 		// overlay pins that image by hand (it is not vectorflow's entry yet).
 		name: "component name differs from its image",
-		edit: map[string][2]string{
-			"vectorflow/template.yaml": {serviceA, "    - name: service-a\n      image: registry.example.com/acme/service-a\n      version: \"1.0.2\"\n"},
-			"apps/overlays/dev/kustomization.yaml": {
+		edits: [][3]string{
+			{"vectorflow/template.yaml", serviceA, "    - name: service-a\n      image: registry.example.com/acme/service-a\n      version: \"1.0.2\"\n"},
+			{"apps/overlays/dev/kustomization.yaml",
 				"    vectorflow.dev/components: registry.example.com/acme/frontend,registry.example.com/acme/service-a,registry.example.com/acme/service-b\n", ""},
 		},
+		entry: "  - name: registry.example.com/acme/service-a\n    newTag: \"1.0.2\"\n",
+	}, {
+		// The placeholder layout: the base runs image service-a, and each
+		// overlay says where it comes from with newName. The component's
+		// image is that newName.
+		name: "placeholder image in the base, newName in the overlays",
+		edits: append([][3]string{
+			{"vectorflow/template.yaml", serviceA, "    - name: service-a\n      image: registry.example.com/acme/service-a\n      version: \"1.0.2\"\n"},
+			{"apps/base/service-a.yaml", "image: registry.example.com/acme/service-a:1.0.0\n", "image: service-a\n"},
+		}, placeholderEntries("dev", "test", "prod")...),
+		entry: "  - name: service-a\n    newName: registry.example.com/acme/service-a\n    newTag: \"1.0.2\"\n",
+	}, {
+		// Every stage pulls service-a from a mirror: it keeps doing so, and
+		// the mirror's image at the new tag is what counts.
+		name: "overlays pull from a mirror",
+		edits: append([][3]string{
+			{"vectorflow/template.yaml", serviceA, "    - name: service-a\n      image: registry.example.com/acme/service-a\n      version: \"1.0.2\"\n"},
+		}, mirrorEntries("dev", "test", "prod")...),
+		entry: "  - name: registry.example.com/acme/service-a\n    newName: mirror.example.com/acme/service-a\n    newTag: \"1.0.2\"\n",
+		runs:  "mirror.example.com/acme/service-a:1.0.2",
 	}, {
 		name: "overlay no longer builds",
-		edit: map[string][2]string{
-			"apps/overlays/dev/kustomization.yaml": {"  - namespace.yaml\n", "  - namespace.yaml\n  - removed-by-someone.yaml\n"},
+		edits: [][3]string{
+			{"apps/overlays/dev/kustomization.yaml", "  - namespace.yaml\n", "  - namespace.yaml\n  - removed-by-someone.yaml\n"},
 		},
 		reason: v1alpha1.OverlayBuildFailedReason,
 		parts:  []string{"removed-by-someone.yaml", "nothing was pushed"},
 	}, {
 		name: "component matches no container",
-		edit: map[string][2]string{
-			"vectorflow/template.yaml": {serviceA, serviceA + "    - name: registry.example.com/acme/service-c\n      version: \"3.0.0\"\n"},
+		edits: [][3]string{
+			{"vectorflow/template.yaml", serviceA, serviceA + "    - name: registry.example.com/acme/service-c\n      version: \"3.0.0\"\n"},
 		},
 		reason: v1alpha1.PromotionNoEffectReason,
 		parts: []string{"component registry.example.com/acme/service-c renders nowhere",
@@ -57,7 +79,8 @@ func TestPromotionRendersOrFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			testutil.RequireGit(t)
 			dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
-			for file, e := range tc.edit {
+			for _, e := range tc.edits {
+				file, e := e[0], e[1:]
 				p := filepath.Join(dir, filepath.FromSlash(file))
 				data, err := os.ReadFile(p)
 				if err != nil {
@@ -133,16 +156,41 @@ func TestPromotionRendersOrFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := strings.Count(string(overlay), "name: registry.example.com/acme/service-a\n"); n != 1 {
-				t.Errorf("dev's overlay has %d entries for registry.example.com/acme/service-a, want one:\n%s", n, overlay)
+			if n := strings.Count(string(overlay), "registry.example.com/acme/service-a\n"); n != 1 || !strings.Contains(string(overlay), tc.entry) {
+				t.Errorf("dev's overlay does not have exactly one entry for service-a, this one:\n%s\noverlay:\n%s", tc.entry, overlay)
 			}
 			out, err := render.NewRenderer(render.Options{}).Build(render.DirTree(clone), "apps/overlays/dev")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(out), "image: registry.example.com/acme/service-a:1.0.2\n") {
-				t.Errorf("dev does not run service-a 1.0.2 although latest-to-dev-1 Succeeded:\n%s", overlay)
+			runs := tc.runs
+			if runs == "" {
+				runs = "registry.example.com/acme/service-a:1.0.2"
+			}
+			if !strings.Contains(string(out), "image: "+runs+"\n") {
+				t.Errorf("dev does not run %s although latest-to-dev-1 Succeeded:\n%s", runs, overlay)
 			}
 		})
 	}
+}
+
+// placeholderEntries make the stages' overlays say where the base's
+// placeholder image service-a comes from.
+func placeholderEntries(stages ...string) [][3]string {
+	var out [][3]string
+	for _, s := range stages {
+		out = append(out, [3]string{"apps/overlays/" + s + "/kustomization.yaml",
+			"  - name: registry.example.com/acme/service-a\n", "  - name: service-a\n    newName: registry.example.com/acme/service-a\n"})
+	}
+	return out
+}
+
+// mirrorEntries make the stages' overlays pull service-a from a mirror.
+func mirrorEntries(stages ...string) [][3]string {
+	var out [][3]string
+	for _, s := range stages {
+		out = append(out, [3]string{"apps/overlays/" + s + "/kustomization.yaml",
+			"  - name: registry.example.com/acme/service-a\n", "  - name: registry.example.com/acme/service-a\n    newName: mirror.example.com/acme/service-a\n"})
+	}
+	return out
 }

@@ -114,8 +114,24 @@ func overlayToLF(b []byte) ([]byte, bool) {
 	return bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), true
 }
 
-// parseOverlay decodes exactly one YAML document whose root is a mapping.
+// Bounds on the kustomization.yaml an edit reads. kustomize and the checks
+// here decode it into Go values, and that decoding compares every key of a
+// mapping with every other: 16,000 keys took 1.6 s in one edit, 40,000
+// keys 8.7 s. Aliases are expanded by those readers too. A
+// kustomization.yaml is a few dozen lines, so these bounds are far above
+// any real one and keep a hostile file from stalling a promotion.
+const (
+	maxOverlayBytes       = 1 << 20
+	maxOverlayNodes       = 100_000
+	maxOverlayMappingKeys = 2_000
+)
+
+// parseOverlay decodes exactly one YAML document whose root is a mapping,
+// within the bounds above and with no key twice in any mapping.
 func parseOverlay(src []byte) (*yaml.Node, error) {
+	if len(src) > maxOverlayBytes {
+		return nil, fmt.Errorf("is %d bytes, more than the %d a kustomization.yaml may have: move resources, patches and generators into files it names", len(src), maxOverlayBytes)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
@@ -132,16 +148,85 @@ func parseOverlay(src []byte) (*yaml.Node, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("is not a YAML mapping: a kustomization.yaml must be one")
 	}
-	root := doc.Content[0]
-	seen := make(map[string]bool, len(root.Content)/2)
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k := root.Content[i].Value
-		if seen[k] {
-			return nil, fmt.Errorf("has the field %q twice (line %d): keep one", k, root.Content[i].Line)
-		}
-		seen[k] = true
+	nodes := 0
+	if err := checkOverlayNode(doc.Content[0], "", &nodes); err != nil {
+		return nil, err
+	}
+	// Aliases are not walked above; what reads the file into Go values
+	// (kustomize among them) expands them, so that is bounded too.
+	if n := expandedOverlayNodes(doc.Content[0], map[*yaml.Node]int{}); n > maxOverlayNodes {
+		return nil, fmt.Errorf("expands to more than %d YAML nodes through its aliases (*name): write the values out instead of repeating anchors", maxOverlayNodes)
 	}
 	return &doc, nil
+}
+
+// expandedOverlayNodes is the number of nodes n stands for with every
+// alias replaced by what it names, saturating above maxOverlayNodes.
+// memo makes it linear in the file, whatever the expansion.
+func expandedOverlayNodes(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if v, ok := memo[n]; ok {
+		return v
+	}
+	memo[n] = maxOverlayNodes + 1 // an alias cycle counts as too many
+	total := 1
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		total = expandedOverlayNodes(n.Alias, memo)
+	}
+	for _, c := range n.Content {
+		total += expandedOverlayNodes(c, memo)
+		if total > maxOverlayNodes {
+			total = maxOverlayNodes + 1
+			break
+		}
+	}
+	memo[n] = total
+	return total
+}
+
+// checkOverlayNode walks a node (not through aliases, which point back
+// into what is walked) counting nodes, and refuses a mapping with a key
+// twice: which one counts differs between YAML readers, and the edit
+// would set only one.
+func checkOverlayNode(n *yaml.Node, path string, nodes *int) error {
+	*nodes += 1 + len(n.Content)
+	if *nodes > maxOverlayNodes {
+		return fmt.Errorf("has more than %d YAML nodes: a kustomization.yaml is small; move resources, patches and generators into files it names", maxOverlayNodes)
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		if len(n.Content)/2 > maxOverlayMappingKeys {
+			return fmt.Errorf("%s (line %d) has %d keys, more than the %d a kustomization.yaml mapping may have", overlayPathName(path), n.Line, len(n.Content)/2, maxOverlayMappingKeys)
+		}
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode {
+				if seen[k.Value] {
+					return fmt.Errorf("has the field %q twice (line %d): keep one", strings.TrimPrefix(path+"."+k.Value, "."), k.Line)
+				}
+				seen[k.Value] = true
+			} else if err := checkOverlayNode(k, path, nodes); err != nil {
+				return err
+			}
+			if err := checkOverlayNode(n.Content[i+1], strings.TrimPrefix(path+"."+k.Value, "."), nodes); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := checkOverlayNode(c, fmt.Sprintf("%s[%d]", path, i), nodes); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func overlayPathName(path string) string {
+	if path == "" {
+		return "the document"
+	}
+	return path
 }
 
 // overlayOpKind is one textual change; every op mirrors a change already made
@@ -301,19 +386,25 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 	if seq.Kind != yaml.SequenceNode {
 		return fmt.Errorf("images is not a list (line %d): write images as a list of {name, newName, newTag, digest}", seq.Line)
 	}
+	entries := make([]overlayImageEntry, 0, len(seq.Content))
 	byName := make(map[string]*yaml.Node, len(seq.Content))
 	count := make(map[string]int, len(seq.Content))
 	for i, item := range seq.Content {
 		if item.Kind != yaml.MappingNode {
 			return fmt.Errorf("images[%d] (line %d) is not a mapping: each entry needs a name", i, item.Line)
 		}
-		name := yaml.NewRNode(item).Field("name")
+		rn := yaml.NewRNode(item)
+		name := rn.Field("name")
 		if name == nil || name.Value.YNode().Kind != yaml.ScalarNode || name.Value.YNode().Value == "" {
 			return fmt.Errorf("images[%d] (line %d) has no name: give the entry the image name it replaces", i, item.Line)
 		}
-		n := name.Value.YNode().Value
-		count[n]++
-		byName[n] = item
+		entry := overlayImageEntry{item: item, name: name.Value.YNode().Value}
+		if nn := rn.Field("newName"); nn != nil && nn.Value.YNode().Kind == yaml.ScalarNode {
+			entry.newName = nn.Value.YNode().Value
+		}
+		entries = append(entries, entry)
+		count[entry.name]++
+		byName[entry.name] = item
 	}
 	// Duplicates are the human's business unless vectorflow must touch one.
 	duplicate := func(n string) error {
@@ -323,28 +414,49 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 		return nil
 	}
 
-	// A component's entry is the one kustomize applies to its containers:
-	// the entry named after the image they use. One a human wrote is taken
-	// over (and owned from now on) rather than shadowed by a second entry.
+	// A component's entry is the one that makes its containers run its
+	// image: the entry named after that image (kustomize's own key), or the
+	// entry whose newName is that image (a base with a placeholder image,
+	// each overlay saying where it comes from). One a human wrote is taken
+	// over for its version only: its name and newName say which containers
+	// it rewrites and where they pull from, and vectorflow changes neither.
+	taken := map[*yaml.Node]string{}
 	for _, c := range components {
 		image := c.ImageName()
 		if err := duplicate(image); err != nil {
 			return err
 		}
-		item := byName[image]
-		if item == nil {
-			item = newOverlayImage(c)
+		var matched []overlayImageEntry
+		for _, entry := range entries {
+			if entry.name == image || entry.newName == image {
+				matched = append(matched, entry)
+			}
+		}
+		if len(matched) > 1 {
+			return fmt.Errorf("images entries %s and %s both set the image of component %q: kustomize would apply both; keep the one the stage's containers use and delete the other",
+				matched[0], matched[1], c.Name)
+		}
+		if len(matched) == 0 {
+			item := newOverlayImage(c)
 			seq.Content = append(seq.Content, item)
 			e.ops = append(e.ops, overlayOp{kind: opAppendItem, top: "images", parent: seq, node: item})
 			continue
 		}
+		item := matched[0].item
+		if other, ok := taken[item]; ok {
+			return fmt.Errorf("images entry %s is the entry of both components %q and %q: one entry sets one version, so give them images no entry shares", matched[0], other, c.Name)
+		}
+		taken[item] = c.Name
 		if yaml.NewRNode(item).Field("<<") != nil {
-			return fmt.Errorf("images entry %q (line %d) uses a merge key (<<): write its fields out so vectorflow can set them", image, item.Line)
+			return fmt.Errorf("images entry %s uses a merge key (<<): write its fields out so vectorflow can set them", matched[0])
 		}
 		for _, f := range overlayImageFields(c) {
 			e.setField(item, "images", f[0], f[1], overlayImageKeys)
 		}
 	}
+	// An entry vectorflow wrote for a component no longer in the vector
+	// goes, unless a component took it over or it has a newName: removing
+	// that would move the stage to another registry.
 	removed := false
 	for _, n := range owned {
 		if slices.ContainsFunc(components, func(c v1alpha1.VectorComponent) bool { return c.ImageName() == n }) {
@@ -353,8 +465,12 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 		if err := duplicate(n); err != nil {
 			return err
 		}
-		item := byName[n]
-		if item == nil {
+		i := slices.IndexFunc(entries, func(entry overlayImageEntry) bool { return entry.name == n })
+		if i < 0 {
+			continue
+		}
+		item := entries[i].item
+		if _, ok := taken[item]; ok || yaml.NewRNode(item).Field("newName") != nil {
 			continue
 		}
 		seq.Content = slices.DeleteFunc(seq.Content, func(x *yaml.Node) bool { return x == item })
@@ -372,11 +488,23 @@ func (e *overlayEdit) planImages(rn *yaml.RNode, components []v1alpha1.VectorCom
 // overlayImageKeys is the order kustomize writes an images entry in.
 var overlayImageKeys = []string{"name", "newName", "newTag", "digest"}
 
-// overlayImageFields are the fields vectorflow sets on a component's entry.
-// The entry is named after the image the containers use and they are to
-// run that image, so a newName (a human's, or an older vectorflow's) goes.
+// overlayImageEntry is one entry of an overlay's images list.
+type overlayImageEntry struct {
+	item          *yaml.Node
+	name, newName string
+}
+
+func (e overlayImageEntry) String() string {
+	if e.newName != "" {
+		return fmt.Sprintf("%q (line %d, newName %s)", e.name, e.item.Line, e.newName)
+	}
+	return fmt.Sprintf("%q (line %d)", e.name, e.item.Line)
+}
+
+// overlayImageFields are the fields vectorflow sets on a component's entry:
+// its version, never where the image comes from.
 func overlayImageFields(c v1alpha1.VectorComponent) [][2]string {
-	return [][2]string{{"newName", ""}, {"newTag", c.Tag}, {"digest", c.Digest}}
+	return [][2]string{{"newTag", c.Tag}, {"digest", c.Digest}}
 }
 
 func newOverlayImage(c v1alpha1.VectorComponent) *yaml.Node {

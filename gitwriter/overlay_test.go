@@ -3,6 +3,7 @@ package gitwriter
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,7 +143,8 @@ var overlayCases = map[string]overlayCase{
 		},
 	},
 	// An older vectorflow named the entry after the component: the entry is
-	// now the image's, and a newName on a component's entry goes.
+	// now the image's. A newName on a component's entry stays: it is where
+	// the stage pulls the image from.
 	"newname": {
 		vector:     "shop:9",
 		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.4.0", ""), comp("web", "web", "2.0.0", "")},
@@ -153,9 +155,37 @@ var overlayCases = map[string]overlayCase{
 			"+    vectorflow.dev/components: registry.example.com/shop/api,web",
 			"-- name: api",
 			"-  newTag: 1.4.0",
-			"-  newName: registry.example.com/shop/web",
 			"+- name: registry.example.com/shop/api",
 			"+  newTag: 1.4.0",
+		},
+	},
+	// The placeholder layout: the base says image: api, and the overlay's
+	// entry says where api comes from. The component's image is that
+	// newName, so the entry is the component's: only its tag moves.
+	"placeholder": {
+		vector:     "shop:2",
+		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.1.0", "")},
+		diff: []string{
+			"+metadata:",
+			"+  annotations:",
+			"+    vectorflow.dev/vector: shop:2",
+			"+    vectorflow.dev/components: registry.example.com/shop/api",
+			`-    newTag: "1.0.0"`,
+			`+    newTag: "1.1.0"`,
+		},
+	},
+	// A stage that pulls the image from a mirror keeps pulling from it: the
+	// entry is taken over for its tag, its newName stays.
+	"mirror": {
+		vector:     "shop:2",
+		components: []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.1.0", "")},
+		diff: []string{
+			"+metadata:",
+			"+  annotations:",
+			"+    vectorflow.dev/vector: shop:2",
+			"+    vectorflow.dev/components: registry.example.com/shop/api",
+			"-    newTag: 1.0.0",
+			"+    newTag: 1.1.0",
 		},
 	},
 	// The entry the containers match is the image's: a human's pin of it is
@@ -173,7 +203,6 @@ var overlayCases = map[string]overlayCase{
 			`+    newTag: "1.1.0" # the version the team last tested`,
 			"-  # an entry an older vectorflow wrote under the component's name",
 			"-  - name: api",
-			"-    newName: registry.example.com/shop/api",
 			"-    newTag: 1.0.0",
 		},
 	},
@@ -185,7 +214,6 @@ var overlayCases = map[string]overlayCase{
 			"+  annotations:",
 			"+    vectorflow.dev/vector: shop:3",
 			"+    vectorflow.dev/components: registry.example.com/shop/api",
-			"-  newName: mirror.example.com/shop/api",
 			"-  digest: " + digestA,
 			"+  digest: " + digestB,
 		},
@@ -244,7 +272,7 @@ var overlayCases = map[string]overlayCase{
 			"+    team: shop",
 			"+    vectorflow.dev/vector: shop:13",
 			"+    vectorflow.dev/components: api",
-			"-- newName: registry.example.com/api",
+			"-- digest: sha256:0000000000000000000000000000000000000000000000000000000000000001",
 			"-  name: api",
 			"+- name: api",
 		},
@@ -296,42 +324,57 @@ func TestEditOverlayGolden(t *testing.T) {
 			if diff := cmp.Diff(string(got), string(again)); diff != "" {
 				t.Errorf("re-applying is not a no-op (-first +second):\n%s", diff)
 			}
-			assertOverlayImages(t, got, tc)
+			assertOverlayImages(t, in, got, tc)
 		})
 	}
 }
 
 // assertOverlayImages checks the data, not the text: every component's
-// entry has exactly the expected string fields and the annotations are set.
-func assertOverlayImages(t *testing.T, out []byte, tc overlayCase) {
+// entry (the one named after its image, or whose newName is its image) has
+// exactly the expected string fields, the name and newName it had in the
+// input, and the annotations are set.
+func assertOverlayImages(t *testing.T, in, out []byte, tc overlayCase) {
 	t.Helper()
-	var k struct {
+	type kustomization struct {
 		Metadata struct {
 			Annotations map[string]string `yaml:"annotations"`
 		} `yaml:"metadata"`
 		Images []map[string]any `yaml:"images"`
 	}
-	if err := yaml.Unmarshal(bytes.ReplaceAll(out, []byte("\r\n"), []byte("\n")), &k); err != nil {
-		t.Fatalf("output does not parse: %v", err)
+	decode := func(b []byte) kustomization {
+		var k kustomization
+		if err := yaml.Unmarshal(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), &k); err != nil {
+			t.Fatalf("does not parse: %v\n%s", err, b)
+		}
+		return k
 	}
-	if got := k.Metadata.Annotations[overlayVectorAnnotation]; got != tc.vector {
+	entry := func(k kustomization, image string) map[string]any {
+		for _, im := range k.Images {
+			if im["name"] == image || im["newName"] == image {
+				return im
+			}
+		}
+		return nil
+	}
+	before, after := decode(in), decode(out)
+	if got := after.Metadata.Annotations[overlayVectorAnnotation]; got != tc.vector {
 		t.Errorf("vector annotation = %q, want %q", got, tc.vector)
 	}
 	for _, c := range tc.components {
 		want := map[string]any{"name": c.ImageName()}
+		if old := entry(before, c.ImageName()); old != nil {
+			want["name"] = old["name"]
+			if old["newName"] != nil {
+				want["newName"] = old["newName"]
+			}
+		}
 		if c.Tag != "" {
 			want["newTag"] = c.Tag
 		}
 		if c.Digest != "" {
 			want["digest"] = c.Digest
 		}
-		var got map[string]any
-		for _, im := range k.Images {
-			if im["name"] == c.ImageName() {
-				got = im
-			}
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, entry(after, c.ImageName())); diff != "" {
 			t.Errorf("images entry %s (-want +got):\n%s", c.ImageName(), diff)
 		}
 	}
@@ -364,6 +407,18 @@ func TestEditOverlayErrors(t *testing.T) {
 		{"image with a tag", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("api", "registry.example.com/api:1.0", "1.0", "")}, `image "registry.example.com/api:1.0" is not a valid image repository`},
 		{"component without name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{{Tag: "1"}}, "component 0 has no name"},
 		{"component twice", "kind: Kustomization\n", "shop:1", append(api, api...), `component "api" appears twice`},
+		{"two entries for one image", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.0.0\n- name: api\n  newName: registry.example.com/shop/api\n",
+			"shop:1", []v1alpha1.VectorComponent{comp("api", "registry.example.com/shop/api", "1.1.0", "")},
+			`images entries "registry.example.com/shop/api" (line 2) and "api" (line 4, newName registry.example.com/shop/api) both set the image of component "api"`},
+		{"a key twice in an entry", "images:\n- name: api\n  newTag: 1.0.0\n  newTag: 1.1.0\n", "shop:1", api, `has the field "images[0].newTag" twice (line 4)`},
+		{"a key twice deeper", "metadata:\n  labels:\n    a: x\n    a: y\n", "shop:1", api, `has the field "metadata.labels.a" twice (line 4)`},
+		{"too large", "kind: Kustomization\n#" + strings.Repeat("x", maxOverlayBytes) + "\n", "shop:1", api, "more than the 1048576 a kustomization.yaml may have"},
+		{"a mapping of 40,000 keys", "labels:\n" + overlayKeys(40_000), "shop:1", api, "labels (line 2) has 40000 keys, more than the 2000"},
+		{"too many nodes", "resources:\n" + strings.Repeat("- x\n", maxOverlayNodes), "shop:1", api, "more than 100000 YAML nodes"},
+		{"an alias bomb", overlayAliasBomb(9), "shop:1", api, "expands to more than 100000 YAML nodes through its aliases"},
+		{"one entry for two components", "images:\n- name: api\n  newName: registry.example.com/shop/api\n",
+			"shop:1", []v1alpha1.VectorComponent{comp("api", "", "1", ""), comp("shop-api", "registry.example.com/shop/api", "2", "")},
+			`images entry "api" (line 2, newName registry.example.com/shop/api) is the entry of both components "api" and "shop-api"`},
 		{"comma in name", "kind: Kustomization\n", "shop:1", []v1alpha1.VectorComponent{comp("a,b", "", "1", "")}, "may not contain a comma"},
 	}
 	for _, tt := range tests {
@@ -376,6 +431,38 @@ func TestEditOverlayErrors(t *testing.T) {
 				t.Errorf("error %q does not name the file and %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func overlayKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "  k%d: v\n", i)
+	}
+	return b.String()
+}
+
+// overlayAliasBomb is a kustomization whose last label, expanded, is 9^levels
+// strings (9^9 is 387 million) in a few hundred bytes.
+func overlayAliasBomb(levels int) string {
+	var b strings.Builder
+	b.WriteString("commonLabels:\n  l0: &l0 [x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= levels; i++ {
+		p := fmt.Sprintf("*l%d", i-1)
+		fmt.Fprintf(&b, "  l%d: &l%d [%s]\n", i, i, strings.Repeat(p+", ", 8)+p)
+	}
+	return b.String()
+}
+
+// A kustomization may repeat a value with an anchor and aliases.
+func TestEditOverlayAcceptsSmallAliases(t *testing.T) {
+	in := overlayAliasBomb(2) + "images:\n- name: api\n  newTag: 1.0.0\n"
+	got, err := EditOverlay("k.yaml", []byte(in), "shop:1", []v1alpha1.VectorComponent{comp("api", "", "1.1.0", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "newTag: 1.1.0\n") || !strings.Contains(string(got), "l2: &l2 [*l1,") {
+		t.Errorf("the edit did not keep the anchors or set the tag:\n%s", got)
 	}
 }
 
@@ -634,9 +721,9 @@ func TestEditOverlayShapes(t *testing.T) {
 			want:  "{kind: Kustomization, metadata: {annotations: {vectorflow.dev/vector: 'shop:1', vectorflow.dev/components: api}}, images: [{name: api, newTag: 1.5.0}]}\n",
 		},
 		{
-			name: "dash gap kept, newName equal to name dropped",
+			name: "dash gap kept, newName kept",
 			in:   "images:\n-   name: api\n    newName: api\n",
-			want: "images:\n-   name: api\n    newTag: 1.5.0\nmetadata:\n  annotations:\n    vectorflow.dev/vector: shop:1\n    vectorflow.dev/components: api\n",
+			want: "images:\n-   name: api\n    newName: api\n    newTag: 1.5.0\nmetadata:\n  annotations:\n    vectorflow.dev/vector: shop:1\n    vectorflow.dev/components: api\n",
 		},
 	}
 	for _, tt := range tests {
@@ -659,7 +746,7 @@ func TestEditOverlayShapes(t *testing.T) {
 			if err != nil || !bytes.Equal(got, again) {
 				t.Errorf("re-applying is not a no-op (%v):\n%s", err, again)
 			}
-			assertOverlayImages(t, got, overlayCase{vector: "shop:1", components: components})
+			assertOverlayImages(t, []byte(tt.in), got, overlayCase{vector: "shop:1", components: components})
 		})
 	}
 }
@@ -686,5 +773,24 @@ func TestOverlayPlainSafe(t *testing.T) {
 		if overlayPlainWord(value) && !overlayPlainParsed(value) {
 			t.Errorf("overlayPlainWord(%q) says plain, parsing disagrees", value)
 		}
+	}
+}
+
+// An entry vectorflow took over for a component that has left the vector
+// stays when it has a newName: removing it would move the stage's
+// containers to another registry. One without a newName goes.
+func TestEditOverlayKeepsAnOwnedEntryWithANewName(t *testing.T) {
+	in := "metadata:\n  annotations:\n    vectorflow.dev/vector: shop:1\n    vectorflow.dev/components: registry.example.com/shop/web,registry.example.com/shop/worker\n" +
+		"images:\n- name: registry.example.com/shop/web\n  newName: mirror.example.com/shop/web\n  newTag: 2.0.0\n" +
+		"- name: registry.example.com/shop/worker\n  newTag: 3.0.0\n"
+	got, err := EditOverlay("k.yaml", []byte(in), "shop:2", []v1alpha1.VectorComponent{comp("api", "", "1", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "metadata:\n  annotations:\n    vectorflow.dev/vector: shop:2\n    vectorflow.dev/components: api\n" +
+		"images:\n- name: registry.example.com/shop/web\n  newName: mirror.example.com/shop/web\n  newTag: 2.0.0\n" +
+		"- name: api\n  newTag: \"1\"\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -116,14 +116,22 @@ type NoEffectError struct {
 func (e *NoEffectError) Error() string { return strings.Join(e.Problems, "; ") }
 
 // CheckComponents decides whether a build's images run every component at
-// its version: at least one container runs the component's image at
-// exactly its tag and digest, as kustomize writes them, and no container
-// runs that image at anything else. It returns a *NoEffectError, or nil.
-func CheckComponents(images []RenderedImage, components []v1alpha1.VectorComponent) error {
+// its version. overlay is the overlay's images entries: a component's
+// containers run under the name its entry gives them (the entry's newName,
+// else its name; see StageVector.Entry), or under the component's image
+// when no entry takes it. At least one container must run that name at
+// exactly the component's tag and digest, as kustomize writes them, and no
+// container may run it at anything else. It returns a *NoEffectError, or
+// nil.
+func CheckComponents(images []RenderedImage, overlay StageVector, components []v1alpha1.VectorComponent) error {
 	var problems []string
 	for _, c := range components {
 		image := c.ImageName()
-		want := image
+		runsAs := image
+		if entry, ok := overlay.Entry(image); ok {
+			runsAs = entry.ImageName()
+		}
+		want := runsAs
 		if c.Tag != "" {
 			want += ":" + c.Tag
 		}
@@ -134,22 +142,19 @@ func CheckComponents(images []RenderedImage, components []v1alpha1.VectorCompone
 		for _, r := range images {
 			name, tag, digest := SplitImage(r.Image)
 			switch {
-			case name != image:
+			case name != runsAs:
 			case tag == c.Tag && digest == c.Digest:
 				at = append(at, r.Image)
 			default:
 				other = append(other, fmt.Sprintf("%s (container %s of %s)", r.Image, r.Container, r.Object))
 			}
 		}
-		label := fmt.Sprintf("component %s (%s)", c.Name, image)
-		if c.Name == image {
-			label = "component " + c.Name
-		}
+		label := componentLabel(c, runsAs)
 		switch {
 		case len(at) == 0 && len(other) > 0:
 			problems = append(problems, fmt.Sprintf("%s renders nowhere at %s: the overlay's containers use %s", label, want, summarize(other)))
 		case len(at) == 0:
-			problems = append(problems, fmt.Sprintf("%s renders nowhere: no container uses %s; the overlay's containers use %s", label, image, summarize(distinctImages(images))))
+			problems = append(problems, fmt.Sprintf("%s renders nowhere: no container uses %s; the overlay's containers use %s", label, runsAs, summarize(distinctImages(images))))
 		case len(other) > 0:
 			problems = append(problems, fmt.Sprintf("%s renders at %s, but other containers still use %s", label, want, summarize(other)))
 		}
@@ -158,6 +163,23 @@ func CheckComponents(images []RenderedImage, components []v1alpha1.VectorCompone
 		return nil
 	}
 	return &NoEffectError{Problems: problems}
+}
+
+// componentLabel names a component, its image when that is not its name,
+// and the name its containers run under when an entry moves it.
+func componentLabel(c v1alpha1.VectorComponent, runsAs string) string {
+	image := c.ImageName()
+	var also []string
+	if c.Name != image {
+		also = append(also, image)
+	}
+	if runsAs != image {
+		also = append(also, "run as "+runsAs)
+	}
+	if len(also) == 0 {
+		return "component " + c.Name
+	}
+	return fmt.Sprintf("component %s (%s)", c.Name, strings.Join(also, ", "))
 }
 
 func distinctImages(images []RenderedImage) []string {

@@ -118,6 +118,7 @@ func TestCheckComponents(t *testing.T) {
 	tests := []struct {
 		name       string
 		images     []RenderedImage
+		entries    []v1alpha1.VectorComponent // the overlay's images entries, as StageVector reads them
 		components []v1alpha1.VectorComponent
 		want       []string // the problems; nil means the overlay runs the vector
 	}{{
@@ -161,6 +162,35 @@ func TestCheckComponents(t *testing.T) {
 		want: []string{"component api (registry.example.com/shop/api) renders at registry.example.com/shop/api:1.1.0, " +
 			"but other containers still use registry.example.com/shop/api:1.0.0 (container worker of Deployment dev/worker)"},
 	}, {
+		name:       "placeholder entry: runs the image its newName names",
+		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		entries:    []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0"}},
+		components: []v1alpha1.VectorComponent{component},
+	}, {
+		name:       "mirror entry: runs the mirror's image at the tag",
+		images:     []RenderedImage{api("mirror.example.com/shop/api:1.1.0"), worker("busybox")},
+		entries:    []v1alpha1.VectorComponent{{Name: "registry.example.com/shop/api", Image: "mirror.example.com/shop/api", Tag: "1.1.0"}},
+		components: []v1alpha1.VectorComponent{component},
+	}, {
+		name:       "mirror entry: a container left behind on the mirror",
+		images:     []RenderedImage{api("mirror.example.com/shop/api:1.1.0"), worker("mirror.example.com/shop/api:1.0.0")},
+		entries:    []v1alpha1.VectorComponent{{Name: "registry.example.com/shop/api", Image: "mirror.example.com/shop/api", Tag: "1.1.0"}},
+		components: []v1alpha1.VectorComponent{component},
+		want: []string{"component api (registry.example.com/shop/api, run as mirror.example.com/shop/api) renders at mirror.example.com/shop/api:1.1.0, " +
+			"but other containers still use mirror.example.com/shop/api:1.0.0 (container worker of Deployment dev/worker)"},
+	}, {
+		name:       "mirror entry: the registry's image does not count",
+		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		entries:    []v1alpha1.VectorComponent{{Name: "registry.example.com/shop/api", Image: "mirror.example.com/shop/api", Tag: "1.1.0"}},
+		components: []v1alpha1.VectorComponent{component},
+		want: []string{"component api (registry.example.com/shop/api, run as mirror.example.com/shop/api) renders nowhere: no container uses mirror.example.com/shop/api; " +
+			"the overlay's containers use registry.example.com/shop/api:1.1.0"},
+	}, {
+		name:       "an entry for another image changes nothing",
+		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		entries:    []v1alpha1.VectorComponent{{Name: "web", Image: "mirror.example.com/shop/web", Tag: "2"}},
+		components: []v1alpha1.VectorComponent{component},
+	}, {
 		name:   "every component is checked",
 		images: []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
 		components: []v1alpha1.VectorComponent{
@@ -173,7 +203,7 @@ func TestCheckComponents(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckComponents(tt.images, tt.components)
+			err := CheckComponents(tt.images, StageVector{Images: tt.entries}, tt.components)
 			var got []string
 			if err != nil {
 				ne, ok := err.(*NoEffectError)

@@ -22,6 +22,31 @@ type StageVector struct {
 	Images []v1alpha1.VectorComponent // the images: entries, name->Name, newName->Image, newTag->Tag, digest->Digest, in file order
 }
 
+// Entry is the images entry that sets the version of the component whose
+// image is image, as a promotion's edit takes it over: the entry named
+// image (kustomize's own key), or the entry whose newName is image (a base
+// with a placeholder image, each overlay saying where it comes from). The
+// entry's ImageName is the name the component's containers run under.
+// ok is false when no entry or more than one matches (see Entries): the
+// edit refuses the latter, naming both.
+func (sv StageVector) Entry(image string) (entry v1alpha1.VectorComponent, ok bool) {
+	if m := sv.Entries(image); len(m) == 1 {
+		return m[0], true
+	}
+	return v1alpha1.VectorComponent{}, false
+}
+
+// Entries are all the images entries that match image by Entry's rule.
+func (sv StageVector) Entries(image string) []v1alpha1.VectorComponent {
+	var out []v1alpha1.VectorComponent
+	for _, e := range sv.Images {
+		if e.Name == image || e.Image == image {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // ReadStageVector parses the overlay's kustomization file (kustomization.yaml, kustomization.yml or Kustomization) in dir.
 func ReadStageVector(tree Tree, dir string) (StageVector, error) {
 	dir, err := cleanDir(dir)

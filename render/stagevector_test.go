@@ -189,6 +189,43 @@ func writeStageVector(t *testing.T, sv StageVector) []byte {
 	return []byte(out)
 }
 
+// TestStageVectorEntry reads a component's version back from the overlays a
+// promotion writes, in every layout the edit takes over: the entry named
+// after the component's image, the placeholder entry whose newName is it,
+// and the entry that moves the image to a mirror.
+func TestStageVectorEntry(t *testing.T) {
+	const image = "registry.example.com/shop/api"
+	tests := []struct {
+		name    string
+		overlay string
+		want    v1alpha1.VectorComponent // zero: no entry
+	}{
+		{"named after the image", "images:\n- name: busybox\n  newTag: '1'\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\n",
+			v1alpha1.VectorComponent{Name: image, Tag: "1.1.0"}},
+		{"placeholder", "images:\n- name: api\n  newName: registry.example.com/shop/api\n  newTag: 1.1.0\n",
+			v1alpha1.VectorComponent{Name: "api", Image: image, Tag: "1.1.0"}},
+		{"mirror", "images:\n- name: registry.example.com/shop/api\n  newName: mirror.example.com/shop/api\n  digest: sha256:b\n",
+			v1alpha1.VectorComponent{Name: image, Image: "mirror.example.com/shop/api", Digest: "sha256:b"}},
+		{"none", "images:\n- name: api\n  newTag: 1.1.0\n", v1alpha1.VectorComponent{}},
+		{"two: the edit refuses, so none", "images:\n- name: api\n  newName: registry.example.com/shop/api\n- name: registry.example.com/shop/api\n", v1alpha1.VectorComponent{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sv, err := parseStageVector("dev/kustomization.yaml", []byte(tt.overlay))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := sv.Entry(image)
+			if ok != (tt.want != v1alpha1.VectorComponent{}) {
+				t.Errorf("found = %v", ok)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("entry (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func mustRead(t *testing.T, name string) string {
 	t.Helper()
 	data, err := DirTree(".").ReadFile(name)

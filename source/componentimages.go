@@ -18,6 +18,8 @@ import (
 // repository (parsed as Flux parses image references, with
 // go-containerregistry) and must match a container in every stage the
 // template's vectors are promoted to, or a promotion there changes nothing.
+// A stage's images entry for the image (named after it, or a placeholder's
+// entry whose newName is it) says which name the containers run it under.
 func componentImageProblems(s *Snapshot, renderer *render.Renderer) []Problem {
 	var problems []Problem
 	for _, t := range sortedNames(s.Templates) {
@@ -55,7 +57,14 @@ func componentImageProblems(s *Snapshot, renderer *render.Renderer) []Problem {
 		}
 		for _, c := range s.templateComponents(template) {
 			image, field := componentImage(c.spec, c.index)
-			if _, err := name.NewRepository(image); err != nil || matchesAny(images, image) {
+			if entries := ref.Vector.Entries(image); len(entries) > 1 && !seen[key+"\x00entries\x00"+image] {
+				seen[key+"\x00entries\x00"+image] = true
+				o, _ := s.Object(v1alpha1.VectorTemplateKind, c.template)
+				problems = append(problems, Problem{File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
+					Reason: fmt.Sprintf("image %s has %d images entries in the overlay %s of Stage %s (%s): kustomize applies each, and a promotion cannot tell which sets the version; keep one",
+						image, len(entries), ref.Overlay, key, describeEntries(entries))})
+			}
+			if _, err := name.NewRepository(image); err != nil || matchesAny(images, runsAs(ref.Vector, image)) {
 				continue
 			}
 			if seen[key+"\x00"+c.template+"\x00"+field] {
@@ -145,6 +154,28 @@ func (s *Snapshot) templateComponents(template string) []templateComponent {
 		}
 	}
 	return out
+}
+
+// runsAs is the image name the containers of the component whose image is
+// image run under in an overlay: the one its images entry gives (a
+// mirror's newName), as a promotion's edit and render check take it.
+func runsAs(overlay render.StageVector, image string) string {
+	if entry, ok := overlay.Entry(image); ok {
+		return entry.ImageName()
+	}
+	return image
+}
+
+func describeEntries(entries []v1alpha1.VectorComponent) string {
+	var out []string
+	for _, e := range entries {
+		d := "name " + e.Name
+		if e.Image != "" {
+			d += " newName " + e.Image
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, "; ")
 }
 
 func matchesAny(images []render.RenderedImage, image string) bool {
