@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -90,11 +89,6 @@ func runDemo(ctx context.Context, out io.Writer, keep string) (err error) {
 		return fmt.Errorf("demo: make a working directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	// The git server logs every request through the standard logger; the
-	// demo's output is its narration. The demo owns the process while it
-	// runs, so it borrows the logger and gives it back.
-	defer log.SetOutput(log.Writer())
-	log.SetOutput(io.Discard)
 	d := &demoRun{out: out, dir: dir, state: controller.NewState()}
 	if d.srv, err = demo.StartServers(dir); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -123,5 +124,34 @@ func signerKey(t *testing.T, file string) testutil.OpenPGPKey {
 	return testutil.OpenPGPKey{
 		Email: l.Spec.Signers[0].Name, PublicArmored: []byte(armored),
 		Fingerprint: strings.ToUpper(fmt.Sprintf("%x", ring[0].PrimaryKey.Fingerprint)),
+	}
+}
+
+// TestBinaryLinksNoTestServer: the demo serves its throwaway repository
+// with the git binary's own http-backend, so the release binary links no
+// git server written for tests (and none of what such a server brings).
+func TestBinaryLinksNoTestServer(t *testing.T) {
+	// go test puts the go command that runs it first on PATH.
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("find the go command to list the binary's packages: %v", err)
+	}
+	cmd := exec.CommandContext(t.Context(), goCmd, "list", "-deps", "-f", "{{.ImportPath}}", ".")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, stderr.String())
+	}
+	testServers := []string{
+		"github.com/fluxcd/pkg/gittestserver",
+		"github.com/fluxcd/gitkit",
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, server := range testServers {
+			if pkg == server || strings.HasPrefix(pkg, server+"/") {
+				t.Errorf("vectorflow links %s, a test server; the release binary must not carry one", pkg)
+			}
+		}
 	}
 }
