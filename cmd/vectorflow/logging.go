@@ -80,7 +80,7 @@ func (l *logLevel) String() string {
 	return strconv.Itoa(int(*l)) // a level only -v reaches
 }
 
-func (l *logLevel) Type() string { return "level" }
+func (l *logLevel) Type() string { return "string" } // as Flux shows it
 
 // verbosity is the old -v N: it sets the level --log-level sets.
 type verbosity struct{ level *logLevel }
