@@ -97,6 +97,9 @@ type Controller struct {
 	// branch; renderer renders overlays for their descriptions.
 	opened   map[string]v1alpha1.PullRequestStatus
 	renderer *render.Renderer
+	// unindexed are promotions whose pull request waits for the forge to
+	// index the branch pushed for it.
+	unindexed map[string]*unindexedBranch
 	// inputs identifies what the last decision was made from; a pass whose
 	// inputs are the same, before due, decides nothing.
 	inputs    string
@@ -126,6 +129,10 @@ type PassResult struct {
 	Executed []string
 	// PullRequests are the pull requests opened or closed in this pass.
 	PullRequests []string
+	// PullRequestsWaiting are the promotions whose pull request waits for
+	// the forge to index the branch pushed for it; a pass after
+	// RequeueAfter opens it.
+	PullRequestsWaiting []string
 	// Written are the repositories whose overlays this pass changed: every
 	// controller whose stages live there must look again at once.
 	Written      []string
@@ -286,7 +293,11 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 		}
 	}
 	res.Written = sortedKeys(written)
-	res.PullRequests = c.executePullRequests(ctx, snap, d.State, d.PullRequestActions)
+	var retryIn time.Duration
+	res.PullRequests, res.PullRequestsWaiting, retryIn = c.executePullRequests(ctx, snap, d.State, d.PullRequestActions)
+	if retryIn > 0 && (res.RequeueAfter == 0 || retryIn < res.RequeueAfter) {
+		res.RequeueAfter = retryIn
+	}
 	c.inputs, c.due, c.problems = inputs, now.Add(requeueOrForever(d.RequeueAfter)), res.Problems
 	// A forge write that failed is planned again only by a fresh decision.
 	if res.Changed() || execErr != nil || len(res.PullRequests) < len(d.PullRequestActions) {
@@ -338,9 +349,9 @@ func (c *Controller) upload(ctx context.Context) {
 	}
 }
 
-// RunUntilStable runs passes until one changes nothing, so a change
-// propagates through every stage it reaches (dev, then test, ...) in one
-// call. It stops after maxPasses.
+// RunUntilStable runs passes until one changes nothing and leaves no pull
+// request waiting for its forge, so a change propagates through every stage
+// it reaches (dev, then test, ...) in one call. It stops after maxPasses.
 func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassResult, error) {
 	var all []PassResult
 	for i := 0; i < maxPasses; i++ {
@@ -350,7 +361,17 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 		}
 		all = append(all, res)
 		if !res.Changed() && len(c.pendingResults()) == 0 {
-			return all, nil
+			if len(res.PullRequestsWaiting) == 0 {
+				return all, nil
+			}
+			// Only the forge is behind: look again when it may have caught up.
+			timer := time.NewTimer(res.RequeueAfter)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return all, ctx.Err()
+			case <-timer.C:
+			}
 		}
 	}
 	return all, fmt.Errorf("repository %s did not settle after %d passes", c.name, maxPasses)

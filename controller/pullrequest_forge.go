@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/forge"
@@ -120,9 +123,16 @@ func forgeToken(cfg string, policy *v1alpha1.PullRequestApproval) (string, error
 
 // executePullRequests makes the forge writes a decision asked for. A
 // failure is logged and the action is planned again on the next pass; both
-// kinds are idempotent. It returns what was done.
-func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snapshot, state *State, actions []PullRequestAction) []string {
-	var done []string
+// kinds are idempotent. It returns what was done, the promotions whose pull
+// request waits for the forge to index its branch, and when to try those
+// again (0 when none waits).
+func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snapshot, state *State, actions []PullRequestAction) (done, waiting []string, retryIn time.Duration) {
+	// A wait ends when its pull request is no longer asked for.
+	for name := range c.unindexed {
+		if !slices.ContainsFunc(actions, func(a PullRequestAction) bool { return a.Kind == OpenPullRequest && a.Promotion == name }) {
+			delete(c.unindexed, name)
+		}
+	}
 	for _, a := range actions {
 		p := state.Promotions[a.Promotion]
 		if p == nil {
@@ -136,6 +146,14 @@ func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snaps
 		switch a.Kind {
 		case OpenPullRequest:
 			pr, err := c.openPullRequest(ctx, snap, state, p, policy)
+			if delay, ok := c.awaitBranchIndex(p.Name, err); ok {
+				log.Info("the forge does not know the promotion branch yet; opening the pull request on a pass soon", "retryIn", delay.String())
+				waiting = append(waiting, p.Name)
+				if retryIn == 0 || delay < retryIn {
+					retryIn = delay
+				}
+				continue
+			}
 			if err != nil {
 				log.Error(err, "pull request not opened; retrying on the next pass")
 				continue
@@ -156,7 +174,7 @@ func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snaps
 			done = append(done, fmt.Sprintf("%s: closed pull request #%d", p.Name, a.Number))
 		}
 	}
-	return done
+	return done, waiting, retryIn
 }
 
 // openPullRequest pushes p's promotion commit, unapproved, on top of the
@@ -195,7 +213,7 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 	}
 	req := forge.NewPullRequest{Head: branch, Base: ref.Branch, Labels: policy.Labels, Body: body,
 		Title: fmt.Sprintf("Promote %s to %s/%s", p.Spec.Vector, t.Landscape, t.Name)}
-	pr, err := openWhenIndexed(ctx, client, repo, req)
+	pr, err := client.OpenPullRequest(ctx, repo, req)
 	if err != nil {
 		return v1alpha1.PullRequestStatus{}, err
 	}
@@ -204,24 +222,49 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 	return v1alpha1.PullRequestStatus{Number: pr.Number, URL: pr.URL, Branch: branch, HeadSHA: pushed.Commit.String(), State: pullRequestOpen}, nil
 }
 
-// openWhenIndexed opens the pull request, retrying for a while when the
-// forge has not yet indexed the branch just pushed (Gitea indexes pushes
-// asynchronously and answers "branch does not exist" meanwhile).
-func openWhenIndexed(ctx context.Context, client forge.Forge, repo forge.Repo, req forge.NewPullRequest) (forge.PullRequest, error) {
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		pr, err := client.OpenPullRequest(ctx, repo, req)
-		var apiErr *forge.APIError
-		if err == nil || !errors.As(err, &apiErr) || time.Now().After(deadline) ||
-			(apiErr.Status != http.StatusNotFound && apiErr.Status != http.StatusUnprocessableEntity) {
-			return pr, err
-		}
-		select {
-		case <-ctx.Done():
-			return forge.PullRequest{}, ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
+// branchIndexGrace is how long a forge may take to index a promotion branch
+// just pushed: Gitea indexes pushes asynchronously and meanwhile answers
+// that the branch does not exist. Within it the pull request waits for a
+// pass soon after, instead of holding this one; after it, the answer is an
+// error, and the next pass starts over.
+const branchIndexGrace = 20 * time.Second
+
+// branchIndexBackoff spaces the passes that try again: soon after the push
+// first, less often while the forge stays behind.
+var branchIndexBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Cap: 4 * time.Second, Steps: 5}
+
+// unindexedBranch is a promotion whose branch the forge did not know when
+// its pull request was opened: since when, and the waits left.
+type unindexedBranch struct {
+	since   time.Time
+	backoff wait.Backoff
+}
+
+// awaitBranchIndex judges err, what opening promotion's pull request
+// answered: when the forge did not know the branch, within branchIndexGrace
+// of its first such answer, the pull request waits for a pass after the
+// delay returned. Any other answer, or one past the grace, ends the wait
+// (the caller reports err).
+func (c *Controller) awaitBranchIndex(promotion string, err error) (time.Duration, bool) {
+	var apiErr *forge.APIError
+	if !errors.As(err, &apiErr) || (apiErr.Status != http.StatusNotFound && apiErr.Status != http.StatusUnprocessableEntity) {
+		delete(c.unindexed, promotion)
+		return 0, false
 	}
+	now := c.opts.Clock()
+	u := c.unindexed[promotion]
+	if u == nil {
+		if c.unindexed == nil {
+			c.unindexed = map[string]*unindexedBranch{}
+		}
+		u = &unindexedBranch{since: now, backoff: branchIndexBackoff}
+		c.unindexed[promotion] = u
+	}
+	if now.Sub(u.since) > branchIndexGrace {
+		delete(c.unindexed, promotion)
+		return 0, false
+	}
+	return u.backoff.Step(), true
 }
 
 // pullRequestKey identifies the forge facts, so a pass whose only news is a

@@ -3,11 +3,12 @@ package controller
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Runner keeps many repositories reconciled: one worker per repository and
@@ -94,9 +95,9 @@ func (r *Runner) Ready() error {
 
 func (r *Runner) work(ctx context.Context, w *worker) {
 	log := r.log.WithValues("repository", w.c.Name(), "branch", w.c.opts.Branch)
-	backoff := time.Second
+	backoff := failedPassBackoff(r.interval)
 	for {
-		wait := jitter(r.interval)
+		delay := wait.Jitter(r.interval, pollJitter)
 		// A host that accepts and never answers must not hold the worker:
 		// a pass cut short is a failed pass, retried with backoff (a
 		// promotion write cut off stays InProgress and is retried too).
@@ -118,14 +119,14 @@ func (r *Runner) work(ctx context.Context, w *worker) {
 		}
 		switch {
 		case err != nil:
-			log.Error(err, "pass failed", "retryIn", backoff.String())
-			wait, backoff = backoff, min(2*backoff, max(r.interval, time.Second))
+			delay = backoff.Step()
+			log.Error(err, "pass failed", "retryIn", delay.String())
 		default:
-			backoff = time.Second
+			backoff = failedPassBackoff(r.interval)
 			if res.Changed() {
-				wait = 0 // follow the change: the next stage may drift now
-			} else if res.RequeueAfter > 0 && res.RequeueAfter < wait {
-				wait = res.RequeueAfter
+				delay = 0 // follow the change: the next stage may drift now
+			} else if res.RequeueAfter > 0 && res.RequeueAfter < delay {
+				delay = res.RequeueAfter
 			}
 			// Stages are shared across config repositories through their
 			// landscapes: whoever sources from a stage this pass wrote looks
@@ -134,7 +135,7 @@ func (r *Runner) work(ctx context.Context, w *worker) {
 				r.triggerOthers(w, url)
 			}
 		}
-		timer := time.NewTimer(wait)
+		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -152,11 +153,12 @@ func passTimeout(interval time.Duration) time.Duration {
 	return min(max(10*interval, 2*time.Second), 5*time.Minute)
 }
 
-// jitter adds up to 10% to d, so many repositories polled on the same
-// interval do not fetch in lockstep.
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	return d + time.Duration(rand.Int64N(int64(d)/10+1))
+// pollJitter adds up to 10% to the interval, so many repositories polled
+// on the same interval do not fetch in lockstep.
+const pollJitter = 0.1
+
+// failedPassBackoff spaces the passes after a failed one: 1s, doubling up
+// to the interval (at least 1s); a pass that works starts it over.
+func failedPassBackoff(interval time.Duration) wait.Backoff {
+	return wait.Backoff{Duration: time.Second, Factor: 2, Cap: max(interval, time.Second), Steps: math.MaxInt32}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // PromoteBranchPrefix is the namespace of branches vectorflow owns for
@@ -78,9 +78,9 @@ type WriterOptions struct {
 	// MaxAttempts bounds pushes per batch when the branch keeps moving;
 	// default 10.
 	MaxAttempts int
-	// Backoff is the wait before retry attempt n (n >= 1); default jittered
-	// exponential from 50ms, capped at 2s.
-	Backoff func(attempt int) time.Duration
+	// Backoff spaces the retries of a push that lost a race; default
+	// writeBackoff, 50ms doubling up to 2s, each wait spread by ±50%.
+	Backoff wait.Backoff
 }
 
 // Writer commits to git remotes without a worktree: it fetches a branch into
@@ -105,8 +105,8 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 10
 	}
-	if o.Backoff == nil {
-		o.Backoff = jitteredBackoff
+	if o.Backoff == (wait.Backoff{}) {
+		o.Backoff = writeBackoff
 	}
 	return &Writer{opts: o, branches: map[branchKey]*branchState{}}, nil
 }
@@ -164,9 +164,10 @@ func (w *Writer) PushBranch(ctx context.Context, remote Remote, base, branch str
 	defer st.unlock()
 
 	var last error
+	backoff := w.opts.Backoff
 	for attempt := 1; attempt <= w.opts.MaxAttempts; attempt++ {
 		if attempt > 1 {
-			if err := sleep(ctx, w.opts.Backoff(attempt-1)); err != nil {
+			if err := sleep(ctx, backoff.Step()); err != nil {
 				return Result{}, err
 			}
 		}
@@ -352,6 +353,7 @@ func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRe
 	}
 	useCache := true
 	var last error
+	backoff := w.opts.Backoff
 	for attempt := 0; ; {
 		tip, cached := plumbing.ZeroHash, false
 		if useCache {
@@ -429,7 +431,7 @@ func (w *Writer) runBatch(ctx context.Context, st *branchState, batch []*applyRe
 			fail(&RetriesExhaustedError{URL: target.Remote.URL, Branch: target.Branch, Attempts: attempt, Err: last})
 			return
 		}
-		if err := sleep(ctx, w.opts.Backoff(attempt)); err != nil {
+		if err := sleep(ctx, backoff.Step()); err != nil {
 			fail(err)
 			return
 		}
@@ -625,13 +627,11 @@ func validTarget(t Target) error {
 	return nil
 }
 
-// jitteredBackoff spreads retries of competing writers apart: 50ms doubling
-// per attempt, capped at 2s, times a random factor in [0.5, 1.5).
-func jitteredBackoff(attempt int) time.Duration {
-	d := 50 * time.Millisecond << min(attempt-1, 6)
-	d = min(d, 2*time.Second)
-	return time.Duration(float64(d) * (0.5 + rand.Float64()))
-}
+// writeBackoff spreads retries of competing writers apart: 50ms doubling
+// per attempt, capped at 2s, times a random factor in [0.5, 1.5). wait's
+// jitter only adds, from d to d·(1+Jitter), so the base is half of that and
+// the jitter 2; the cap is reached at the sixth step.
+var writeBackoff = wait.Backoff{Duration: 25 * time.Millisecond, Factor: 2, Jitter: 2, Steps: 6, Cap: time.Second}
 
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
@@ -211,8 +212,8 @@ func newTestWriter(t testing.TB, o WriterOptions) *Writer {
 	if o.Identity == (Identity{}) {
 		o.Identity = Identity{Name: "vectorflow", Email: "vectorflow@example.com"}
 	}
-	if o.Backoff == nil {
-		o.Backoff = func(int) time.Duration { return time.Millisecond }
+	if o.Backoff == (wait.Backoff{}) {
+		o.Backoff = wait.Backoff{Duration: time.Millisecond}
 	}
 	w, err := NewWriter(o)
 	if err != nil {

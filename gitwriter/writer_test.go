@@ -19,6 +19,7 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/crypto/ssh/knownhosts"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -742,6 +743,5 @@ func fixtureWithOverlays(t *testing.T, n int) string {
 
 func overlayFile(i int) string { return fmt.Sprintf("apps/overlays/svc-%02d/settings.env", i) }
 
-func smallJitter(attempt int) time.Duration {
-	return time.Duration(1+rand.IntN(30)) * time.Millisecond
-}
+// smallJitter waits 1ms to 30ms before every retry.
+var smallJitter = wait.Backoff{Duration: time.Millisecond, Jitter: 29}

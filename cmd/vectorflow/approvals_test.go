@@ -123,7 +123,7 @@ func TestBadApprovalNeverHidesAGoodOne(t *testing.T) {
 	wantState(t, f.promotions(t), "dev-to-test-2", v1alpha1.PromotionWaiting)
 
 	// Alice's approve makes a new commit of its own and counts.
-	out := f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	out := f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	stateTip := strings.TrimSpace(testutil.Git(t, f.srv.BarePath("acme.git"), nil, "rev-parse", controller.DefaultStateBranch))
 	if !strings.Contains(out, "approved dev-to-test-2") || !strings.Contains(out, stateTip) {
 		t.Fatalf("approve printed %q, want the commit it made, %s", out, stateTip)
@@ -150,7 +150,7 @@ func TestStrayApprovalFilesDoNotStopPasses(t *testing.T) {
 		t.Fatalf("run with stray approval files: %v\n%s", err, out)
 	}
 	wantState(t, f.promotions(t), "dev-to-test-2", v1alpha1.PromotionWaiting)
-	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.bob, "--as", "Bob <bob@example.com>")
+	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.bob, "--identity", "Bob <bob@example.com>")
 	f.run(t)
 	wantState(t, f.promotions(t), "dev-to-test-2", v1alpha1.PromotionSucceeded)
 }
@@ -176,7 +176,7 @@ func TestApproveChecksLocally(t *testing.T) {
 		{"other vector", []string{"--signing-key", f.alice, "--vector", "acme:0000.00.0-000000000Z"},
 			[]string{"promotes " + p.Spec.Vector, "acme:0000.00.0-000000000Z"}},
 	} {
-		out, err := f.cliE(append([]string{"approve", "dev-to-test-2", "--as", "Someone <someone@example.com>"}, tc.args...)...)
+		out, err := f.cliE(append([]string{"approve", "dev-to-test-2", "--identity", "Someone <someone@example.com>"}, tc.args...)...)
 		if err == nil {
 			t.Errorf("%s: approve succeeded:\n%s", tc.name, out)
 			continue
@@ -191,13 +191,13 @@ func TestApproveChecksLocally(t *testing.T) {
 		t.Fatalf("a refused approve wrote the state branch: %s -> %s", before, after)
 	}
 	// The matching --vector is accepted.
-	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>", "--vector", p.Spec.Vector)
+	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>", "--vector", p.Spec.Vector)
 
 	// Once it has run, approving it again says so, exits 0 and writes nothing.
 	f.run(t)
 	wantState(t, f.promotions(t), "dev-to-test-2", v1alpha1.PromotionSucceeded)
 	before = tip()
-	out := f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.bob, "--as", "Bob <bob@example.com>")
+	out := f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.bob, "--identity", "Bob <bob@example.com>")
 	if !strings.Contains(out, "it has finished") || tip() != before {
 		t.Fatalf("approving a finished promotion printed %q and moved the state branch %s -> %s", out, before, tip())
 	}
@@ -213,7 +213,7 @@ func TestFourEyes(t *testing.T) {
 	wantState(t, f.promotions(t), "dev-to-test-2", v1alpha1.PromotionWaiting)
 
 	for i := 0; i < 2; i++ {
-		f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+		f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 		f.run(t)
 		ps := f.promotions(t)
 		wantState(t, ps, "dev-to-test-2", v1alpha1.PromotionWaiting)
@@ -225,7 +225,7 @@ func TestFourEyes(t *testing.T) {
 	if table := f.cli(t, "get", "promotions"); !regexp.MustCompile(`dev-to-test-2 .* Waiting +alice +`).MatchString(table) {
 		t.Errorf("get promotions does not show alice's approval of the waiting promotion:\n%s", table)
 	}
-	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.bob, "--as", "Bob <bob@example.com>")
+	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.bob, "--identity", "Bob <bob@example.com>")
 	f.run(t)
 	ps := f.promotions(t)
 	wantState(t, ps, "dev-to-test-2", v1alpha1.PromotionSucceeded)
@@ -262,7 +262,7 @@ func TestAuditSaysWhyNotVerified(t *testing.T) {
 	f.run(t)
 	ps := f.promotions(t)
 	vector := ps["dev-to-test-2"].Spec.Vector
-	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	f.run(t)
 	wantState(t, f.promotions(t), "dev-to-test-2", v1alpha1.PromotionSucceeded)
 

@@ -101,7 +101,8 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 	}
 	rf.register(cmd.Flags())
 	rf.registerStateBranch(cmd.Flags())
-	sf.register(cmd.Flags(), "as", defaultApprover(), "who approves, \"Name <email>\" (the commit author)")
+	sf.register(cmd.Flags(), defaultApprover(), "who approves, \"Name <email>\" (the commit author)")
+	deprecatedAlias(cmd, "as", "identity")
 	cmd.Flags().StringVar(&vector, "vector", "", "the vector you approve (`template:version`); refused unless the promotion promotes exactly it")
 	return cmd
 }

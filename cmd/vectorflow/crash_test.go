@@ -57,7 +57,7 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 	start, kills, bumps, midPromotion := time.Now(), 0, 0, 0
 	var last *process
 	for kills < maxKills && time.Since(start) < budget {
-		last = startProcess(t, bin, "run", "--interval", "200ms", "--repo", f.url, "--signing-key", f.controller, "--log-format", "json")
+		last = startProcess(t, bin, "run", "--interval", "200ms", "--repo", f.url, "--signing-key", f.controller, "--log-encoding", "json")
 		time.Sleep(time.Duration(rng.Int64N(int64(1500 * time.Millisecond))))
 		if err := last.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
@@ -80,7 +80,7 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 
 	// Settle: passes until nothing changes, walking the whole state
 	// branch (its trust check) on the way.
-	cmd := exec.Command(bin, "run", "--once", "--repo", f.url, "--signing-key", f.controller, "--log-format", "json")
+	cmd := exec.Command(bin, "run", "--once", "--repo", f.url, "--signing-key", f.controller, "--log-encoding", "json")
 	cmd.Env = append(os.Environ(), "VECTORFLOW_GIT_USERNAME="+f.srv.Username, "VECTORFLOW_GIT_PASSWORD="+f.srv.Password)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run --once after the kills: %v\n%s\nlast killed run:\n%s", err, out, last.logs())

@@ -278,7 +278,7 @@ func (d *demoRun) approveNewest(ctx context.Context) error {
 	}
 	d.heading(fmt.Sprintf("alice approves the newest candidate for test, %s (vectorflow approve)", newest.Name))
 	var out bytes.Buffer
-	if err := d.cli(ctx, &out, "approve", newest.Name, "--signing-key", d.keys.AliceKeyFile, "--as", demoApprover); err != nil {
+	if err := d.cli(ctx, &out, "approve", newest.Name, "--signing-key", d.keys.AliceKeyFile, "--identity", demoApprover); err != nil {
 		return err
 	}
 	d.say("%s", strings.TrimSpace(out.String()))

@@ -28,7 +28,7 @@ func TestRevertedPromotionIsOfferedAgain(t *testing.T) {
 	if got := ps["dev-to-test-2"].Spec.Vector; got != vector {
 		t.Fatalf("dev-to-test-2 promotes %s, want dev's vector %s", got, vector)
 	}
-	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	f.run(t)
 	ps = f.promotions(t)
 	wantState(t, ps, "dev-to-test-2", v1alpha1.PromotionSucceeded)
@@ -56,7 +56,7 @@ func TestRevertedPromotionIsOfferedAgain(t *testing.T) {
 		t.Fatalf("a second pass after the revert changed the promotions: %v", promotionStates(ps))
 	}
 
-	f.cli(t, "approve", "dev-to-test-3", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	f.cli(t, "approve", "dev-to-test-3", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	f.run(t)
 	wantState(t, f.promotions(t), "dev-to-test-3", v1alpha1.PromotionSucceeded)
 	clone = f.clone(t)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
@@ -140,10 +141,12 @@ type signingFlags struct {
 	keyFile, passphraseFile, identity string
 }
 
-func (f *signingFlags) register(fs *pflag.FlagSet, identityFlag, identityDefault, identityHelp string) {
+// register registers the signing flags; --identity is who signs and
+// authors the commits, on every command that makes one.
+func (f *signingFlags) register(fs *pflag.FlagSet, identityDefault, identityHelp string) {
 	fs.StringVar(&f.keyFile, "signing-key", "", "armored OpenPGP private key (Flux's git.asc) or OpenSSH private key (Flux's identity) that signs every commit")
 	fs.StringVar(&f.passphraseFile, "signing-passphrase-file", "", "file holding the signing key's passphrase (default $"+envSigningPassphrase+")")
-	fs.StringVar(&f.identity, identityFlag, identityDefault, identityHelp)
+	fs.StringVar(&f.identity, "identity", identityDefault, identityHelp)
 }
 
 // writer loads the signing key and returns a Writer committing as the
@@ -178,3 +181,51 @@ func parseIdentity(s string) (gitwriter.Identity, error) {
 	}
 	return gitwriter.Identity{Name: a.Name, Email: a.Address}, nil
 }
+
+// flagAliasOf annotates a flag that is an old name of another: its value
+// is the new name.
+const flagAliasOf = "vectorflow.dev/alias-of"
+
+// deprecatedAlias registers old as a hidden, deprecated name of the flag
+// now, registered before it: both set one value, so a script written for
+// the old name keeps working while help shows one word per idea.
+func deprecatedAlias(cmd *cobra.Command, old, now string) {
+	f := cmd.Flags().Lookup(now)
+	cmd.Flags().VarP(f.Value, old, "", f.Usage)
+	markDeprecatedAlias(cmd, old, now, "use --"+now+" instead")
+}
+
+// markDeprecatedAlias hides the registered flag old, an old name of now,
+// and makes its use print notice on standard error. pflag prints the
+// notice on the flag set's output, which cobra would send to standard
+// output, among the command's results.
+func markDeprecatedAlias(cmd *cobra.Command, old, now, notice string) {
+	fs := cmd.Flags()
+	_ = fs.SetAnnotation(old, flagAliasOf, []string{now})
+	_ = fs.MarkDeprecated(old, notice)
+	fs.SetOutput(errWriter{cmd})
+}
+
+// checkFlagAliases refuses a flag given under both its old and its new
+// name, when only one value can win; a repeatable flag takes the values of
+// both.
+func checkFlagAliases(cmd *cobra.Command, _ []string) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		now := f.Annotations[flagAliasOf]
+		if err != nil || len(now) == 0 || !cmd.Flags().Changed(now[0]) {
+			return
+		}
+		if _, repeatable := f.Value.(pflag.SliceValue); repeatable {
+			return
+		}
+		err = fmt.Errorf("--%s is the old name of --%s, and both are given; give only --%s", f.Name, now[0], now[0])
+	})
+	return err
+}
+
+// errWriter is the command's standard error, looked up at each write: the
+// caller may set it after the flags are registered.
+type errWriter struct{ cmd *cobra.Command }
+
+func (w errWriter) Write(p []byte) (int, error) { return w.cmd.ErrOrStderr().Write(p) }

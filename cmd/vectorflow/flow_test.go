@@ -50,7 +50,7 @@ func TestPromotionFlow(t *testing.T) {
 	// An approval signed by a key the config does not trust is refused:
 	// approve itself refuses it, and a file mallory adds with git is
 	// refused by the controller.
-	if out, err := f.cliE("approve", "dev-to-test-3", "--signing-key", f.mallory, "--as", "Mallory <mallory@example.com>"); err == nil {
+	if out, err := f.cliE("approve", "dev-to-test-3", "--signing-key", f.mallory, "--identity", "Mallory <mallory@example.com>"); err == nil {
 		t.Fatalf("approve with an untrusted key succeeded:\n%s", out)
 	}
 	f.pushApprovalFile(t, f.mallory, "approvals/dev-to-test-3/mallory.yaml", approvalYAML("dev-to-test-3", second))
@@ -64,7 +64,7 @@ func TestPromotionFlow(t *testing.T) {
 
 	// Alice, a trusted approver, approves: the controller writes the signed
 	// promotion commit into test and supersedes the older candidates.
-	out := f.cli(t, "approve", "dev-to-test-3", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	out := f.cli(t, "approve", "dev-to-test-3", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	if !strings.Contains(out, "approved dev-to-test-3") {
 		t.Fatalf("approve printed %q", out)
 	}
@@ -78,7 +78,7 @@ func TestPromotionFlow(t *testing.T) {
 	}
 
 	// Approving a superseded promotion changes nothing and says so.
-	out = f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	out = f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	if !strings.Contains(out, "Superseded") {
 		t.Fatalf("approving a superseded promotion printed %q", out)
 	}

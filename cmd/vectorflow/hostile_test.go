@@ -129,7 +129,7 @@ func TestProcessStopsOnSIGTERMWhileParsing(t *testing.T) {
 	}
 	for name, args := range map[string][]string{
 		"validate":   {"validate", dir},
-		"run --once": {"run", "--once", "--repo", dir, "--repo", slowConfig(t), "--repo", slowConfig(t), "--signing-key", keyFile, "--log-format", "json"},
+		"run --once": {"run", "--once", "--repo", dir, "--repo", slowConfig(t), "--repo", slowConfig(t), "--signing-key", keyFile, "--log-encoding", "json"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := startProcess(t, bin, args...)

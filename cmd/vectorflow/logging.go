@@ -1,15 +1,102 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"strconv"
 
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
-// zapLevel maps -v N to zap's level: logr's V(N) is zap's -N.
-func zapLevel(verbosity int) zapcore.Level { return zapcore.Level(-verbosity) }
+// logFlags are the logging flags of Flux's controllers
+// (fluxcd/pkg/runtime/logger): --log-level and --log-encoding, with Flux's
+// level names, so one runbook serves both. The encoding defaults to console,
+// not Flux's json: run is started in a terminal or a CI job as often as in a
+// pod, and it always has defaulted to console.
+type logFlags struct {
+	level    logLevel
+	encoding string
+}
+
+func (f *logFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.Var(&f.level, "log-level", "log verbosity: trace, debug, info (transitions and errors) or error")
+	fs.StringVar(&f.encoding, "log-encoding", "console", "log encoding: console or json")
+	deprecatedAlias(cmd, "log-format", "log-encoding")
+	// -v N is an old way to say a level: logr's V(N) is zap's level -N.
+	fs.VarP(verbosity{&f.level}, "verbosity", "v", "log verbosity (0 info, 1 debug)")
+	markDeprecatedAlias(cmd, "verbosity", "log-level", "use --log-level instead (-v 1 is --log-level debug)")
+}
+
+// logger returns a structured logger writing to w.
+func (f logFlags) logger(w io.Writer) (logr.Logger, error) {
+	opts := []zap.Opts{zap.WriteTo(w), zap.Level(zapcore.Level(f.level))}
+	switch f.encoding {
+	case "json":
+		opts = append(opts, zap.JSONEncoder())
+	case "console":
+		opts = append(opts, zap.ConsoleEncoder())
+	default:
+		return logr.Logger{}, fmt.Errorf("--log-encoding %q: use console or json", f.encoding)
+	}
+	return zap.New(opts...), nil
+}
+
+// logLevels are Flux's level names; zap counts logr's V(N) as level -N.
+var logLevels = []struct {
+	name  string
+	level zapcore.Level
+}{
+	{"trace", zapcore.DebugLevel - 1},
+	{"debug", zapcore.DebugLevel},
+	{"info", zapcore.InfoLevel},
+	{"error", zapcore.ErrorLevel},
+}
+
+// logLevel is the value of --log-level: a zap level, named as Flux names it.
+type logLevel zapcore.Level
+
+func (l *logLevel) Set(s string) error {
+	for _, n := range logLevels {
+		if n.name == s {
+			*l = logLevel(n.level)
+			return nil
+		}
+	}
+	return fmt.Errorf("use trace, debug, info or error")
+}
+
+func (l *logLevel) String() string {
+	for _, n := range logLevels {
+		if logLevel(n.level) == *l {
+			return n.name
+		}
+	}
+	return strconv.Itoa(int(*l)) // a level only -v reaches
+}
+
+func (l *logLevel) Type() string { return "string" } // as Flux shows it
+
+// verbosity is the old -v N: it sets the level --log-level sets.
+type verbosity struct{ level *logLevel }
+
+func (v verbosity) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 127 {
+		return fmt.Errorf("want a number from 0 to 127 (or use --log-level)")
+	}
+	*v.level = logLevel(-n)
+	return nil
+}
+
+func (v verbosity) String() string { return strconv.Itoa(-int(*v.level)) }
+
+func (v verbosity) Type() string { return "int" }
 
 // redactingWriter redacts every URL in what is written through it: the
 // last line of defence between a credential and the logs, the terminal or

@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 )
 
 // TestRedactingWriter: what reaches the logs and the terminal has no
@@ -22,5 +26,53 @@ func TestRedactingWriter(t *testing.T) {
 	want := `{"level":"error","msg":"pass failed","error":"fetch branch main of https://xxxxx@git.example.com/prod.git: EOF"}` + "\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("redacted output (-want +got):\n%s", diff)
+	}
+}
+
+// TestLogLevels: each --log-level (and the old -v N it replaces) lets
+// through the entries Flux's level of that name lets through, in the
+// encoding asked for.
+func TestLogLevels(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // messages written
+	}{
+		{nil, []string{"info", "error"}},
+		{[]string{"--log-level", "error"}, []string{"error"}},
+		{[]string{"--log-level", "info"}, []string{"info", "error"}},
+		{[]string{"--log-level", "debug"}, []string{"info", "debug", "error"}},
+		{[]string{"--log-level", "trace"}, []string{"info", "debug", "trace", "error"}},
+		{[]string{"-v", "0"}, []string{"info", "error"}},
+		{[]string{"-v", "1"}, []string{"info", "debug", "error"}},
+		{[]string{"-v", "2"}, []string{"info", "debug", "trace", "error"}},
+	} {
+		cmd := &cobra.Command{}
+		var lf logFlags
+		lf.register(cmd)
+		cmd.SetErr(io.Discard)
+		if err := cmd.ParseFlags(append(tc.args, "--log-encoding", "json")); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		log, err := lf.logger(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("info")
+		log.V(1).Info("debug")
+		log.V(2).Info("trace")
+		log.Error(errors.New("boom"), "error")
+		var got []string
+		dec := json.NewDecoder(&out)
+		for dec.More() {
+			var entry struct{ Msg string }
+			if err := dec.Decode(&entry); err != nil {
+				t.Fatalf("%v: a log entry is not JSON: %v\n%s", tc.args, err, out.String())
+			}
+			got = append(got, entry.Msg)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%v: entries written (-want +got):\n%s", tc.args, diff)
+		}
 	}
 }

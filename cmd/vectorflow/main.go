@@ -33,6 +33,8 @@ func newRootCommand() *cobra.Command {
 		Short:         "Promote versions through GitOps stages as signed commits",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// No command has hooks of its own, so every one runs this.
+		PersistentPreRunE: checkFlagAliases,
 	}
 	root.AddCommand(
 		newVersionCommand(),

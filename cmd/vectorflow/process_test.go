@@ -34,7 +34,7 @@ func TestRunProcessWebhook(t *testing.T) {
 	secret := []byte("hunter2-webhook")
 
 	p := startProcess(t, bin, "run", "--listen", "127.0.0.1:0", "--webhook-secret-file", secretFile,
-		"--interval", "1h", "--repo", f.url, "--signing-key", f.controller, "--log-format", "json")
+		"--interval", "1h", "--repo", f.url, "--signing-key", f.controller, "--log-encoding", "json")
 	base := "http://" + p.listenAddress(t)
 
 	waitFor(t, 60*time.Second, "/readyz to answer 200", func() bool { return httpStatus(base+"/readyz") == http.StatusOK })

@@ -100,7 +100,7 @@ any other.`,
 	}
 	rf.register(cmd.Flags())
 	rf.registerStateBranch(cmd.Flags())
-	sf.register(cmd.Flags(), "identity", defaultApprover(), "author of the request commit, \"Name <email>\"")
+	sf.register(cmd.Flags(), defaultApprover(), "author of the request commit, \"Name <email>\"")
 	cmd.Flags().StringVar(&config, "config", "", "the VectorPromotionConfig to promote")
 	return cmd
 }

@@ -27,9 +27,9 @@ func TestRewoundStateBranchNeverRollsAStageBack(t *testing.T) {
 		t.Fatalf("dev-to-test-2 and -3 promote the same vector %s", older)
 	}
 
-	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	rewound := f.stateTip(t)
-	f.cli(t, "approve", "dev-to-test-3", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	f.cli(t, "approve", "dev-to-test-3", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	f.run(t)
 	ps = f.promotions(t)
 	wantState(t, ps, "dev-to-test-3", v1alpha1.PromotionSucceeded)

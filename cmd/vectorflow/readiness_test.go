@@ -38,7 +38,7 @@ func TestRunOnceExitCodes(t *testing.T) {
 	f := newFlowFixture(t)
 	bin := buildVectorflow(t)
 	runOnce := func(repo string) (string, error) {
-		cmd := exec.Command(bin, "run", "--once", "--repo", repo, "--signing-key", f.controller, "--log-format", "json")
+		cmd := exec.Command(bin, "run", "--once", "--repo", repo, "--signing-key", f.controller, "--log-encoding", "json")
 		cmd.Env = append(os.Environ(), "VECTORFLOW_GIT_USERNAME="+f.srv.Username, "VECTORFLOW_GIT_PASSWORD="+f.srv.Password)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -87,7 +87,7 @@ func TestRunReadiness(t *testing.T) {
 		"compose the broken config")
 
 	p := startProcess(t, bin, "run", "--listen", "127.0.0.1:0", "--webhook-secret-file", secretFile,
-		"--interval", "500ms", "--repo", f.url, "--signing-key", f.controller, "--log-format", "json")
+		"--interval", "500ms", "--repo", f.url, "--signing-key", f.controller, "--log-encoding", "json")
 	base := "http://" + p.listenAddress(t)
 	var status int
 	var body string
@@ -113,7 +113,7 @@ func TestRunReadiness(t *testing.T) {
 	})
 
 	missing := startProcess(t, bin, "run", "--listen", "127.0.0.1:0", "--webhook-secret-file", secretFile,
-		"--interval", "500ms", "--repo", f.srv.HTTPURL("missing.git"), "--signing-key", f.controller, "--log-format", "json")
+		"--interval", "500ms", "--repo", f.srv.HTTPURL("missing.git"), "--signing-key", f.controller, "--log-encoding", "json")
 	base = "http://" + missing.listenAddress(t)
 	waitFor(t, 60*time.Second, "/readyz to say the pass of missing.git failed", func() bool {
 		status, body = httpGet(base + "/readyz")

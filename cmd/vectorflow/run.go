@@ -13,11 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
@@ -31,19 +29,18 @@ import (
 const maxPassesPerRun = 100
 
 type runOptions struct {
-	rf                     repoFlags
-	lf                     limitFlags
-	sf                     signingFlags
-	repos                  []string
-	reposFile              string
-	once                   bool
-	interval               time.Duration
-	listen, metricsListen  string
-	webhookSecretFile      string
-	logFormat              string
-	verbosity              int
-	registryTagListTimeout time.Duration
-	stateSigners           []string
+	rf                    repoFlags
+	lf                    limitFlags
+	sf                    signingFlags
+	repos                 []string
+	reposFile             string
+	once                  bool
+	interval              time.Duration
+	listen, metricsListen string
+	webhookSecretFile     string
+	log                   logFlags
+	registryCacheTTL      time.Duration
+	stateSigners          []string
 }
 
 func newRunCommand() *cobra.Command {
@@ -72,21 +69,21 @@ did its work.`,
 	o.rf.registerCommon(f)
 	o.rf.registerStateBranch(f)
 	o.lf.register(f)
-	o.sf.register(f, "identity", "vectorflow <vectorflow@vectorflow.dev>", "author and committer of vectorflow's commits, \"Name <email>\"")
+	o.sf.register(f, "vectorflow <vectorflow@vectorflow.dev>", "author and committer of vectorflow's commits, \"Name <email>\"")
 	f.BoolVar(&o.once, "once", false, "run passes until nothing changes, then exit")
 	f.DurationVar(&o.interval, "interval", time.Minute, "time between fetches of a repository (with up to 10% jitter)")
 	f.StringVar(&o.listen, "listen", "", "address for webhooks (/hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/registry), /healthz, /readyz and /metrics")
 	f.StringVar(&o.metricsListen, "metrics-listen", "", "separate address for /healthz, /readyz and /metrics (default: --listen)")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (HMAC key or token)")
-	f.StringVar(&o.logFormat, "log-format", "console", "log format: console or json")
-	f.IntVarP(&o.verbosity, "verbosity", "v", 0, "log verbosity (0 transitions and errors, 1 debug)")
-	f.StringArrayVar(&o.stateSigners, "trust-state-signer", nil, "file holding the public key of another controller that writes the same state branch (repeatable); a state commit anyone else signs may only add approvals and promotion requests")
-	f.DurationVar(&o.registryTagListTimeout, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
+	o.log.register(cmd)
+	f.StringArrayVar(&o.stateSigners, "trust", nil, "file holding the public key of another controller that writes the same state branch (repeatable); a state commit anyone else signs may only add approvals and promotion requests")
+	deprecatedAlias(cmd, "trust-state-signer", "trust")
+	f.DurationVar(&o.registryCacheTTL, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
 	return cmd
 }
 
 func run(cmd *cobra.Command, o runOptions) error {
-	log, err := newLogger(o.logFormat, o.verbosity)
+	log, err := o.log.logger(redactingWriter{os.Stderr})
 	if err != nil {
 		return err
 	}
@@ -117,7 +114,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 	// this controller or the other controllers named; anyone else may only
 	// add approvals and promotion requests.
 	stateSigners := append([]gitwriter.TrustedKey{{Name: "vectorflow", PublicKey: signer.PublicKey()}}, others...)
-	resolver := registry.NewResolver(registry.Options{Keychain: authn.DefaultKeychain, TagListTTL: o.registryTagListTimeout})
+	resolver := registry.NewResolver(registry.Options{Keychain: authn.DefaultKeychain, TagListTTL: o.registryCacheTTL})
 	var metrics *controller.Metrics
 	promReg := prometheus.NewRegistry()
 	if !o.once {
@@ -233,20 +230,6 @@ func printPasses(cmd *cobra.Command, passes []controller.PassResult) {
 			fmt.Fprintln(out, t)
 		}
 	}
-}
-
-// newLogger returns a structured logger writing to stderr.
-func newLogger(format string, verbosity int) (logr.Logger, error) {
-	opts := []zap.Opts{zap.WriteTo(redactingWriter{os.Stderr}), zap.Level(zapLevel(verbosity))}
-	switch format {
-	case "json":
-		opts = append(opts, zap.JSONEncoder())
-	case "console":
-		opts = append(opts, zap.ConsoleEncoder())
-	default:
-		return logr.Logger{}, fmt.Errorf("--log-format %q: use console or json", format)
-	}
-	return zap.New(opts...), nil
 }
 
 // servers are the HTTP listeners of a long-running run.

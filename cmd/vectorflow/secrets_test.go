@@ -46,11 +46,11 @@ func TestCredentialsInRepositoryURLStaySecret(t *testing.T) {
 		return string(out)
 	}
 
-	oneShot(true, "run", "--once", "--repo", url, "--signing-key", f.controller, "-v", "1")
+	oneShot(true, "run", "--once", "--repo", url, "--signing-key", f.controller, "--log-level", "debug")
 	if got := devPromotions(f.srv.BarePath("acme.git")); !strings.Contains(got, "latest-to-dev-1") {
 		t.Fatalf("run --once with the credentials in the URL promoted nothing to dev: %q", got)
 	}
-	oneShot(true, "approve", "dev-to-test-1", "--repo", url, "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	oneShot(true, "approve", "dev-to-test-1", "--repo", url, "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	oneShot(true, "run", "--once", "--repo", url, "--signing-key", f.controller)
 	oneShot(true, "get", "promotions", "--repo", url)
 	oneShot(true, "get", "stages", "--repo", url, "-o", "json")
@@ -65,7 +65,7 @@ func TestCredentialsInRepositoryURLStaySecret(t *testing.T) {
 
 	secretFile := writeFile(t, t.TempDir(), "webhook-secret", []byte("hunter2-webhook\n"))
 	p := startProcessEnv(t, env, bin, "run", "--listen", "127.0.0.1:0", "--webhook-secret-file", secretFile,
-		"--interval", "1h", "--repo", url, "--repo", missing, "--signing-key", f.controller, "--log-format", "json", "-v", "1")
+		"--interval", "1h", "--repo", url, "--repo", missing, "--signing-key", f.controller, "--log-encoding", "json", "--log-level", "debug")
 	base := "http://" + p.listenAddress(t)
 	waitFor(t, 60*time.Second, "/metrics to name the repository", func() bool {
 		return strings.Contains(httpBody(t, base+"/metrics"), "vectorflow_reconcile_duration_seconds_count")

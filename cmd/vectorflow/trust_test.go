@@ -56,7 +56,7 @@ func TestForgedStateCommitIsRefused(t *testing.T) {
 func TestApproverOfAnotherConfigCannotEditState(t *testing.T) {
 	f := newFlowFixtureWith(t, flowOptions{sshController: true, bobApprovesProd: true})
 	f.run(t)
-	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--as", "Alice <alice@example.com>")
+	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	f.run(t)
 	ps := f.promotions(t)
 	wantState(t, ps, "dev-to-test-2", v1alpha1.PromotionSucceeded)
@@ -118,7 +118,7 @@ func TestApproverOfAnotherConfigCannotEditState(t *testing.T) {
 	f.wantNotExecuted(t, "prod", "test-to-prod-1")
 
 	// The branch is trusted again: bob's own approval goes through.
-	f.cli(t, "approve", "test-to-prod-1", "--signing-key", f.bob, "--as", "Bob <bob@example.com>")
+	f.cli(t, "approve", "test-to-prod-1", "--signing-key", f.bob, "--identity", "Bob <bob@example.com>")
 	f.run(t)
 	wantState(t, f.promotions(t), "test-to-prod-1", v1alpha1.PromotionSucceeded)
 }
