@@ -27,7 +27,8 @@ func newAuditCommand() *cobra.Command {
 		Long: `audit reads the history of each stage's overlay, newest first. For every commit
 it shows the promotion its trailers name (empty for a commit no promotion made),
 whether its signature verifies against a trusted key (the landscape's
-spec.signers, the configs' approvers, and --trust keys), and whether the
+spec.signers, the approvers of the configs promoting into the stage, and --trust
+keys), and whether the
 approvals on the state branch count for its promotion and vector, judged as
 the controller judges them (spec.approval.minApprovals included). REASON says
 why a commit is NOT VERIFIED: unsigned, unknown key, bad signature, or
