@@ -66,6 +66,10 @@ type AuditInput struct {
 	// StateRepo and StateBranch hold the approvals.
 	StateRepo   *source.Repository
 	StateBranch string
+	// StateTrust, when set, checks the state branch as the controller does:
+	// a state that does not verify is read as of its last trusted commit, so
+	// a forged promotion record or approval never shows as one.
+	StateTrust *StateTrust
 	// Trusted are extra keys whose signatures count, beyond each landscape's
 	// spec.signers and the approvers of every config.
 	Trusted []gitwriter.TrustedKey
@@ -273,6 +277,22 @@ func newApprovalChecker(ctx context.Context, in AuditInput) (*approvalChecker, e
 	tip, _, state, err := ReadState(ctx, in.StateRepo, in.StateBranch)
 	if err != nil && state == nil {
 		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if in.StateTrust != nil && !tip.IsZero() {
+		v, err := in.StateTrust.Verify(in.StateRepo.Storer(), tip, in.Snapshot.Configs)
+		if err != nil {
+			return nil, fmt.Errorf("audit: check the history of state branch %s: %w", in.StateBranch, err)
+		}
+		if !v.Trusted {
+			tip, state = v.LastTrusted, NewState()
+			if !tip.IsZero() {
+				files, err := readCommitFiles(in.StateRepo, tip)
+				if err != nil {
+					return nil, fmt.Errorf("audit: %w", err)
+				}
+				state, _ = DecodeState(files)
+			}
+		}
 	}
 	a.tip, a.state = tip, state
 	a.files, _ = ApprovalFiles(state.Approvals)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -370,5 +372,48 @@ func TestAuditTrustsOnlyTheStagesOwnApprovers(t *testing.T) {
 	}
 	if out, err := f.cliE("audit", "--stage", "prod", "--strict"); err == nil {
 		t.Fatalf("audit --strict exited 0 with prod commits only a dev-to-test approver vouched for:\n%s", out)
+	}
+}
+
+// TestAuditDoesNotBelieveForgedState: an unsigned state commit records
+// dev-to-test-9 as approved by alice through a pull request; bob (trusted
+// for test) signs a test overlay change naming dev-to-test-9. The
+// controller refuses that state; audit must not show alice's approval from
+// it either.
+func TestAuditDoesNotBelieveForgedState(t *testing.T) {
+	f := newApprovalFixture(t, 0)
+	f.run(t)
+	vector := f.promotions(t)["dev-to-test-2"].Spec.Vector
+
+	dir := f.stateClone(t)
+	var p v1alpha1.VectorPromotion
+	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join(dir, "promotions", "dev-to-test", "dev-to-test-2.yaml"))), &p); err != nil {
+		t.Fatal(err)
+	}
+	p.Name, p.Spec.Sequence = "dev-to-test-9", 9
+	p.Status.PullRequest = &v1alpha1.PullRequestStatus{Number: 9, URL: "https://forge.example.com/acme/pull/9", State: "merged"}
+	p.Status.Approval = &v1alpha1.ApprovalRecord{ApprovedBy: "alice"}
+	data, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "promotions", "dev-to-test"), "dev-to-test-9.yaml", data)
+	f.commitState(t, dir, "", "record a pull request")
+
+	clone := f.clone(t)
+	overlay := filepath.Join(clone, "apps", "overlays", "test", "kustomization.yaml")
+	writeFile(t, filepath.Dir(overlay), "kustomization.yaml", []byte(readFile(t, overlay)+"# edit\n"))
+	testutil.Git(t, clone, nil, "-c", "gpg.format=ssh", "-c", "user.signingkey="+f.bob, "commit", "-S", "-qam",
+		"test change\n\nVectorflow-Promotion: dev-to-test-9\nVectorflow-Sequence: 9\nVectorflow-Vector: "+vector)
+	testutil.Git(t, clone, nil, "push", "-q", "origin", "main")
+
+	var entries []controller.AuditEntry
+	if err := json.Unmarshal([]byte(f.cli(t, "audit", "--stage", "test", "-o", "json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Subject == "test change" && (e.Verified || e.ApprovedBy != "" || e.PullRequest != "") {
+			t.Errorf("audit believes the forged state: %+v", e)
+		}
 	}
 }

@@ -60,8 +60,22 @@ verify.`,
 				_, err = r.Fetch(cmd.Context(), branch)
 				return r, err
 			}
+			// The state branch is believed as far as its signatures go, as
+			// the controller and `get` believe it.
+			stateSigners := append([]gitwriter.TrustedKey(nil), keys...)
+			for _, name := range sortedNames(snap.Landscapes) {
+				for _, s := range snap.Landscapes[name].Spec.Signers {
+					stateSigners = append(stateSigners, gitwriter.TrustedKey{Name: s.Name, PublicKey: s.PublicKey})
+				}
+			}
+			var trust *controller.StateTrust
+			if len(stateSigners) > 0 {
+				if trust, err = controller.NewStateTrust(stateSigners); err != nil {
+					return err
+				}
+			}
 			entries, err := controller.Audit(cmd.Context(), controller.AuditInput{
-				Snapshot: snap, Open: open, StateRepo: stateRepo, StateBranch: rf.stateBranch,
+				Snapshot: snap, Open: open, StateRepo: stateRepo, StateBranch: rf.stateBranch, StateTrust: trust,
 				Trusted: keys, Stage: stage,
 			})
 			if err != nil {
