@@ -138,3 +138,32 @@ func TestDiffTreesFlagsMalformedEntries(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitThatAddedFindsTheContentsOrigin: a request is judged by the
+// commit that gave it the content it has, not by the one that first added
+// its path. An unsigned commit rewrites a request a trusted key added, and
+// a state signer's commit that restores the trusted content (requests
+// aside) heals the branch around it: the rewritten request is the unsigned
+// commit's word.
+func TestCommitThatAddedFindsTheContentsOrigin(t *testing.T) {
+	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
+	signer, err := gitwriter.NewSigner(key.PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &trustHistory{store: memory.NewStorage(), signer: signer}
+	root := func(request string) plumbing.Hash {
+		cfg := h.tree(t, map[string]plumbing.Hash{"x.yaml": h.blob(t, request)}, filemode.Regular)
+		return h.tree(t, map[string]plumbing.Hash{requestsDir: h.tree(t, map[string]plumbing.Hash{"c": cfg}, filemode.Dir)}, filemode.Dir)
+	}
+	added := h.write(t, root("vector: acme:1\n"), true, 0)
+	rewritten := h.write(t, root("vector: acme:2\n"), false, 1, added)
+	healed := h.write(t, root("vector: acme:2\n"), true, 2, rewritten)
+	got, err := commitThatAdded(h.store, healed, "requests/c/x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Hash != rewritten {
+		t.Errorf("the request's content came from %s, commitThatAdded says %s", rewritten, got.Hash)
+	}
+}
