@@ -111,7 +111,7 @@ func ParseTrailers(message string) (Trailers, bool) {
 	}
 	if s, ok := fields[strings.ToLower(TrailerSequence)]; ok {
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 1 || n > MaxSequence {
+		if err != nil || n < 0 || n > MaxSequence {
 			return Trailers{}, false
 		}
 		t.Sequence = n

@@ -72,7 +72,7 @@ func TestParseTrailers(t *testing.T) {
 		// next sequence after the largest int64 wraps around, and every
 		// later promotion of the config would be refused as rolling back.
 		{"a sequence no promotion reaches", "s\n\nVectorflow-Promotion: p-9223372036854775807\nVectorflow-Sequence: 9223372036854775807\n", Trailers{}, false},
-		{"a sequence below one", "s\n\nVectorflow-Promotion: p--3\nVectorflow-Sequence: -3\n", Trailers{}, false},
+		{"a negative sequence", "s\n\nVectorflow-Promotion: p--3\nVectorflow-Sequence: -3\n", Trailers{}, false},
 		{"bad time", "s\n\nVectorflow-Promotion: p-1\nApproved-by: a\nApproved-at: yesterday\n", Trailers{}, false},
 		{"four eyes round trip", "s\n\n" + FormatTrailers(four), four, true},
 		{"an approver without a time", "s\n\nVectorflow-Promotion: p-1\nApproved-by: a\nApproved-by: b\nApproved-at: 2026-03-04T04:06:07Z\n",
