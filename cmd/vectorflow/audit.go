@@ -27,10 +27,11 @@ func newAuditCommand() *cobra.Command {
 		Long: `audit reads the history of each stage's overlay, newest first. For every commit
 it shows the promotion its trailers name (empty for a commit no promotion made),
 whether its signature verifies against a trusted key (the landscape's
-spec.signers, the approvers of the configs promoting into the stage, and --trust
-keys), and whether the
-approvals on the state branch count for its promotion and vector, judged as
-the controller judges them (spec.approval.minApprovals included). REASON says
+spec.signers, the approvers of the configs promoting into that stage, and
+--trust keys), and whether the approvals on the state branch count for its
+promotion and vector, judged as the controller judges them
+(spec.approval.minApprovals included; only a promotion of a config targeting
+that stage, and only state the landscapes' signers or --trust keys verify). REASON says
 why a commit is NOT VERIFIED: unsigned, unknown key, bad signature, or
 approval missing. With --strict, audit exits non-zero when any commit does not
 verify.`,
