@@ -66,6 +66,10 @@ type AuditInput struct {
 	// StateRepo and StateBranch hold the approvals.
 	StateRepo   *source.Repository
 	StateBranch string
+	// StateTrust, when set, checks the state branch as the controller does:
+	// a state that does not verify is read as of its last trusted commit, so
+	// a forged promotion record or approval never shows as one.
+	StateTrust *StateTrust
 	// Trusted are extra keys whose signatures count, beyond each landscape's
 	// spec.signers and the approvers of every config.
 	Trusted []gitwriter.TrustedKey
@@ -126,7 +130,7 @@ func auditStage(in AuditInput, key string, approvals *approvalChecker) ([]AuditE
 	if ref.Commit == "" {
 		return nil, fmt.Errorf("audit stage %s: %s is not a Git repository", key, ref.URL)
 	}
-	verifier, err := gitwriter.NewVerifier(trustedSigners(in, ref.Landscape))
+	verifier, err := gitwriter.NewVerifier(trustedSigners(in, ref.Landscape, ref.Name))
 	if err != nil {
 		return nil, fmt.Errorf("audit stage %s: trusted keys: %w", key, err)
 	}
@@ -146,12 +150,12 @@ func auditStage(in AuditInput, key string, approvals *approvalChecker) ([]AuditE
 		if err != nil {
 			break // io.EOF, or the end of what is fetched
 		}
-		entries = append(entries, auditEntry(key, c, verifier, approvals))
+		entries = append(entries, auditEntry(key, ref, c, verifier, approvals))
 	}
 	return entries, nil
 }
 
-func auditEntry(stage string, c *object.Commit, verifier *gitwriter.Verifier, approvals *approvalChecker) AuditEntry {
+func auditEntry(stage string, ref source.StageRef, c *object.Commit, verifier *gitwriter.Verifier, approvals *approvalChecker) AuditEntry {
 	subject, _, _ := strings.Cut(c.Message, "\n")
 	e := AuditEntry{
 		Commit: c.Hash.String(), Stage: stage, Subject: subject,
@@ -178,7 +182,7 @@ func auditEntry(stage string, c *object.Commit, verifier *gitwriter.Verifier, ap
 			if last := t.Approvals[len(t.Approvals)-1].At; !last.IsZero() {
 				e.ApprovedAt = last.UTC().Format(time.RFC3339)
 			}
-			e.ApprovalVerified = approvals.verified(t)
+			e.ApprovalVerified = approvals.verified(t, ref)
 		}
 		approvals.pullRequest(&e)
 		if e.Reason == "" && !e.ApprovalVerified && e.PullRequest == "" &&
@@ -215,8 +219,10 @@ func (a *approvalChecker) pullRequest(e *AuditEntry) {
 }
 
 // trustedSigners are the keys whose commit signatures audit accepts for a
-// landscape: its spec.signers, every config's approvers, and extra keys.
-func trustedSigners(in AuditInput, landscape string) []gitwriter.TrustedKey {
+// stage: its landscape's spec.signers, the approvers of the configs that
+// promote into it, and extra keys. An approver of another config has no say
+// over this stage, as the controller gives them none.
+func trustedSigners(in AuditInput, landscape, stage string) []gitwriter.TrustedKey {
 	var keys []gitwriter.TrustedKey
 	seen := map[string]bool{}
 	add := func(list []v1alpha1.Approver) {
@@ -231,7 +237,8 @@ func trustedSigners(in AuditInput, landscape string) []gitwriter.TrustedKey {
 		add(l.Spec.Signers)
 	}
 	for _, name := range sortedKeys(in.Snapshot.Configs) {
-		if a := in.Snapshot.Configs[name].Spec.Approval; a != nil {
+		cfg := in.Snapshot.Configs[name]
+		if a := cfg.Spec.Approval; a != nil && targets(cfg, landscape, stage) {
 			add(a.Approvers)
 		}
 	}
@@ -242,6 +249,11 @@ func trustedSigners(in AuditInput, landscape string) []gitwriter.TrustedKey {
 		}
 	}
 	return keys
+}
+
+// targets reports whether cfg promotes into the stage.
+func targets(cfg *v1alpha1.VectorPromotionConfig, landscape, stage string) bool {
+	return cfg.Spec.Target.Landscape == landscape && cfg.Spec.Target.Name == stage
 }
 
 // approvalChecker counts the approval files on the state branch, with
@@ -265,6 +277,22 @@ func newApprovalChecker(ctx context.Context, in AuditInput) (*approvalChecker, e
 	tip, _, state, err := ReadState(ctx, in.StateRepo, in.StateBranch)
 	if err != nil && state == nil {
 		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if in.StateTrust != nil && !tip.IsZero() {
+		v, err := in.StateTrust.Verify(in.StateRepo.Storer(), tip, in.Snapshot.Configs)
+		if err != nil {
+			return nil, fmt.Errorf("audit: check the history of state branch %s: %w", in.StateBranch, err)
+		}
+		if !v.Trusted {
+			tip, state = v.LastTrusted, NewState()
+			if !tip.IsZero() {
+				files, err := readCommitFiles(in.StateRepo, tip)
+				if err != nil {
+					return nil, fmt.Errorf("audit: %w", err)
+				}
+				state, _ = DecodeState(files)
+			}
+		}
 	}
 	a.tip, a.state = tip, state
 	a.files, _ = ApprovalFiles(state.Approvals)
@@ -296,9 +324,14 @@ func (a *approvalChecker) requiresApproval(t gitwriter.Trailers) bool {
 
 // verified reports whether the approval files of the promotion t names
 // count as the controller counts them, for t's vector, and every approver
-// its Approved-by trailers name is among those counted.
-func (a *approvalChecker) verified(t gitwriter.Trailers) bool {
+// its Approved-by trailers name is among those counted. The promotion's
+// config must promote into the stage the commit changed: an approval of a
+// promotion into another stage says nothing about this one.
+func (a *approvalChecker) verified(t gitwriter.Trailers, stage source.StageRef) bool {
 	if a.state == nil || a.tip.IsZero() {
+		return false
+	}
+	if cfg := a.in.Snapshot.Configs[a.configOf(t)]; cfg == nil || !targets(cfg, stage.Landscape, stage.Name) {
 		return false
 	}
 	if a.evidence == nil {

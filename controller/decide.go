@@ -510,7 +510,7 @@ func configConflicts(snap *source.Snapshot) map[string][]string {
 		configs = append(configs, c)
 	}
 	out := map[string][]string{}
-	for name, errs := range v1alpha1.ValidateConfigs(configs, nil) {
+	for name, errs := range v1alpha1.ValidateConfigsAt(configs, nil, snap.OverlayOf) {
 		for _, e := range errs {
 			out[name] = append(out[name], e.Error())
 		}

@@ -75,8 +75,12 @@ func targetHistories(ctx context.Context, w *gitwriter.Writer, snap *source.Snap
 // InProgress promotion without a result whose commit is in its target's
 // history, with its vector, while the overlay names that vector: a write
 // whose answer was lost, or whose result a crash lost, is seen as done
-// instead of being retired when the deadline passes.
-func landedResults(snap *source.Snapshot, state *State, histories map[string]*gitwriter.History, results map[string]reconcilers.Result) map[string]reconcilers.Result {
+// instead of being retired when the deadline passes. renders checks that
+// the target's overlay, as the snapshot read it, runs the promotion's
+// vector: a commit carrying its trailers and its vector annotation may be
+// anyone's, so the annotation alone does not make it Succeeded.
+func landedResults(snap *source.Snapshot, state *State, histories map[string]*gitwriter.History, results map[string]reconcilers.Result,
+	renders func(p *v1alpha1.VectorPromotion, ref source.StageRef) error) map[string]reconcilers.Result {
 	var out map[string]reconcilers.Result
 	for _, name := range sortedKeys(state.Promotions) {
 		p := state.Promotions[name]
@@ -88,7 +92,8 @@ func landedResults(snap *source.Snapshot, state *State, histories map[string]*gi
 			continue // the history read is of another target
 		}
 		t := p.Spec.Target
-		if snap.StageIndex[source.StageKey(t.Landscape, t.Name)].Vector.Vector != p.Spec.Vector {
+		ref := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
+		if ref.Vector.Vector != p.Spec.Vector || renders(p, ref) != nil {
 			continue
 		}
 		for _, e := range h.Commits(name) {

@@ -43,10 +43,17 @@ func TestLandedResults(t *testing.T) {
 		promotion *v1alpha1.VectorPromotion
 		history   *gitwriter.History
 		results   map[string]reconcilers.Result
-		want      map[string]reconcilers.Result
+		// renders is what checking the overlay's build finds.
+		renders error
+		want    map[string]reconcilers.Result
 	}{
 		{name: "its commit is on the target and the overlay names its vector", snap: snapshot("acme:2"),
 			promotion: running(2, "acme:2"), history: landed, want: succeeded},
+		// A hand-made commit with the promotion's trailers and vector
+		// annotation, whose images still run the old version.
+		{name: "its trailers and annotation, but the overlay does not run its vector", snap: snapshot("acme:2"),
+			promotion: running(2, "acme:2"), history: landed,
+			renders: &render.NoEffectError{Problems: []string{"component frontend renders nowhere at 1.2.0"}}},
 		{name: "no commit of it on the target: executed again", snap: snapshot("acme:2"),
 			promotion: running(2, "acme:2"), history: gitwriter.NewHistory(commit)},
 		{name: "the overlay no longer names its vector: executed again", snap: snapshot("acme:3"),
@@ -62,7 +69,13 @@ func TestLandedResults(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			state := NewState()
 			state.Promotions[tt.promotion.Name] = tt.promotion
-			got := landedResults(tt.snap, state, map[string]*gitwriter.History{"latest-to-dev": tt.history}, tt.results)
+			renders := func(p *v1alpha1.VectorPromotion, ref source.StageRef) error {
+				if p.Name != tt.promotion.Name || ref.Name != "dev" {
+					t.Errorf("render check of %s in %s/%s", p.Name, ref.Landscape, ref.Name)
+				}
+				return tt.renders
+			}
+			got := landedResults(tt.snap, state, map[string]*gitwriter.History{"latest-to-dev": tt.history}, tt.results, renders)
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("results (-want +got):\n%s", diff)
 			}

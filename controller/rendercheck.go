@@ -10,6 +10,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 // renderCheck is the Change.Check of a promotion into overlay: Succeeded
@@ -18,22 +19,41 @@ import (
 // validate builds it) and must run every component at its tag or digest,
 // under the name the overlay's entry for it gives (a mirror's newName).
 func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorComponent) func(*object.Tree) error {
+	return func(tree *object.Tree) error { return c.checkRenders(render.GitTree(tree), overlay, components) }
+}
+
+// checkRenders builds overlay in tree and checks that it runs every
+// component at its tag or digest (see renderCheck).
+func (c *Controller) checkRenders(tree render.Tree, overlay string, components []v1alpha1.VectorComponent) error {
 	r := c.overlayRenderer()
-	return func(tree *object.Tree) error {
-		out, err := r.Build(render.GitTree(tree), overlay)
-		if err != nil {
-			return &overlayBuildError{overlay: overlay, err: err}
+	out, err := r.Build(tree, overlay)
+	if err != nil {
+		return &overlayBuildError{overlay: overlay, err: err}
+	}
+	images, err := render.Images(out)
+	if err != nil {
+		return &overlayBuildError{overlay: overlay, err: err}
+	}
+	// The edited entries say under which name each component runs.
+	entries, err := render.ReadStageVector(tree, overlay)
+	if err != nil {
+		return &overlayBuildError{overlay: overlay, err: err}
+	}
+	return render.CheckComponents(images, entries, components)
+}
+
+// rendersVector checks that a stage's overlay, as a snapshot read it, runs
+// a promotion's vector (the components state holds for it).
+func (c *Controller) rendersVector(state *State) func(p *v1alpha1.VectorPromotion, ref source.StageRef) error {
+	return func(p *v1alpha1.VectorPromotion, ref source.StageRef) error {
+		vector := state.Vectors[p.Spec.Vector]
+		switch {
+		case vector == nil:
+			return fmt.Errorf("vector %s is not on the state branch", p.Spec.Vector)
+		case ref.Tree == nil:
+			return fmt.Errorf("stage %s/%s was not read", ref.Landscape, ref.Name)
 		}
-		images, err := render.Images(out)
-		if err != nil {
-			return &overlayBuildError{overlay: overlay, err: err}
-		}
-		// The edited entries say under which name each component runs.
-		entries, err := render.ReadStageVector(render.GitTree(tree), overlay)
-		if err != nil {
-			return &overlayBuildError{overlay: overlay, err: err}
-		}
-		return render.CheckComponents(images, entries, components)
+		return c.checkRenders(ref.Tree, ref.Overlay, vector.Spec.Components)
 	}
 }
 

@@ -152,25 +152,30 @@ func approversVerifier(cfg *v1alpha1.VectorPromotionConfig) (*gitwriter.Verifier
 	return v, nil
 }
 
-// commitThatAdded finds the commit that added file: following first parents
-// from tip, the first whose parent lacks it. Untrusted commits cannot change
-// a request once added (the trust walk refuses that), so the file's content
-// is the one that commit added.
+// commitThatAdded finds the commit that gave file the content it has at
+// tip: following first parents from tip, the first whose parent lacks it or
+// holds other content. An untrusted commit that rewrote a request taints the
+// branch, but a healing commit restores only what lies outside requests/, so
+// the rewritten request must be the rewriter's word, not the first adder's.
 func commitThatAdded(s storer.EncodedObjectStorer, tip plumbing.Hash, file string) (*object.Commit, error) {
 	c, err := object.GetCommit(s, tip)
 	if err != nil {
 		return nil, fmt.Errorf("read state commit %s: %w", tip, err)
+	}
+	blob, err := blobAt(c, file)
+	if err != nil {
+		return nil, err
 	}
 	for c.NumParents() > 0 {
 		parent, err := c.Parent(0)
 		if err != nil {
 			return nil, fmt.Errorf("read the history of %s: %w", file, err)
 		}
-		has, err := hasFile(parent, file)
+		before, err := blobAt(parent, file)
 		if err != nil {
 			return nil, err
 		}
-		if !has {
+		if before != blob {
 			break
 		}
 		c = parent
@@ -209,19 +214,4 @@ func ApproverOf(cfg *v1alpha1.VectorPromotionConfig, signer interface {
 		return "", fmt.Errorf("your signing key is not one of the approvers of %s (spec.approval.approvers): %w", cfg.Name, err)
 	}
 	return name, nil
-}
-
-func hasFile(c *object.Commit, file string) (bool, error) {
-	tree, err := c.Tree()
-	if err != nil {
-		return false, fmt.Errorf("read tree of %s: %w", c.Hash, err)
-	}
-	_, err = tree.FindEntry(file)
-	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s at %s: %w", file, c.Hash, err)
-	}
-	return true, nil
 }

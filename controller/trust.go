@@ -234,6 +234,14 @@ func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, 
 			return nil, fmt.Errorf("read tree %s: %w", h, err)
 		}
 		for _, e := range t.Entries {
+			// git writes one entry per name, each a plain name; a
+			// hand-made tree may not. Readers disagree on which of two
+			// entries of one name counts (a diff keeping the last would
+			// miss a forged first one that a file walk still reads), so
+			// such a tree is no record anyone may add.
+			if _, twice := m[e.Name]; twice || !plainTreeName(e.Name) {
+				*out = append(*out, PathChange{Path: prefix + e.Name, Action: PathMalformed})
+			}
 			m[e.Name] = e
 		}
 		return m, nil
@@ -275,6 +283,12 @@ func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, 
 		}
 	}
 	return nil
+}
+
+// plainTreeName reports whether name is one git itself would write as a
+// tree entry: not empty, not . or .., no slash and no NUL.
+func plainTreeName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
 }
 
 // verifyStateHistory refuses a state branch whose tip is not trusted: the

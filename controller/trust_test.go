@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-cmp/cmp"
 
@@ -63,5 +64,106 @@ func TestStateTrustWalksEveryParent(t *testing.T) {
 	}
 	if got, ok := tr.Known(forged); !ok || got.Trusted {
 		t.Errorf("the forgery's verdict changed after the heal: %+v", got)
+	}
+}
+
+// TestDiffTreesFlagsMalformedEntries: a tree git would not write (a name
+// twice, a name with a slash, . or ..) is a change of its own, whatever
+// path it is at: readers disagree on what such a tree holds.
+func TestDiffTreesFlagsMalformedEntries(t *testing.T) {
+	s := memory.NewStorage()
+	put := func(tr *object.Tree) plumbing.Hash {
+		obj := s.NewEncodedObject()
+		if err := tr.Encode(obj); err != nil {
+			t.Fatal(err)
+		}
+		h, err := s.SetEncodedObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	blob := func(content string) plumbing.Hash {
+		obj := s.NewEncodedObject()
+		obj.SetType(plumbing.BlobObject)
+		w, _ := obj.Writer()
+		w.Write([]byte(content))
+		w.Close()
+		h, err := s.SetEncodedObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	real := put(&object.Tree{Entries: []object.TreeEntry{{Name: "a-1.yaml", Mode: filemode.Regular, Hash: blob("waiting")}}})
+	forged := put(&object.Tree{Entries: []object.TreeEntry{
+		{Name: "a-1.yaml", Mode: filemode.Regular, Hash: blob("waiting")},
+		{Name: "a-2.yaml", Mode: filemode.Regular, Hash: blob("approved")}}})
+	parent := put(&object.Tree{Entries: []object.TreeEntry{{Name: "promotions", Mode: filemode.Dir, Hash: real}}})
+	tests := []struct {
+		name    string
+		entries []object.TreeEntry
+		want    []PathChange
+	}{{
+		name: "a forged directory before the real one",
+		entries: []object.TreeEntry{
+			{Name: approvalsDir, Mode: filemode.Dir, Hash: real},
+			{Name: "promotions", Mode: filemode.Dir, Hash: forged},
+			{Name: "promotions", Mode: filemode.Dir, Hash: real}},
+		want: []PathChange{{Path: "promotions", Action: PathMalformed}, {Path: "approvals/", Action: PathAdded}},
+	}, {
+		// A whole new approvals/ is records whatever it holds: every file
+		// under it is read as an approval, and judged on its own.
+		name: "a name with a slash inside a new approvals directory",
+		entries: []object.TreeEntry{
+			{Name: approvalsDir, Mode: filemode.Dir, Hash: put(&object.Tree{Entries: []object.TreeEntry{{Name: "../promotions", Mode: filemode.Dir, Hash: forged}}})},
+			{Name: "promotions", Mode: filemode.Dir, Hash: real}},
+		want: []PathChange{{Path: "approvals/", Action: PathAdded}},
+	}, {
+		name: "a dot name",
+		entries: []object.TreeEntry{
+			{Name: "..", Mode: filemode.Dir, Hash: forged},
+			{Name: "promotions", Mode: filemode.Dir, Hash: real}},
+		want: []PathChange{{Path: "..", Action: PathMalformed}, {Path: "../", Action: PathAdded}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []PathChange
+			if err := diffTrees(s, parent, put(&object.Tree{Entries: tt.entries}), "", &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("changes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCommitThatAddedFindsTheContentsOrigin: a request is judged by the
+// commit that gave it the content it has, not by the one that first added
+// its path. An unsigned commit rewrites a request a trusted key added, and
+// a state signer's commit that restores the trusted content (requests
+// aside) heals the branch around it: the rewritten request is the unsigned
+// commit's word.
+func TestCommitThatAddedFindsTheContentsOrigin(t *testing.T) {
+	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
+	signer, err := gitwriter.NewSigner(key.PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &trustHistory{store: memory.NewStorage(), signer: signer}
+	root := func(request string) plumbing.Hash {
+		cfg := h.tree(t, map[string]plumbing.Hash{"x.yaml": h.blob(t, request)}, filemode.Regular)
+		return h.tree(t, map[string]plumbing.Hash{requestsDir: h.tree(t, map[string]plumbing.Hash{"c": cfg}, filemode.Dir)}, filemode.Dir)
+	}
+	added := h.write(t, root("vector: acme:1\n"), true, 0)
+	rewritten := h.write(t, root("vector: acme:2\n"), false, 1, added)
+	healed := h.write(t, root("vector: acme:2\n"), true, 2, rewritten)
+	got, err := commitThatAdded(h.store, healed, "requests/c/x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Hash != rewritten {
+		t.Errorf("the request's content came from %s, commitThatAdded says %s", rewritten, got.Hash)
 	}
 }

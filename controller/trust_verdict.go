@@ -29,6 +29,9 @@ const (
 	PathAdded    ChangeAction = "added"
 	PathModified ChangeAction = "modified"
 	PathDeleted  ChangeAction = "deleted"
+	// PathMalformed is a tree entry git would not write: a name given
+	// twice in one tree, or one that is not a plain name.
+	PathMalformed ChangeAction = "wrote a malformed tree entry (a name twice, or not a plain name) at"
 )
 
 // PathChange is one changed path; a directory path ends with "/" and stands

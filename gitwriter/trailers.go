@@ -22,6 +22,14 @@ const (
 	TrailerApprovedAt = "Approved-at"
 )
 
+// MaxSequence bounds the Vectorflow-Sequence a promotion commit may carry,
+// far above any a config reaches. A commit whose trailer says more (a
+// hand-made one on the target) is no promotion commit: the ratchet counts on
+// from the highest sequence, and one near the int64 limit would wrap the
+// next sequence around and refuse every later promotion of its config as a
+// roll-back, with no way to undo it short of rewriting the target's history.
+const MaxSequence = 1<<53 - 1
+
 // Trailers are the facts a promotion commit records about itself.
 type Trailers struct {
 	Promotion string
@@ -103,7 +111,7 @@ func ParseTrailers(message string) (Trailers, bool) {
 	}
 	if s, ok := fields[strings.ToLower(TrailerSequence)]; ok {
 		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
+		if err != nil || n < 0 || n > MaxSequence {
 			return Trailers{}, false
 		}
 		t.Sequence = n

@@ -68,6 +68,11 @@ func TestParseTrailers(t *testing.T) {
 		{"a non-trailer line spoils the block", "s\n\nVectorflow-Promotion: p-1\nnot a trailer\n", Trailers{}, false},
 		{"no promotion", "s\n\nSigned-off-by: a <a@b>\n", Trailers{}, false},
 		{"bad sequence", "s\n\nVectorflow-Promotion: p-1\nVectorflow-Sequence: seven\n", Trailers{}, false},
+		// A hand-made commit on the target must not poison the ratchet: the
+		// next sequence after the largest int64 wraps around, and every
+		// later promotion of the config would be refused as rolling back.
+		{"a sequence no promotion reaches", "s\n\nVectorflow-Promotion: p-9223372036854775807\nVectorflow-Sequence: 9223372036854775807\n", Trailers{}, false},
+		{"a negative sequence", "s\n\nVectorflow-Promotion: p--3\nVectorflow-Sequence: -3\n", Trailers{}, false},
 		{"bad time", "s\n\nVectorflow-Promotion: p-1\nApproved-by: a\nApproved-at: yesterday\n", Trailers{}, false},
 		{"four eyes round trip", "s\n\n" + FormatTrailers(four), four, true},
 		{"an approver without a time", "s\n\nVectorflow-Promotion: p-1\nApproved-by: a\nApproved-by: b\nApproved-at: 2026-03-04T04:06:07Z\n",

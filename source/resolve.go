@@ -217,9 +217,9 @@ func (r *resolver) resolveConfigs() {
 	for _, c := range r.snap.Configs {
 		configs = append(configs, c)
 	}
-	conflicts := v1alpha1.ValidateConfigs(configs, func(name string) string {
+	conflicts := v1alpha1.ValidateConfigsAt(configs, func(name string) string {
 		return fmt.Sprintf("%s (%s)", name, r.files[v1alpha1.VectorPromotionConfigKind+"/"+name])
-	})
+	}, r.snap.OverlayOf)
 	for _, o := range r.snap.Objects {
 		c, ok := o.Value.(*v1alpha1.VectorPromotionConfig)
 		if !ok {

@@ -67,6 +67,17 @@ type StageRef struct {
 	Tree        render.Tree        `json:"-"`
 }
 
+// OverlayOf names where a resolved stage's overlay is, its directory in its
+// repository and branch, so that two stages on one overlay are seen as one;
+// "" for a stage that does not resolve.
+func (s *Snapshot) OverlayOf(landscape, name string) string {
+	ref, ok := s.StageIndex[StageKey(landscape, name)]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s of %s@%s", ref.Overlay, RedactURL(ref.URL), ref.Branch)
+}
+
 // StageKey is how stages are keyed: stage names are unique per landscape.
 func StageKey(landscape, name string) string { return landscape + "/" + name }
 

@@ -20,6 +20,23 @@ import (
 // describe names a config in messages (with its file, say); nil uses the
 // name. Each config must be valid on its own (Validate).
 func ValidateConfigs(configs []*VectorPromotionConfig, describe func(name string) string) map[string]field.ErrorList {
+	return ValidateConfigsAt(configs, describe, nil)
+}
+
+// ValidateConfigsAt is ValidateConfigs with stages compared by where their
+// overlays are: overlay names the overlay a stage writes (repository,
+// branch and directory, "" when it does not resolve). Two stages on one
+// overlay are one stage to the configs promoting into them: one
+// kustomization.yaml cannot render two vectors.
+func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name string) string, overlay func(landscape, name string) string) map[string]field.ErrorList {
+	stageKey := func(landscape, name string) string {
+		if overlay != nil {
+			if o := overlay(landscape, name); o != "" {
+				return "overlay " + o
+			}
+		}
+		return "stage " + landscape + "/" + name
+	}
 	if describe == nil {
 		describe = func(name string) string { return name }
 	}
@@ -42,17 +59,24 @@ func ValidateConfigs(configs []*VectorPromotionConfig, describe func(name string
 		t := c.Spec.Target
 		if others := byTarget[stageKey(t.Landscape, t.Name)]; len(others) > 1 {
 			var names []string
+			shared := ""
 			for _, o := range others {
-				if o != c {
-					names = append(names, "VectorPromotionConfig "+describe(o.Name))
+				if o == c {
+					continue
 				}
+				name := "VectorPromotionConfig " + describe(o.Name)
+				if ot := o.Spec.Target; ot.Landscape != t.Landscape || ot.Name != t.Name {
+					name += fmt.Sprintf(" (through Stage %s in Landscape %s)", ot.Name, ot.Landscape)
+					shared = fmt.Sprintf(" (overlay %s)", overlay(t.Landscape, t.Name))
+				}
+				names = append(names, name)
 			}
 			out[c.Name] = append(out[c.Name], field.Invalid(target, t.Landscape+"/"+t.Name, fmt.Sprintf(
-				"Stage %s in Landscape %s is also the target of %s; a stage takes its promotions from one config, "+
+				"Stage %s in Landscape %s%s is also the target of %s; a stage takes its promotions from one config, "+
 					"or they overwrite each other's vector: remove one or point its spec.target at another stage",
-				t.Name, t.Landscape, strings.Join(names, ", "))))
+				t.Name, t.Landscape, shared, strings.Join(names, ", "))))
 		}
-		if cycle := configCycle(c, fromStage); cycle != nil {
+		if cycle := configCycle(c, fromStage, stageKey); cycle != nil {
 			steps := make([]string, len(cycle))
 			for i, cc := range cycle {
 				steps[i] = fmt.Sprintf("VectorPromotionConfig %s (%s/%s → %s/%s)", describe(cc.Name),
@@ -70,7 +94,7 @@ func ValidateConfigs(configs []*VectorPromotionConfig, describe func(name string
 // configCycle is the shortest cycle of configs through c, starting with c
 // (c, then configs from c's target stage on, back to c's source stage), or
 // nil. Breadth-first over configs sorted by name, so it is deterministic.
-func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromotionConfig) []*VectorPromotionConfig {
+func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromotionConfig, stageKey func(landscape, name string) string) []*VectorPromotionConfig {
 	if c.Spec.Source.Kind != StageKind {
 		return nil // nothing promotes into a template
 	}
@@ -105,5 +129,3 @@ func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromoti
 	}
 	return nil
 }
-
-func stageKey(landscape, name string) string { return landscape + "/" + name }

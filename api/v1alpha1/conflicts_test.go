@@ -89,3 +89,35 @@ func TestValidateConfigs(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateConfigsAtComparesOverlays: two stages on one overlay are one
+// target, and a cycle through a second name of a stage is a cycle.
+func TestValidateConfigsAtComparesOverlays(t *testing.T) {
+	overlay := func(landscape, name string) string {
+		switch landscape + "/" + name {
+		case "test/test", "hotfix/hotfix":
+			return "apps/overlays/test of repo@main"
+		case "dev/dev", "dev/alias":
+			return "apps/overlays/dev of repo@main"
+		}
+		return ""
+	}
+	got := ValidateConfigsAt([]*VectorPromotionConfig{
+		cfg("dev-to-test", "dev/dev", "test/test"), cfg("hotfix-to-test", "acme", "hotfix/hotfix"),
+	}, nil, overlay)
+	if len(got["dev-to-test"]) != 1 || len(got["hotfix-to-test"]) != 1 ||
+		!strings.Contains(got["hotfix-to-test"][0].Detail, "Stage hotfix in Landscape hotfix (overlay apps/overlays/test of repo@main) is also the target of VectorPromotionConfig dev-to-test (through Stage test in Landscape test)") {
+		t.Errorf("two stages on one overlay: %v", got)
+	}
+	got = ValidateConfigsAt([]*VectorPromotionConfig{
+		cfg("dev-to-test", "dev/dev", "test/test"), cfg("test-to-dev", "test/test", "dev/alias"),
+	}, nil, overlay)
+	if len(got["dev-to-test"]) != 1 || !strings.Contains(got["dev-to-test"][0].Detail, "the configs form a cycle") {
+		t.Errorf("a cycle through a second name of dev: %v", got)
+	}
+	if got := ValidateConfigs([]*VectorPromotionConfig{
+		cfg("dev-to-test", "dev/dev", "test/test"), cfg("hotfix-to-test", "acme", "hotfix/hotfix"),
+	}, nil); len(got) != 0 {
+		t.Errorf("without overlays, two stage names are two stages: %v", got)
+	}
+}

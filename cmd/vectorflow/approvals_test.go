@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -326,5 +328,92 @@ func TestAuditSaysWhyNotVerified(t *testing.T) {
 	}
 	if out, err := f.cliE("audit", "--stage", "test", "--strict"); err == nil {
 		t.Fatalf("audit --strict exited 0 with commits that do not verify:\n%s", out)
+	}
+}
+
+// TestAuditTrustsOnlyTheStagesOwnApprovers: an approver of dev-to-test
+// (bob, whose approvals count only for the test stage) cannot make a change
+// of the prod overlay verify: neither by signing it himself, nor by naming
+// one of his own config's promotions in the trailers of a commit a prod
+// approver (carol) signed, backed by an approval file he added for it.
+func TestAuditTrustsOnlyTheStagesOwnApprovers(t *testing.T) {
+	f := newApprovalFixture(t, 0)
+	f.run(t)
+	vector := f.promotions(t)["dev-to-test-2"].Spec.Vector
+	f.pushApprovalFile(t, f.bob, "approvals/dev-to-test-9/bob.yaml", approvalYAML("dev-to-test-9", vector))
+
+	clone := f.clone(t)
+	overlay := filepath.Join(clone, "apps", "overlays", "prod", "kustomization.yaml")
+	edit := func(keyFile, msg string) {
+		writeFile(t, filepath.Dir(overlay), "kustomization.yaml", []byte(readFile(t, overlay)+"# edit\n"))
+		testutil.Git(t, clone, nil, "-c", "gpg.format=ssh", "-c", "user.signingkey="+keyFile, "commit", "-S", "-qam", msg)
+	}
+	edit(f.bob, "prod hotfix by bob")
+	edit(f.carol, "prod change named after a dev-to-test promotion\n\nVectorflow-Promotion: dev-to-test-9\nVectorflow-Sequence: 9\nVectorflow-Config: dev-to-test\nVectorflow-Vector: "+vector+
+		"\nVectorflow-Target: Stage/test/test\nApproved-by: bob\nApproved-at: 2026-01-01T00:00:00Z")
+	testutil.Git(t, clone, nil, "push", "-q", "origin", "main")
+
+	var entries []controller.AuditEntry
+	if err := json.Unmarshal([]byte(f.cli(t, "audit", "--stage", "prod", "-o", "json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Subject, "prod ") {
+			continue
+		}
+		seen++
+		if e.Verified || e.ApprovalVerified {
+			t.Errorf("audit verifies %q on prod, which only bob (an approver of dev-to-test) vouched for: %+v", e.Subject, e)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("audit lists %d of the 2 prod commits: %+v", seen, entries)
+	}
+	if out, err := f.cliE("audit", "--stage", "prod", "--strict"); err == nil {
+		t.Fatalf("audit --strict exited 0 with prod commits only a dev-to-test approver vouched for:\n%s", out)
+	}
+}
+
+// TestAuditDoesNotBelieveForgedState: an unsigned state commit records
+// dev-to-test-9 as approved by alice through a pull request; bob (trusted
+// for test) signs a test overlay change naming dev-to-test-9. The
+// controller refuses that state; audit must not show alice's approval from
+// it either.
+func TestAuditDoesNotBelieveForgedState(t *testing.T) {
+	f := newApprovalFixture(t, 0)
+	f.run(t)
+	vector := f.promotions(t)["dev-to-test-2"].Spec.Vector
+
+	dir := f.stateClone(t)
+	var p v1alpha1.VectorPromotion
+	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join(dir, "promotions", "dev-to-test", "dev-to-test-2.yaml"))), &p); err != nil {
+		t.Fatal(err)
+	}
+	p.Name, p.Spec.Sequence = "dev-to-test-9", 9
+	p.Status.PullRequest = &v1alpha1.PullRequestStatus{Number: 9, URL: "https://forge.example.com/acme/pull/9", State: "merged"}
+	p.Status.Approval = &v1alpha1.ApprovalRecord{ApprovedBy: "alice"}
+	data, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "promotions", "dev-to-test"), "dev-to-test-9.yaml", data)
+	f.commitState(t, dir, "", "record a pull request")
+
+	clone := f.clone(t)
+	overlay := filepath.Join(clone, "apps", "overlays", "test", "kustomization.yaml")
+	writeFile(t, filepath.Dir(overlay), "kustomization.yaml", []byte(readFile(t, overlay)+"# edit\n"))
+	testutil.Git(t, clone, nil, "-c", "gpg.format=ssh", "-c", "user.signingkey="+f.bob, "commit", "-S", "-qam",
+		"test change\n\nVectorflow-Promotion: dev-to-test-9\nVectorflow-Sequence: 9\nVectorflow-Vector: "+vector)
+	testutil.Git(t, clone, nil, "push", "-q", "origin", "main")
+
+	var entries []controller.AuditEntry
+	if err := json.Unmarshal([]byte(f.cli(t, "audit", "--stage", "test", "-o", "json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Subject == "test change" && (e.Verified || e.ApprovedBy != "" || e.PullRequest != "") {
+			t.Errorf("audit believes the forged state: %+v", e)
+		}
 	}
 }

@@ -27,9 +27,11 @@ func newAuditCommand() *cobra.Command {
 		Long: `audit reads the history of each stage's overlay, newest first. For every commit
 it shows the promotion its trailers name (empty for a commit no promotion made),
 whether its signature verifies against a trusted key (the landscape's
-spec.signers, the configs' approvers, and --trust keys), and whether the
-approvals on the state branch count for its promotion and vector, judged as
-the controller judges them (spec.approval.minApprovals included). REASON says
+spec.signers, the approvers of the configs promoting into that stage, and
+--trust keys), and whether the approvals on the state branch count for its
+promotion and vector, judged as the controller judges them
+(spec.approval.minApprovals included; only a promotion of a config targeting
+that stage, and only state the landscapes' signers or --trust keys verify). REASON says
 why a commit is NOT VERIFIED: unsigned, unknown key, bad signature, or
 approval missing. With --strict, audit exits non-zero when any commit does not
 verify.`,
@@ -59,8 +61,22 @@ verify.`,
 				_, err = r.Fetch(cmd.Context(), branch)
 				return r, err
 			}
+			// The state branch is believed as far as its signatures go, as
+			// the controller and `get` believe it.
+			stateSigners := append([]gitwriter.TrustedKey(nil), keys...)
+			for _, name := range sortedNames(snap.Landscapes) {
+				for _, s := range snap.Landscapes[name].Spec.Signers {
+					stateSigners = append(stateSigners, gitwriter.TrustedKey{Name: s.Name, PublicKey: s.PublicKey})
+				}
+			}
+			var trust *controller.StateTrust
+			if len(stateSigners) > 0 {
+				if trust, err = controller.NewStateTrust(stateSigners); err != nil {
+					return err
+				}
+			}
 			entries, err := controller.Audit(cmd.Context(), controller.AuditInput{
-				Snapshot: snap, Open: open, StateRepo: stateRepo, StateBranch: rf.stateBranch,
+				Snapshot: snap, Open: open, StateRepo: stateRepo, StateBranch: rf.stateBranch, StateTrust: trust,
 				Trusted: keys, Stage: stage,
 			})
 			if err != nil {

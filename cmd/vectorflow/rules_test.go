@@ -75,6 +75,22 @@ func TestValidateRefusesConfigsThatCannotWork(t *testing.T) {
 				Reason: "Stage test in Landscape test is also the target of VectorPromotionConfig hotfix-to-test (vectorflow/hotfix.yaml)"},
 		},
 	}, {
+		// A second name for test's overlay: its config and dev-to-test would
+		// write one kustomization.yaml, each Succeeded while only the last
+		// write renders, and each drifting back the other's vector.
+		name: "two stages, one overlay",
+		edit: func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "vectorflow"), "hotfix.yaml", []byte("---\napiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: hotfix\nspec:\n  path: apps\n"+
+				"---\napiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: hotfix\nspec:\n  landscape: hotfix\n  path: overlays/test\n"+
+				config("hotfix-to-test", "{kind: VectorTemplate, name: acme}", "{kind: Stage, name: hotfix, landscape: hotfix}")))
+		},
+		want: []source.Problem{
+			{File: "vectorflow/hotfix.yaml", Kind: "VectorPromotionConfig", Name: "hotfix-to-test", Field: "spec.target",
+				Reason: "Stage hotfix in Landscape hotfix|overlay apps/overlays/test|also the target of VectorPromotionConfig dev-to-test (vectorflow/promotions.yaml)|Stage test"},
+			{File: "vectorflow/promotions.yaml", Kind: "VectorPromotionConfig", Name: "dev-to-test", Field: "spec.target",
+				Reason: "Stage test in Landscape test|overlay apps/overlays/test|also the target of VectorPromotionConfig hotfix-to-test (vectorflow/hotfix.yaml)|Stage hotfix"},
+		},
+	}, {
 		name: "approval required and nobody to give it",
 		edit: func(t *testing.T, dir string) {
 			promotions := filepath.Join(dir, "vectorflow", "promotions.yaml")
