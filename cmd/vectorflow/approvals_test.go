@@ -408,7 +408,7 @@ func TestAuditDoesNotBelieveForgedState(t *testing.T) {
 	testutil.Git(t, clone, nil, "push", "-q", "origin", "main")
 
 	var entries []controller.AuditEntry
-	if err := json.Unmarshal([]byte(f.cli(t, "audit", "--stage", "test", "-o", "json")), &entries); err != nil {
+	if err := json.Unmarshal([]byte(f.cli(t, "audit", "--stage", "test", "-o", "json", "--trust", f.controllerPublic)), &entries); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {

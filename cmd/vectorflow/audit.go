@@ -31,7 +31,8 @@ spec.signers, the approvers of the configs promoting into that stage, and
 --trust keys), and whether the approvals on the state branch count for its
 promotion and vector, judged as the controller judges them
 (spec.approval.minApprovals included; only a promotion of a config targeting
-that stage, and only state the landscapes' signers or --trust keys verify). REASON says
+that stage, and only state the --trust keys, the controllers' keys, verify).
+REASON says
 why a commit is NOT VERIFIED: unsigned, unknown key, bad signature, or
 approval missing. With --strict, audit exits non-zero when any commit does not
 verify.`,
@@ -61,17 +62,12 @@ verify.`,
 				_, err = r.Fetch(cmd.Context(), branch)
 				return r, err
 			}
-			// The state branch is believed as far as its signatures go, as
-			// the controller and `get` believe it.
-			stateSigners := append([]gitwriter.TrustedKey(nil), keys...)
-			for _, name := range sortedNames(snap.Landscapes) {
-				for _, s := range snap.Landscapes[name].Spec.Signers {
-					stateSigners = append(stateSigners, gitwriter.TrustedKey{Name: s.Name, PublicKey: s.PublicKey})
-				}
-			}
+			// The state branch is believed as far as the controllers'
+			// signatures go (the --trust keys), as the controller and `get`
+			// believe it; a Landscape's signers sign overlays, not state.
 			var trust *controller.StateTrust
-			if len(stateSigners) > 0 {
-				if trust, err = controller.NewStateTrust(stateSigners); err != nil {
+			if len(keys) > 0 {
+				if trust, err = controller.NewStateTrust(keys); err != nil {
 					return err
 				}
 			}

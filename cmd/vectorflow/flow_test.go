@@ -284,7 +284,7 @@ func (f *flowFixture) run(t *testing.T) {
 func (f *flowFixture) promotions(t *testing.T) map[string]v1alpha1.VectorPromotion {
 	t.Helper()
 	var list []v1alpha1.VectorPromotion
-	if err := json.Unmarshal([]byte(f.cli(t, "get", "promotions", "-o", "json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(f.cli(t, "get", "promotions", "-o", "json", "--trust", f.controllerPublic)), &list); err != nil {
 		t.Fatal(err)
 	}
 	m := map[string]v1alpha1.VectorPromotion{}

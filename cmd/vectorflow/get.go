@@ -114,22 +114,19 @@ last trusted commit.`,
 	rf.register(cmd.Flags())
 	rf.registerStateBranch(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
-	cmd.Flags().StringArrayVar(&trusted, "trust", nil, "file holding the public key of a trusted state signer, beyond each Landscape's spec.signers (repeatable)")
+	cmd.Flags().StringArrayVar(&trusted, "trust", nil, "file holding the public key of a trusted state signer: the controller's, or another controller's of the same state branch (repeatable)")
 	cmd.Flags().BoolVar(&unverified, "unverified", false, "show a state branch that does not verify, with VERIFIED=no on what changed since its last trusted commit")
 	return cmd
 }
 
 // readVerifiedState reads the state branch and checks it against the --trust
-// keys and every Landscape's spec.signers. With no key at all it warns and
-// shows the state unchecked.
+// keys, the controllers' keys, exactly as the controller checks it. A
+// Landscape's spec.signers are not state signers: they may sign overlay
+// commits, and a person among them may not edit state. With no key it warns
+// and shows the state unchecked.
 func readVerifiedState(cmd *cobra.Command, repo *source.Repository, branch string, snap *source.Snapshot, keys []gitwriter.TrustedKey) (controller.VerifiedState, error) {
-	for _, name := range sortedNames(snap.Landscapes) {
-		for _, s := range snap.Landscapes[name].Spec.Signers {
-			keys = append(keys, gitwriter.TrustedKey{Name: s.Name, PublicKey: s.PublicKey})
-		}
-	}
 	if len(keys) == 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the state branch %s is shown unverified: no trusted key is known (give --trust KEYFILE, or spec.signers on a Landscape)\n", branch)
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the state branch %s is shown unverified: give the controller's public key with --trust KEYFILE\n", branch)
 		_, files, state, err := controller.ReadState(cmd.Context(), repo, branch)
 		return controller.VerifiedState{Files: files, State: state, Verdict: controller.CommitVerdict{Trusted: true}}, err
 	}

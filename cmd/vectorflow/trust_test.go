@@ -92,10 +92,10 @@ func TestApproverOfAnotherConfigCannotEditState(t *testing.T) {
 		}
 	}
 	f.wantNotExecuted(t, "prod", "test-to-prod-1")
-	if _, err := f.cliE("get", "promotions"); err == nil || !strings.Contains(err.Error(), bad[:12]) {
+	if _, err := f.cliE("get", "promotions", "--trust", f.controllerPublic); err == nil || !strings.Contains(err.Error(), bad[:12]) {
 		t.Errorf("get promotions on a tainted state branch: %v, want a refusal naming %s", err, bad[:12])
 	}
-	table := f.cli(t, "get", "promotions", "--unverified")
+	table := f.cli(t, "get", "promotions", "--unverified", "--trust", f.controllerPublic)
 	if !strings.Contains(table, "VERIFIED") || !lineEnds(table, "test-to-prod-1", "no") || !lineEnds(table, "dev-to-test-2", "yes") {
 		t.Errorf("get promotions --unverified does not mark the forged promotion alone:\n%s", table)
 	}
