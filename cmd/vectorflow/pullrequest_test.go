@@ -334,6 +334,7 @@ func newGiteaFixture(t *testing.T, g *testutil.Gitea, name, merge, bot, botPassw
 	f := &giteaFixture{flowFixture: &flowFixture{}, g: g, token: botToken}
 	f.controllerKey = testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
 	f.controller = writeFile(t, keys, "controller.asc", f.controllerKey.PrivateArmored)
+	f.controllerPublic = writeFile(t, keys, "controller.pub", f.controllerKey.PublicArmored)
 
 	dir := testutil.CopyDir(t, filepath.Join("..", "..", "examples", "quickstart"))
 	writeFile(t, filepath.Join(dir, "vectorflow"), "promotions.yaml", []byte(pullRequestPromotions(g.APIURL(), merge)))
