@@ -384,7 +384,7 @@ func TestDecideKeepsAnotherChannelsWord(t *testing.T) {
 	spec.devVector = "acme:v1"
 	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
 	p := state.Promotions["dev-to-test-1"]
-	closed := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: PullRequestClosedReason,
+	closed := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.PullRequestClosedReason,
 		Message: "pull request #1 was closed without merging", LastTransitionTime: metav1.NewTime(t0)}
 	meta.SetStatusCondition(&p.Status.Conditions, closed)
 	alice := v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}

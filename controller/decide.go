@@ -14,22 +14,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
-// Condition reasons the controller sets on top of the reconcilers' own.
-const (
-	// ApprovalRefusedReason is on Approved=False when approval files exist
-	// but none counts: its commit does not verify against the config's
-	// approvers, or it names another vector. The promotion stays Waiting.
-	ApprovalRefusedReason = "ApprovalRefused"
-	// AssemblyFailedReason is on a template's Ready=False when its
-	// components do not resolve.
-	AssemblyFailedReason = "AssemblyFailed"
-	// VectorAssembledReason is on a template's Ready=True.
-	VectorAssembledReason = "VectorAssembled"
-	// RegistryUnavailableReason is on a template's Ready=False when a
-	// registry could not be asked and the last resolved version was kept.
-	RegistryUnavailableReason = "RegistryUnavailable"
-)
-
 // Inputs are everything one pass decides from, read before deciding.
 type Inputs struct {
 	Snapshot *source.Snapshot
@@ -290,11 +274,11 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 		if err == nil && plan.Vector != nil && latest == nil {
 			d.adoptRecordedVector(&plan, now)
 		}
-		cond := metav1.Condition{Type: reconcilers.ReadyCondition, Status: metav1.ConditionTrue,
-			Reason: VectorAssembledReason, ObservedGeneration: tmpl.Generation}
+		cond := metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue,
+			Reason: v1alpha1.VectorAssembledReason, ObservedGeneration: tmpl.Generation}
 		problem := registryProblems[name]
 		if err != nil {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, AssemblyFailedReason, err.Error()
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1alpha1.AssemblyFailedReason, err.Error()
 			if problem != "" {
 				cond.Message += "; " + problem
 			}
@@ -306,7 +290,7 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 				d.note("template %s: assembled vector %s", name, plan.Vector.Ref())
 			}
 			if problem != "" {
-				cond.Status, cond.Reason = metav1.ConditionFalse, RegistryUnavailableReason
+				cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.RegistryUnavailableReason
 				cond.Message = problem
 			}
 		}
@@ -383,14 +367,14 @@ func (d *Decision) recordApprovals(counts map[string]ApprovalCount, now time.Tim
 		}
 		reason := v1alpha1.WaitingForApprovalReason
 		if len(count.Grants) == 0 {
-			reason = ApprovalRefusedReason
+			reason = v1alpha1.ApprovalRefusedReason
 		}
 		msg := count.Waiting(p.Spec.VectorPromotionConfigName)
 		changed := false
 		// Another channel's word on the condition (a closed pull request)
 		// stays; the signed approvals so far still show in status.approvals.
 		if cur := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); cur == nil ||
-			cur.Reason == v1alpha1.WaitingForApprovalReason || cur.Reason == ApprovalRefusedReason {
+			cur.Reason == v1alpha1.WaitingForApprovalReason || cur.Reason == v1alpha1.ApprovalRefusedReason {
 			changed = setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
 				Status: metav1.ConditionFalse, Reason: reason, Message: msg}, now)
 		}

@@ -113,7 +113,7 @@ func TestDecide(t *testing.T) {
 					check: func(t *testing.T, d Decision) {
 						p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 						c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
-						if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ApprovalRefusedReason ||
+						if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ApprovalRefusedReason ||
 							c.Message != "signed by mallory, who is not an approver" {
 							t.Errorf("Approved condition %+v, want False/ApprovalRefused with the refusal as message", c)
 						}

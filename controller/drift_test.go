@@ -65,9 +65,9 @@ func TestFailedPromotionIsNotRetriedAfterTheTTL(t *testing.T) {
 	if h := cfg.Status.PromotionHistory; len(h) != 1 || h[0].Promotion != "latest-to-dev-1" || h[0].Vector != vector || h[0].State != v1alpha1.PromotionFailed {
 		t.Errorf("promotion history %+v, want latest-to-dev-1 Failed", h)
 	}
-	if d := meta.FindStatusCondition(cfg.Status.Conditions, reconcilers.DriftCondition); d == nil ||
-		d.Reason != reconcilers.FailedNotRetriedReason || !strings.Contains(d.Message, "vectorflow promote --config latest-to-dev") {
-		t.Errorf("Drift %+v, want %s", d, reconcilers.FailedNotRetriedReason)
+	if d := meta.FindStatusCondition(cfg.Status.Conditions, v1alpha1.DriftCondition); d == nil ||
+		d.Reason != v1alpha1.FailedNotRetriedReason || !strings.Contains(d.Message, "vectorflow promote --config latest-to-dev") {
+		t.Errorf("Drift %+v, want %s", d, v1alpha1.FailedNotRetriedReason)
 	}
 }
 
@@ -128,10 +128,10 @@ func TestRevertedPromotionIsNotUndoneAfterTheTTL(t *testing.T) {
 	if cfg.Status.SourceVector != vector || cfg.Status.TargetVector == vector || cfg.Status.TargetVector == "" {
 		t.Errorf("status names source %q and target %q; want %s and the vector the revert restored", cfg.Status.SourceVector, cfg.Status.TargetVector, vector)
 	}
-	d := meta.FindStatusCondition(cfg.Status.Conditions, reconcilers.DriftCondition)
-	if d == nil || d.Reason != reconcilers.TargetChangedByHandReason || !strings.Contains(d.Message, vector) ||
+	d := meta.FindStatusCondition(cfg.Status.Conditions, v1alpha1.DriftCondition)
+	if d == nil || d.Reason != v1alpha1.TargetChangedByHandReason || !strings.Contains(d.Message, vector) ||
 		!strings.Contains(d.Message, "names "+cfg.Status.TargetVector) || !strings.Contains(d.Message, "vectorflow promote --config latest-to-dev") {
-		t.Errorf("Drift %+v, want %s naming %s and what dev names now", d, reconcilers.TargetChangedByHandReason, vector)
+		t.Errorf("Drift %+v, want %s naming %s and what dev names now", d, v1alpha1.TargetChangedByHandReason, vector)
 	}
 }
 
@@ -205,9 +205,9 @@ func TestDecideReportsConfigConflicts(t *testing.T) {
 		"test-to-prod":  {"cycle: VectorPromotionConfig test-to-prod (test/test → prod/prod)"},
 	}
 	for name, says := range want {
-		c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, reconcilers.ReadyCondition)
-		if c == nil || c.Status != "False" || c.Reason != reconcilers.ConfigConflictReason {
-			t.Errorf("%s: Ready %+v, want False/%s", name, c, reconcilers.ConfigConflictReason)
+		c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, v1alpha1.ReadyCondition)
+		if c == nil || c.Status != "False" || c.Reason != v1alpha1.ConfigConflictReason {
+			t.Errorf("%s: Ready %+v, want False/%s", name, c, v1alpha1.ConfigConflictReason)
 			continue
 		}
 		for _, s := range says {
@@ -223,7 +223,7 @@ func TestDecideReportsConfigConflicts(t *testing.T) {
 	delete(snap.Configs, "prod-to-dev")
 	d = Decide(Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
 	for name := range snap.Configs {
-		if c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, reconcilers.ReadyCondition); c == nil || c.Status != "True" {
+		if c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, v1alpha1.ReadyCondition); c == nil || c.Status != "True" {
 			t.Errorf("%s after the conflict is gone: Ready %+v", name, c)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -56,8 +55,8 @@ func ConfigurationProblems(snap *source.Snapshot, state *State) []string {
 		named[p.Kind+"/"+p.Name] = true
 	}
 	notReady := func(kind, name string, conds []metav1.Condition) {
-		c := meta.FindStatusCondition(conds, reconcilers.ReadyCondition)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason == RegistryUnavailableReason || named[kind+"/"+name] {
+		c := meta.FindStatusCondition(conds, v1alpha1.ReadyCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason == v1alpha1.RegistryUnavailableReason || named[kind+"/"+name] {
 			return
 		}
 		out = append(out, fmt.Sprintf("%s/%s: %s: %s", kind, name, c.Reason, c.Message))

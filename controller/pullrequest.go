@@ -13,16 +13,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
-// StalePromotionMergedReason is on a config's Ready=False when the pull
-// request of a superseded promotion was merged anyway: the target runs an
-// older vector than the one that superseded it, and vectorflow does not roll
-// it back on its own.
-const StalePromotionMergedReason = "StalePromotionMerged"
-
-// PullRequestClosedReason is on a waiting promotion's Approved=False when its
-// pull request was closed without merging: nobody will approve it there.
-const PullRequestClosedReason = "PullRequestClosed"
-
 // Pull-request states as recorded in a promotion's status.pullRequest.state
 // (the forge package's words).
 const (
@@ -112,11 +102,11 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 			// A rejection by closing: the pull request is not reopened, and
 			// the promotion says why it waits and what to do.
 			setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
-				Reason: PullRequestClosedReason, Message: fmt.Sprintf("pull request #%d was closed without merging; reopen it, or run vectorflow promote --config %s for a fresh one",
+				Reason: v1alpha1.PullRequestClosedReason, Message: fmt.Sprintf("pull request #%d was closed without merging; reopen it, or run vectorflow promote --config %s for a fresh one",
 					p.Status.PullRequest.Number, p.Spec.VectorPromotionConfigName)}, now)
 			continue
 		}
-		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); c != nil && c.Reason == PullRequestClosedReason {
+		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); c != nil && c.Reason == v1alpha1.PullRequestClosedReason {
 			setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
 				Reason: v1alpha1.WaitingForApprovalReason, Message: fmt.Sprintf("pull request #%d was reopened; waiting for its approval", p.Status.PullRequest.Number)}, now)
 		}
@@ -202,7 +192,7 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *State, now time
 		if st == nil {
 			continue
 		}
-		c := metav1.Condition{Type: reconcilers.ReadyCondition, Status: metav1.ConditionFalse, Reason: StalePromotionMergedReason,
+		c := metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.StalePromotionMergedReason,
 			ObservedGeneration: st.Status.ObservedGeneration,
 			Message:            strings.Join(stale[cfg], "; ") + ". Nothing was rolled back: check the target and promote the vector it should run."}
 		c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))

@@ -184,7 +184,7 @@ func TestDecidePullRequests(t *testing.T) {
 				wantActions(t, d) // a rejected (closed) pull request is not reopened
 				// ...and the promotion says why it waits.
 				c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
-				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != PullRequestClosedReason ||
+				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.PullRequestClosedReason ||
 					!strings.Contains(c.Message, "pull request #1") || !strings.Contains(c.Message, "vectorflow promote") {
 					t.Errorf("Approved condition %+v: want False, PullRequestClosed, naming #1 and what to do", c)
 				}
@@ -266,10 +266,10 @@ func wantActions(t *testing.T, d Decision, want ...PullRequestAction) {
 
 func wantStale(t *testing.T, d Decision) metav1.Condition {
 	t.Helper()
-	c := meta.FindStatusCondition(d.State.Configs["dev-to-test"].Status.Conditions, reconcilers.ReadyCondition)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != StalePromotionMergedReason ||
+	c := meta.FindStatusCondition(d.State.Configs["dev-to-test"].Status.Conditions, v1alpha1.ReadyCondition)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.StalePromotionMergedReason ||
 		!strings.Contains(c.Message, "pull request #1 (https://git.example.com/acme/pulls/1) of superseded promotion dev-to-test-1 was merged anyway") {
-		t.Fatalf("Ready of dev-to-test %+v, want False/%s naming pull request #1", c, StalePromotionMergedReason)
+		t.Fatalf("Ready of dev-to-test %+v, want False/%s naming pull request #1", c, v1alpha1.StalePromotionMergedReason)
 	}
 	return *c
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 	"github.com/vectorflow-dev/vectorflow/source/registry/registrytest"
@@ -97,9 +96,9 @@ func TestRegistryDiscoveryPinsPromotesAndSurvivesAnOutage(t *testing.T) {
 	if tmpl == nil || tmpl.Status.LatestVector != second.Ref() {
 		t.Fatalf("template acme with the registry down: %+v, want latestVector %s kept", tmpl, second.Ref())
 	}
-	ready := meta.FindStatusCondition(tmpl.Status.Conditions, reconcilers.ReadyCondition)
-	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != RegistryUnavailableReason {
-		t.Fatalf("Ready condition of template acme with the registry down: %+v, want False/%s", ready, RegistryUnavailableReason)
+	ready := meta.FindStatusCondition(tmpl.Status.Conditions, v1alpha1.ReadyCondition)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.RegistryUnavailableReason {
+		t.Fatalf("Ready condition of template acme with the registry down: %+v, want False/%s", ready, v1alpha1.RegistryUnavailableReason)
 	}
 	for _, comp := range second.Spec.Components {
 		kept := "kept " + comp.Tag + "@" + comp.Digest

@@ -239,10 +239,10 @@ func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]
 			src = c.Spec.Source.Kind + "/" + c.Spec.Source.Landscape + "/" + c.Spec.Source.Name
 		}
 		ready, msg := "Unknown", ""
-		if r := meta.FindStatusCondition(c.Status.Conditions, reconcilers.ReadyCondition); r != nil {
+		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ReadyCondition); r != nil {
 			ready, msg = string(r.Status), r.Message
 		}
-		if d := meta.FindStatusCondition(c.Status.Conditions, reconcilers.UpdateDelayedCondition); d != nil {
+		if d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.UpdateDelayedCondition); d != nil {
 			msg = d.Message
 			if c.Status.SourceVectorSince != nil && c.Spec.UpdateDelay != nil {
 				left := c.Status.SourceVectorSince.Add(c.Spec.UpdateDelay.Duration).Sub(now).Round(time.Second)
@@ -250,8 +250,8 @@ func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]
 			}
 		}
 		// A drift the config leaves alone needs a person: say why.
-		if d := meta.FindStatusCondition(c.Status.Conditions, reconcilers.DriftCondition); d != nil && ready == string(metav1.ConditionTrue) &&
-			(d.Reason == reconcilers.FailedNotRetriedReason || d.Reason == reconcilers.TargetChangedByHandReason) {
+		if d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.DriftCondition); d != nil && ready == string(metav1.ConditionTrue) &&
+			(d.Reason == v1alpha1.FailedNotRetriedReason || d.Reason == v1alpha1.TargetChangedByHandReason) {
 			msg = d.Message
 		}
 		t.add(c.Name, src, c.Spec.Target.Landscape+"/"+c.Spec.Target.Name, strconv.FormatInt(c.Status.Sequence, 10),
