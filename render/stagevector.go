@@ -13,9 +13,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 )
 
-// VectorAnnotation is the overlay annotation naming the vector a stage runs.
-const VectorAnnotation = "vectorflow.dev/vector"
-
 // StageVector is what a stage's overlay says it runs.
 type StageVector struct {
 	Vector string                     // metadata.annotations["vectorflow.dev/vector"], may be empty
@@ -95,13 +92,13 @@ func parseStageVector(file string, data []byte) (StageVector, error) {
 	if node.YNode().Kind != yaml.MappingNode {
 		return StageVector{}, fmt.Errorf("parse %s: a kustomization is a mapping, found %s", file, kindName(node))
 	}
-	vector, err := node.Pipe(yaml.Lookup("metadata", "annotations", VectorAnnotation))
+	vector, err := node.Pipe(yaml.Lookup("metadata", "annotations", v1alpha1.VectorAnnotation))
 	if err != nil {
 		return StageVector{}, fmt.Errorf("parse %s: metadata.annotations: %w", file, err)
 	}
 	if !vector.IsNilOrEmpty() {
 		if sv.Vector, err = scalar(vector); err != nil {
-			return StageVector{}, fmt.Errorf("parse %s: metadata.annotations[%q]: %w", file, VectorAnnotation, err)
+			return StageVector{}, fmt.Errorf("parse %s: metadata.annotations[%q]: %w", file, v1alpha1.VectorAnnotation, err)
 		}
 	}
 	images := node.Field("images")

@@ -159,7 +159,7 @@ func writeStageVector(t *testing.T, sv StageVector) []byte {
 	k := yaml.NewMapRNode(nil)
 	if sv.Vector != "" {
 		if err := k.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations"),
-			yaml.SetField(VectorAnnotation, yaml.NewStringRNode(sv.Vector))); err != nil {
+			yaml.SetField(v1alpha1.VectorAnnotation, yaml.NewStringRNode(sv.Vector))); err != nil {
 			t.Fatal(err)
 		}
 	}
