@@ -426,7 +426,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
 	if !ok {
 		return reconcilers.Result{Outcome: reconcilers.OutcomeTargetUnresolved,
-			Message: fmt.Sprintf("Stage %s in Landscape %s does not resolve", t.Name, t.Landscape)}, nil
+			Message: t.Describe() + " does not resolve"}, nil
 	}
 	vector := state.Vectors[p.Spec.Vector]
 	if vector == nil {
@@ -439,7 +439,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	}
 	trailers := gitwriter.Trailers{
 		Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
-		Source: describeSource(p.Spec.Source), Target: describeTarget(t),
+		Source: p.Spec.Source.Ref(), Target: t.Ref(),
 	}
 	trailers.Approvals = approvalTrailers(p)
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
@@ -465,7 +465,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	case len(results) != 1:
 		return reconcilers.Result{}, fmt.Errorf("the writer returned %d results for one change", len(results))
 	}
-	log.Info("promoted", "target", describeTarget(t), "commit", results[0].Commit.String(),
+	log.Info("promoted", "target", t.Ref(), "commit", results[0].Commit.String(),
 		"existing", results[0].Existing, "alreadyApplied", results[0].AlreadyApplied)
 	return reconcilers.Result{Outcome: reconcilers.OutcomeSucceeded, Commit: results[0].Commit.String()}, nil
 }
@@ -480,17 +480,6 @@ func kustomizationPath(tree render.Tree, dir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("overlay %s has no kustomization.yaml", dir)
-}
-
-func describeSource(s v1alpha1.SourceReference) string {
-	if s.Kind == v1alpha1.StageKind {
-		return fmt.Sprintf("Stage/%s/%s", s.Landscape, s.Name)
-	}
-	return s.Kind + "/" + s.Name
-}
-
-func describeTarget(t v1alpha1.StageReference) string {
-	return fmt.Sprintf("Stage/%s/%s", t.Landscape, t.Name)
 }
 
 // StateMessage is the state commit message: a subject counting the changes

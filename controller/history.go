@@ -30,7 +30,7 @@ func TargetSequences(ctx context.Context, w *gitwriter.Writer, snap *source.Snap
 func sequencesOf(snap *source.Snapshot, histories map[string]*gitwriter.History) map[string]int64 {
 	out := map[string]int64{}
 	for name, h := range histories {
-		if seq := h.Sequence(name, describeTarget(snap.Configs[name].Spec.Target)); seq > 0 {
+		if seq := h.Sequence(name, snap.Configs[name].Spec.Target.Ref()); seq > 0 {
 			out[name] = seq
 		}
 	}

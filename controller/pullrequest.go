@@ -184,7 +184,7 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *State, now time
 		case pr.State == pullRequestMerged && state == v1alpha1.PromotionSuperseded:
 			cfg := p.Spec.VectorPromotionConfigName
 			stale[cfg] = append(stale[cfg], fmt.Sprintf("pull request #%d (%s) of superseded promotion %s was merged anyway, so %s now runs its older vector %s",
-				pr.Number, pr.URL, name, describeTarget(p.Spec.Target), p.Spec.Vector))
+				pr.Number, pr.URL, name, p.Spec.Target.Ref(), p.Spec.Vector))
 		}
 	}
 	for _, cfg := range sortedKeys(stale) {
@@ -217,7 +217,7 @@ func (d *Decision) closeComment(p *v1alpha1.VectorPromotion, state v1alpha1.Prom
 			by = " after the approval of " + a.ApprovedBy
 		}
 		return fmt.Sprintf("vectorflow promoted %s to %s%s with the signed commit %s on the target branch; this pull request is no longer needed.",
-			p.Spec.Vector, describeTarget(p.Spec.Target), by, p.Status.Commit)
+			p.Spec.Vector, p.Spec.Target.Ref(), by, p.Status.Commit)
 	case v1alpha1.PromotionSuperseded:
 		newer := d.supersededBy(p)
 		if newer == nil {

@@ -164,8 +164,8 @@ func componentVersion(c v1alpha1.VectorComponent) string {
 // A render failure is reported in the body, not as an error: the pull
 // request is still the place to review the promotion.
 func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
-	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: describeSource(p.Spec.Source),
-		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: overlayEntries(ref.Vector, vector.Spec.Components), Merge: policy.MergeMode()}
+	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: p.Spec.Source.Ref(),
+		Target: p.Spec.Target.Ref(), From: ref.Vector.Images, To: overlayEntries(ref.Vector, vector.Spec.Components), Merge: policy.MergeMode()}
 	old, err := fs.ReadFile(ref.Tree, file)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", file, err)

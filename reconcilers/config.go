@@ -170,7 +170,7 @@ func newConfigPass(in *ConfigInput, now time.Time) *configPass {
 func (p *configPass) checkReferences() {
 	cfg := &p.in.Config
 	c := metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ResolvedReason,
-		Message: describeSource(cfg.Spec.Source) + " and target " + describeStage(cfg.Spec.Target) + " resolve"}
+		Message: "source " + cfg.Spec.Source.Describe() + " and target " + cfg.Spec.Target.Describe() + " resolve"}
 	if problems := validateSpec(&cfg.Spec); len(problems) > 0 {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1alpha1.InvalidSpecReason, strings.Join(problems, "; ")
 		p.noSource = true
@@ -525,13 +525,6 @@ func missingReason(m MissingReference) string {
 	default:
 		return v1alpha1.TargetNotFoundReason
 	}
-}
-
-func describeSource(s v1alpha1.SourceReference) string {
-	if s.Kind == v1alpha1.StageKind {
-		return "source " + describeStage(v1alpha1.StageReference{Kind: s.Kind, Name: s.Name, Landscape: s.Landscape})
-	}
-	return fmt.Sprintf("source %s %s", s.Kind, s.Name)
 }
 
 func keepLast(spec *v1alpha1.VectorPromotionConfigSpec) int {

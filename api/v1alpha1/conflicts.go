@@ -48,9 +48,9 @@ func ValidateConfigs(configs []*VectorPromotionConfig, describe func(name string
 				}
 			}
 			out[c.Name] = append(out[c.Name], field.Invalid(target, t.Landscape+"/"+t.Name, fmt.Sprintf(
-				"Stage %s in Landscape %s is also the target of %s; a stage takes its promotions from one config, "+
+				"%s is also the target of %s; a stage takes its promotions from one config, "+
 					"or they overwrite each other's vector: remove one or point its spec.target at another stage",
-				t.Name, t.Landscape, strings.Join(names, ", "))))
+				t.Describe(), strings.Join(names, ", "))))
 		}
 		if cycle := configCycle(c, fromStage); cycle != nil {
 			steps := make([]string, len(cycle))
