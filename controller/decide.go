@@ -294,7 +294,7 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 				cond.Message = problem
 			}
 		}
-		setCondition(&status.Conditions, cond, now)
+		reconcilers.SetCondition(&status.Conditions, cond, now)
 		d.State.Templates[name] = &v1alpha1.VectorTemplate{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: status}
 	}
 	for _, name := range sortedKeys(d.State.Templates) {
@@ -375,7 +375,7 @@ func (d *Decision) recordApprovals(counts map[string]ApprovalCount, now time.Tim
 		// stays; the signed approvals so far still show in status.approvals.
 		if cur := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); cur == nil ||
 			cur.Reason == v1alpha1.WaitingForApprovalReason || cur.Reason == v1alpha1.ApprovalRefusedReason {
-			changed = setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
+			changed = reconcilers.SetCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
 				Status: metav1.ConditionFalse, Reason: reason, Message: msg}, now)
 		}
 		if !slices.Equal(approverNames(p.Status.Approvals), count.Approvers()) {
@@ -548,22 +548,6 @@ func landscapeProblem(snap *source.Snapshot, landscape string) string {
 
 func (d *Decision) note(format string, args ...any) {
 	d.Transitions = append(d.Transitions, fmt.Sprintf(format, args...))
-}
-
-// setCondition sets c with lastTransitionTime now when its status or reason
-// changes, and reports whether anything changed.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) bool {
-	old := meta.FindStatusCondition(*conds, c.Type)
-	if old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message &&
-		old.ObservedGeneration == c.ObservedGeneration {
-		return false
-	}
-	c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
-	if old != nil && old.Status == c.Status && old.Reason == c.Reason {
-		c.LastTransitionTime = old.LastTransitionTime
-	}
-	meta.SetStatusCondition(conds, c)
-	return true
 }
 
 func timeOf(t *metav1.Time) time.Time {

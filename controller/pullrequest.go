@@ -101,13 +101,13 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 		if f.State == pullRequestClosed {
 			// A rejection by closing: the pull request is not reopened, and
 			// the promotion says why it waits and what to do.
-			setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
+			reconcilers.SetCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
 				Reason: v1alpha1.PullRequestClosedReason, Message: fmt.Sprintf("pull request #%d was closed without merging; reopen it, or run vectorflow promote --config %s for a fresh one",
 					p.Status.PullRequest.Number, p.Spec.VectorPromotionConfigName)}, now)
 			continue
 		}
 		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); c != nil && c.Reason == v1alpha1.PullRequestClosedReason {
-			setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
+			reconcilers.SetCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
 				Reason: v1alpha1.WaitingForApprovalReason, Message: fmt.Sprintf("pull request #%d was reopened; waiting for its approval", p.Status.PullRequest.Number)}, now)
 		}
 		approver, at := pullRequestApprover(snap, p, policy, f, now)

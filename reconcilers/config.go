@@ -188,7 +188,7 @@ func (p *configPass) checkReferences() {
 		p.notReady = errors.New(c.Message)
 	}
 	c.ObservedGeneration = cfg.Generation
-	setCondition(&p.plan.Status.Conditions, c, p.now)
+	SetCondition(&p.plan.Status.Conditions, c, p.now)
 }
 
 // observeSource records the source's vector and since when it is current,
@@ -243,7 +243,7 @@ func (p *configPass) promoteOnDrift() {
 	if left := p.updateDelayLeft(); left > 0 {
 		delay := p.in.Config.Spec.UpdateDelay.Duration
 		until := p.plan.Status.SourceVectorSince.Add(delay)
-		setCondition(&p.plan.Status.Conditions, metav1.Condition{
+		SetCondition(&p.plan.Status.Conditions, metav1.Condition{
 			Type: v1alpha1.UpdateDelayedCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.UpdateDelayedReason,
 			ObservedGeneration: p.in.Config.Generation,
 			// The time left is not in the message: it would change the
@@ -325,7 +325,7 @@ func (p *configPass) setDrift(v driftVerdict) {
 	if v.drift {
 		status = metav1.ConditionTrue
 	}
-	setCondition(&p.plan.Status.Conditions, metav1.Condition{Type: v1alpha1.DriftCondition, Status: status,
+	SetCondition(&p.plan.Status.Conditions, metav1.Condition{Type: v1alpha1.DriftCondition, Status: status,
 		Reason: v.reason, Message: v.message, ObservedGeneration: p.in.Config.Generation}, p.now)
 }
 

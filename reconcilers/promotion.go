@@ -102,7 +102,7 @@ func NewPromotion(cfg *v1alpha1.VectorPromotionConfig, vector string, sequence i
 		approved = metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
 			Reason: v1alpha1.WaitingForApprovalReason, Message: msg}
 	}
-	setCondition(&p.Status.Conditions, approved, now)
+	SetCondition(&p.Status.Conditions, approved, now)
 	p.Status.State = DeriveState(&p)
 	return p
 }
@@ -327,7 +327,7 @@ func untilOverdue(p *v1alpha1.VectorPromotion, now time.Time) time.Duration {
 func transition(p *v1alpha1.VectorPromotion, c metav1.Condition, now time.Time) Transition {
 	from := DeriveState(p)
 	c.ObservedGeneration = p.Generation
-	setCondition(&p.Status.Conditions, c, now)
+	SetCondition(&p.Status.Conditions, c, now)
 	p.Status.State = DeriveState(p)
 	return Transition{Promotion: p.Name, From: from, To: p.Status.State, Reason: c.Reason}
 }
