@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
@@ -473,7 +474,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 // kustomizationPath is the overlay's kustomization file, as kustomize looks
 // for it.
 func kustomizationPath(tree render.Tree, dir string) (string, error) {
-	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		p := path.Join(dir, name)
 		if _, err := fs.Stat(tree, p); err == nil {
 			return p, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
@@ -435,9 +436,9 @@ func decodeFiles(ctx context.Context, tree render.Tree, dir string) decodedConfi
 }
 
 // kustomizationFile is the kustomization file in dir, or "" when there is
-// none; kustomize accepts these three names.
+// none; kustomize accepts the names konfig lists.
 func kustomizationFile(tree render.Tree, dir string) string {
-	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		p := path.Join(dir, name)
 		if st, err := tree.Stat(p); err == nil && !st.IsDir() {
 			return p
