@@ -136,28 +136,28 @@ func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCoun
 			refuse("approval file %s could not be read", e.Path)
 			continue
 		case a.Problem != "":
-			refuse("approval file %s (commit %s) is not an approval: %s", e.Path, short(e.Commit.Hash), a.Problem)
+			refuse("approval file %s (commit %s) is not an approval: %s", e.Path, v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Problem)
 			continue
 		case a.Promotion != s.Promotion:
-			refuse("approval file %s (commit %s) names promotion %s, not %s", e.Path, short(e.Commit.Hash), a.Promotion, s.Promotion)
+			refuse("approval file %s (commit %s) names promotion %s, not %s", e.Path, v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Promotion, s.Promotion)
 			continue
 		case a.Vector != s.Vector:
-			refuse("approval commit %s approves vector %s but %s promotes %s; approve again", short(e.Commit.Hash), a.Vector, s.Promotion, s.Vector)
+			refuse("approval commit %s approves vector %s but %s promotes %s; approve again", v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Vector, s.Promotion, s.Vector)
 			continue
 		case s.Policy == nil:
-			refuse("approval commit %s: VectorPromotionConfig %s does not exist, so no approver is trusted", short(e.Commit.Hash), s.Config)
+			refuse("approval commit %s: VectorPromotionConfig %s does not exist, so no approver is trusted", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config)
 			continue
 		case len(approvers) == 0:
-			refuse("approval commit %s: VectorPromotionConfig %s lists no spec.approval.approvers", short(e.Commit.Hash), s.Config)
+			refuse("approval commit %s: VectorPromotionConfig %s lists no spec.approval.approvers", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config)
 			continue
 		case verifierErr != nil:
-			refuse("approval commit %s: VectorPromotionConfig %s: spec.approval.approvers: %v", short(e.Commit.Hash), s.Config, verifierErr)
+			refuse("approval commit %s: VectorPromotionConfig %s: spec.approval.approvers: %v", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config, verifierErr)
 			continue
 		}
 		signer, err := verifier.VerifyCommit(e.Commit)
 		switch {
 		case errors.Is(err, gitwriter.ErrUnsigned):
-			refuse("approval commit %s is not signed", short(e.Commit.Hash))
+			refuse("approval commit %s is not signed", v1alpha1.ShortCommit(e.Commit.Hash.String()))
 			continue
 		case errors.Is(err, gitwriter.ErrUnknownSigner):
 			if known == nil {
@@ -169,10 +169,10 @@ func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCoun
 					who = fmt.Sprintf("%s, who is not an approver of %s", name, s.Config)
 				}
 			}
-			refuse("approval commit %s is signed by %s", short(e.Commit.Hash), who)
+			refuse("approval commit %s is signed by %s", v1alpha1.ShortCommit(e.Commit.Hash.String()), who)
 			continue
 		case err != nil:
-			refuse("approval commit %s has a bad signature: %v", short(e.Commit.Hash), err)
+			refuse("approval commit %s has a bad signature: %v", v1alpha1.ShortCommit(e.Commit.Hash.String()), err)
 			continue
 		}
 		grant := v1alpha1.ApprovalRecord{ApprovedBy: signer, Commit: e.Commit.Hash.String(),
@@ -321,7 +321,7 @@ func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals
 				return nil, err
 			}
 			if h.IsZero() {
-				return nil, fmt.Errorf("approval file %s is not in state commit %s", f, short(tip))
+				return nil, fmt.Errorf("approval file %s is not in state commit %s", f, v1alpha1.ShortCommit(tip.String()))
 			}
 			open[f] = h
 		}
@@ -346,7 +346,7 @@ func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals
 		var parent *object.Commit
 		if commit.NumParents() > 0 {
 			if parent, err = commit.Parent(0); err != nil {
-				return nil, fmt.Errorf("read the history of state commit %s: %w", short(commit.Hash), err)
+				return nil, fmt.Errorf("read the history of state commit %s: %w", v1alpha1.ShortCommit(commit.Hash.String()), err)
 			}
 		}
 		same, err := sameApprovalsTree(commit, parent)
@@ -488,5 +488,3 @@ func joinNames(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
-
-func short(h plumbing.Hash) string { return h.String()[:12] }

@@ -78,19 +78,19 @@ func TestCountApprovals(t *testing.T) {
 		evidence: []ApprovalEvidence{
 			ev("0-mallory.yaml", good, malloryAt1), ev("1-unsigned.yaml", good, unsigned), ev("2-alice.yaml", good, aliceAt2)},
 		want: ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2)}, Refusals: []string{
-			"approval commit " + short(malloryAt1.Hash) + " is signed by a key that is not one of the approvers of dev-to-test (committed as Test Author <author@example.com>)",
-			"approval commit " + short(unsigned.Hash) + " is not signed",
+			"approval commit " + v1alpha1.ShortCommit(malloryAt1.Hash.String()) + " is signed by a key that is not one of the approvers of dev-to-test (committed as Test Author <author@example.com>)",
+			"approval commit " + v1alpha1.ShortCommit(unsigned.Hash.String()) + " is not signed",
 		}},
 		complete: true,
 	}, {
 		name:     "an approver of another config is named and refused",
 		evidence: []ApprovalEvidence{ev("c.yaml", good, carolAt1)},
 		want: ApprovalCount{Needed: 1, Refusals: []string{
-			"approval commit " + short(carolAt1.Hash) + " is signed by carol, who is not an approver of dev-to-test"}},
+			"approval commit " + v1alpha1.ShortCommit(carolAt1.Hash.String()) + " is signed by carol, who is not an approver of dev-to-test"}},
 	}, {
 		name:     "a tampered commit has a bad signature",
 		evidence: []ApprovalEvidence{ev("a.yaml", good, tamperedAlice)},
-		want: ApprovalCount{Needed: 1, Refusals: []string{"approval commit " + short(tamperedAlice.Hash) +
+		want: ApprovalCount{Needed: 1, Refusals: []string{"approval commit " + v1alpha1.ShortCommit(tamperedAlice.Hash.String()) +
 			" has a bad signature: commit " + tamperedAlice.Hash.String() + ": commit signature does not verify: SSH key " + sshFingerprint(t, alice.AuthorizedKey) + ": ssh: signature did not verify"}},
 	}, {
 		name: "another vector, another promotion, not an approval",
@@ -100,16 +100,16 @@ func TestCountApprovals(t *testing.T) {
 			ev("c.yaml", &Approval{Problem: "it is not an Approval naming a promotion (kind \"ConfigMap\")"}, aliceAt1),
 		},
 		want: ApprovalCount{Needed: 1, Refusals: []string{
-			"approval commit " + short(aliceAt1.Hash) + " approves vector acme:v0 but dev-to-test-1 promotes acme:v1; approve again",
-			"approval file approvals/dev-to-test-1/b.yaml (commit " + short(aliceAt1.Hash) + ") names promotion dev-to-test-2, not dev-to-test-1",
-			"approval file approvals/dev-to-test-1/c.yaml (commit " + short(aliceAt1.Hash) + ") is not an approval: it is not an Approval naming a promotion (kind \"ConfigMap\")",
+			"approval commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + " approves vector acme:v0 but dev-to-test-1 promotes acme:v1; approve again",
+			"approval file approvals/dev-to-test-1/b.yaml (commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ") names promotion dev-to-test-2, not dev-to-test-1",
+			"approval file approvals/dev-to-test-1/c.yaml (commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ") is not an approval: it is not an Approval naming a promotion (kind \"ConfigMap\")",
 		}},
 	}, {
 		name:     "the config is gone: nobody is trusted",
 		subject:  func(s *ApprovalSubject) { s.Policy = nil },
 		evidence: []ApprovalEvidence{ev("a.yaml", good, aliceAt1)},
 		want: ApprovalCount{Needed: 1, Refusals: []string{
-			"approval commit " + short(aliceAt1.Hash) + ": VectorPromotionConfig dev-to-test does not exist, so no approver is trusted"}},
+			"approval commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ": VectorPromotionConfig dev-to-test does not exist, so no approver is trusted"}},
 	}, {
 		name:     "four eyes: one approver twice is one approval",
 		subject:  func(s *ApprovalSubject) { s.Policy = policy(2) },
@@ -120,7 +120,7 @@ func TestCountApprovals(t *testing.T) {
 		subject:  func(s *ApprovalSubject) { s.Policy = policy(2) },
 		evidence: []ApprovalEvidence{ev("a.yaml", good, bobAt3), ev("b.yaml", good, aliceAt2), ev("c.yaml", good, carolAt1)},
 		want: ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2), grant("bob", bobAt3)}, Refusals: []string{
-			"approval commit " + short(carolAt1.Hash) + " is signed by carol, who is not an approver of dev-to-test"}},
+			"approval commit " + v1alpha1.ShortCommit(carolAt1.Hash.String()) + " is signed by carol, who is not an approver of dev-to-test"}},
 		complete: true,
 	}}
 	for _, tt := range tests {

@@ -119,17 +119,17 @@ func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumb
 	}
 	verifier, err := approversVerifier(cfg)
 	if err != nil {
-		v.Refusal = fmt.Sprintf("the request commit %s is not signed by a trusted state signer, and %v", shortCommit(commit.Hash), err)
+		v.Refusal = fmt.Sprintf("the request commit %s is not signed by a trusted state signer, and %v", v1alpha1.ShortCommit(commit.Hash.String()), err)
 		return v, nil
 	}
 	who, err := verifier.VerifyCommit(commit)
 	switch {
 	case errors.Is(err, gitwriter.ErrUnsigned):
-		v.Refusal = fmt.Sprintf("the request commit %s is not signed", shortCommit(commit.Hash))
+		v.Refusal = fmt.Sprintf("the request commit %s is not signed", v1alpha1.ShortCommit(commit.Hash.String()))
 	case errors.Is(err, gitwriter.ErrUnknownSigner):
-		v.Refusal = fmt.Sprintf("the request commit %s is signed by a key that is not one of the approvers of %s", shortCommit(commit.Hash), cfg.Name)
+		v.Refusal = fmt.Sprintf("the request commit %s is signed by a key that is not one of the approvers of %s", v1alpha1.ShortCommit(commit.Hash.String()), cfg.Name)
 	case err != nil:
-		v.Refusal = fmt.Sprintf("the request commit %s has a bad signature: %v", shortCommit(commit.Hash), err)
+		v.Refusal = fmt.Sprintf("the request commit %s has a bad signature: %v", v1alpha1.ShortCommit(commit.Hash.String()), err)
 	default:
 		v.Requester = who
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 )
 
 // The trust rule of the state branch, as a pure function over one commit
@@ -155,9 +157,9 @@ func (r *RefusedCommit) Describe(branch string, lastTrusted plumbing.Hash) strin
 		}
 		changes = append(changes, ch.String())
 	}
-	fmt.Fprintf(&b, "state commit %s by %s %s, %s: %s", shortCommit(r.Commit), r.Author, strings.Join(changes, ", "), r.Signer, r.Why)
+	fmt.Fprintf(&b, "state commit %s by %s %s, %s: %s", v1alpha1.ShortCommit(r.Commit.String()), r.Author, strings.Join(changes, ", "), r.Signer, r.Why)
 	for _, h := range r.NotRestoring {
-		fmt.Fprintf(&b, "; commit %s on top of it is signed by a trusted state signer but does not restore the content of the last trusted commit, so it does not clear it", shortCommit(h))
+		fmt.Fprintf(&b, "; commit %s on top of it is signed by a trusted state signer but does not restore the content of the last trusted commit, so it does not clear it", v1alpha1.ShortCommit(h.String()))
 	}
 	b.WriteString(". Nothing is decided on top of it: ")
 	if lastTrusted.IsZero() {
@@ -165,9 +167,8 @@ func (r *RefusedCommit) Describe(branch string, lastTrusted plumbing.Hash) strin
 		return b.String()
 	}
 	fmt.Fprintf(&b, "revert it in a commit signed by the controller's key (or a --trust-state-signer key) that restores the content of %s, the last trusted commit (approvals/ and requests/ aside), or reset %s to %s",
-		shortCommit(lastTrusted), branch, shortCommit(lastTrusted))
+		v1alpha1.ShortCommit(lastTrusted.String()), branch, v1alpha1.ShortCommit(lastTrusted.String()))
 	return b.String()
 }
 
 // shortCommit is a commit hash as people quote it.
-func shortCommit(h plumbing.Hash) string { return h.String()[:12] }

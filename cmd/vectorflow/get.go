@@ -217,7 +217,7 @@ func vectorsTable(s *controller.State) ([]v1alpha1.Vector, *table) {
 			}
 			comps += c.Name + ":" + orDash(c.Tag)
 		}
-		t.add(v.Ref(), comps, shortDigest(v.Spec.Digest))
+		t.add(v.Ref(), comps, orDash(v1alpha1.ShortDigest(v.Spec.Digest)))
 	}
 	return list, t
 }
@@ -287,11 +287,4 @@ func lastReason(conds []metav1.Condition) string {
 		return c.Reason
 	}
 	return "-"
-}
-
-func shortDigest(d string) string {
-	if len(d) > len("sha256:")+12 {
-		return d[:len("sha256:")+12]
-	}
-	return orDash(d)
 }

@@ -53,7 +53,7 @@ func Narrate(before, after *controller.State) Narration {
 		case v1alpha1.PromotionSucceeded:
 			n.Promoted = append(n.Promoted, p)
 			finished = append(finished, fmt.Sprintf("Promotion %s committed %s into %s: commit %s.",
-				p.Name, p.Spec.Vector, describeTarget(p.Spec.Target), short(p.Status.Commit)))
+				p.Name, p.Spec.Vector, describeTarget(p.Spec.Target), v1alpha1.ShortCommit(p.Status.Commit)))
 		case v1alpha1.PromotionSuperseded:
 			by := "a newer promotion to " + describeTarget(p.Spec.Target)
 			if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition); c != nil {
@@ -144,7 +144,7 @@ func components(v *v1alpha1.Vector) string {
 	for _, c := range v.Spec.Components {
 		version := c.Tag
 		if version == "" {
-			version = shortDigest(c.Digest)
+			version = v1alpha1.ShortDigest(c.Digest)
 		}
 		parts = append(parts, path.Base(c.Name)+" "+version)
 	}
@@ -170,20 +170,6 @@ func describeState(s v1alpha1.PromotionState) string {
 		return string(s) + ", no approval needed"
 	}
 	return string(s)
-}
-
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
-}
-
-func shortDigest(d string) string {
-	if len(d) > len("sha256:")+12 {
-		return d[:len("sha256:")+12]
-	}
-	return d
 }
 
 func sortedKeys[V any](m map[string]V) []string {
