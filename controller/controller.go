@@ -27,6 +27,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // Options configure a Controller for one config repository.
@@ -46,8 +47,8 @@ type Options struct {
 	// Progress receives the servers' fetch progress when the Loader is made
 	// here (a terminal watching run --once); nil means none.
 	Progress io.Writer
-	// Limits bound what the Loader made here reads (render.Limits).
-	Limits render.Limits
+	// Limits bound what the Loader made here reads (repofs.Limits).
+	Limits repofs.Limits
 	// Resolver picks component versions from registries; nil means
 	// templates must name exact tags or digests.
 	Resolver Resolver
@@ -473,7 +474,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 
 // kustomizationPath is the overlay's kustomization file, as kustomize looks
 // for it.
-func kustomizationPath(tree render.Tree, dir string) (string, error) {
+func kustomizationPath(tree repofs.Tree, dir string) (string, error) {
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		p := path.Join(dir, name)
 		if _, err := fs.Stat(tree, p); err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // ManifestChanges is what a promotion changes in the rendered manifests of
@@ -211,7 +212,7 @@ func overlayEntries(overlay render.StageVector, components []v1alpha1.VectorComp
 // from the original's along the edited path, so the renderer's cache keeps
 // the two renderings apart.
 type editedTree struct {
-	render.Tree
+	repofs.Tree
 	path string
 	data []byte
 }

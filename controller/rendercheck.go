@@ -10,6 +10,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // renderCheck is the Change.Check of a promotion into overlay: Succeeded
@@ -20,7 +21,7 @@ import (
 func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorComponent) func(*object.Tree) error {
 	r := c.overlayRenderer()
 	return func(tree *object.Tree) error {
-		out, err := r.Build(render.GitTree(tree), overlay)
+		out, err := r.Build(repofs.GitTree(tree), overlay)
 		if err != nil {
 			return &overlayBuildError{overlay: overlay, err: err}
 		}
@@ -29,7 +30,7 @@ func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorCom
 			return &overlayBuildError{overlay: overlay, err: err}
 		}
 		// The edited entries say under which name each component runs.
-		entries, err := render.ReadStageVector(render.GitTree(tree), overlay)
+		entries, err := render.ReadStageVector(repofs.GitTree(tree), overlay)
 		if err != nil {
 			return &overlayBuildError{overlay: overlay, err: err}
 		}

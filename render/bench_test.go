@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"path"
 	"runtime"
 	"slices"
@@ -70,7 +71,7 @@ func reportPerOverlay(b *testing.B) {
 
 // benchRepo writes a repository of n overlays sharing one base straight
 // into an in-memory go-git object storage.
-func benchRepo(b *testing.B, n int) (Tree, []string) {
+func benchRepo(b *testing.B, n int) (repofs.Tree, []string) {
 	b.Helper()
 	files := map[string]string{
 		"apps/base/kustomization.yaml": "resources:\n- deployment.yaml\n- service.yaml\nconfigMapGenerator:\n- name: app-config\n  literals:\n  - LOG_LEVEL=info\n",
@@ -102,7 +103,7 @@ patches:
 	if err != nil {
 		b.Fatal(err)
 	}
-	return GitTree(tree), dirs
+	return repofs.GitTree(tree), dirs
 }
 
 // storeDir stores the files below prefix as a tree object and returns its hash.
@@ -148,7 +149,7 @@ func storeDir(b *testing.B, s *memory.Storage, files map[string]string, prefix s
 
 func mustReadFixture(b *testing.B, name string) string {
 	b.Helper()
-	data, err := DirTree(fixtureRepo).ReadFile(path.Clean(name))
+	data, err := repofs.DirTree(fixtureRepo).ReadFile(path.Clean(name))
 	if err != nil {
 		b.Fatal(err)
 	}

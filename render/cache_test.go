@@ -2,6 +2,7 @@ package render
 
 import (
 	"errors"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,12 +50,12 @@ func TestCache(t *testing.T) {
 		{name: "overlay changed", git: true, change: edit("apps/overlays/dev/kustomization.yaml", "resources:\n- ../../base\nnamePrefix: development-\n")},
 	}
 	r := NewRenderer(Options{})
-	var tree Tree
+	var tree repofs.Tree
 	for _, step := range steps {
 		if step.change != nil {
 			step.change(t)
 		}
-		tree = DirTree(dir)
+		tree = repofs.DirTree(dir)
 		if step.git {
 			tree = commitDir(t, dir)
 		}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"path"
 	"strings"
 
@@ -83,14 +84,14 @@ func kustomizationRefs(data []byte) []string {
 // repository, or nil when it stays inside.
 func refEscape(dir, ref string) error {
 	if isRemote(ref) {
-		return ErrRemoteBase
+		return repofs.ErrRemoteBase
 	}
 	if strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, `\`) || (len(ref) > 1 && ref[1] == ':') {
-		return ErrAbsolutePath
+		return repofs.ErrAbsolutePath
 	}
 	joined := path.Join(dir, strings.ReplaceAll(ref, `\`, "/"))
 	if joined == ".." || strings.HasPrefix(joined, "../") {
-		return ErrOutsideRoot
+		return repofs.ErrOutsideRoot
 	}
 	return nil
 }

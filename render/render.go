@@ -6,6 +6,7 @@ package render
 import (
 	"context"
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"path"
 	"regexp"
 	"slices"
@@ -23,7 +24,7 @@ type Options struct {
 	// zero means DefaultCacheBytes (64 MiB).
 	CacheBytes int64
 	// Limits bound every file a build reads, and all of them together.
-	Limits Limits
+	Limits repofs.Limits
 }
 
 // Renderer builds kustomizations and caches the output. It is safe for
@@ -53,7 +54,7 @@ func NewRenderer(opts Options) *Renderer {
 // Loads that leave the repository fail with an *EscapeError, files over the
 // Limits with a *LimitError, kustomize failures with a *BuildError. Builds
 // that used a remote base are not cached.
-func (r *Renderer) Build(tree Tree, dir string) ([]byte, error) {
+func (r *Renderer) Build(tree repofs.Tree, dir string) ([]byte, error) {
 	return r.BuildContext(context.Background(), tree, dir)
 }
 
@@ -61,12 +62,12 @@ func (r *Renderer) Build(tree Tree, dir string) ([]byte, error) {
 // itself cannot be interrupted: the build runs on in the background until
 // its next file read (which fails once ctx is done) or its end, both
 // bounded by the Limits.
-func (r *Renderer) BuildContext(ctx context.Context, tree Tree, dir string) ([]byte, error) {
+func (r *Renderer) BuildContext(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
 	return r.build(ctx, tree, dir, false)
 }
 
-func (r *Renderer) build(ctx context.Context, tree Tree, dir string, origins bool) ([]byte, error) {
-	dir, err := cleanDir(dir)
+func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, origins bool) ([]byte, error) {
+	dir, err := repofs.CleanDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func (r *Renderer) build(ctx context.Context, tree Tree, dir string, origins boo
 // Stats reports cache hits and misses, for tests and metrics.
 func (r *Renderer) Stats() Stats { return r.cache.stats() }
 
-func (r *Renderer) render(ctx context.Context, tree Tree, dir string, origins bool) (out []byte, fsys *buildFS, err error) {
+func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, origins bool) (out []byte, fsys *buildFS, err error) {
 	fsys = newBuildFS(ctx, tree, r.opts.AllowRemoteBases, r.opts.Limits)
 	if origins {
 		fsys.originsFor = path.Join(dir, "")
@@ -142,21 +143,6 @@ func (r *Renderer) render(ctx context.Context, tree Tree, dir string, origins bo
 	return out, fsys, nil
 }
 
-// cleanDir accepts a directory name relative to the repository root.
-func cleanDir(dir string) (string, error) {
-	if dir == "" {
-		dir = "."
-	}
-	clean := path.Clean(strings.ReplaceAll(dir, `\`, "/"))
-	switch {
-	case path.IsAbs(clean):
-		return "", &EscapeError{Dir: dir, Ref: dir, Kind: ErrAbsolutePath}
-	case clean == ".." || strings.HasPrefix(clean, "../"):
-		return "", &EscapeError{Dir: dir, Ref: dir, Kind: ErrOutsideRoot}
-	}
-	return clean, nil
-}
-
 var mountedPath = regexp.MustCompile(regexp.QuoteMeta(mountRoot) + `(/[^\s'"\x60:,;()\[\]{}]*)?`)
 
 // buildError names the directory and the file kustomize complained about,
@@ -164,7 +150,7 @@ var mountedPath = regexp.MustCompile(regexp.QuoteMeta(mountRoot) + `(/[^\s'"\x60
 // files relative to the kustomization it was in, so when its message holds
 // no full path the file is the last one the build read: the one whose
 // content kustomize was processing when it failed.
-func buildError(tree Tree, dir, lastRead string, err error) error {
+func buildError(tree repofs.Tree, dir, lastRead string, err error) error {
 	be := &BuildError{Dir: dir, File: lastRead, Err: &kustomizeError{cause: err}}
 	for _, m := range mountedPath.FindAllString(err.Error(), -1) {
 		name := strings.TrimPrefix(strings.TrimPrefix(m, mountRoot), "/")
@@ -197,7 +183,7 @@ const OriginAnnotation = "config.kubernetes.io/origin"
 // option on in dir's kustomization, so every resource names the file it came
 // from (see OriginFile). The output differs from `kubectl kustomize` by
 // these annotations; it is for telling users where an object is written.
-func (r *Renderer) BuildWithOrigins(ctx context.Context, tree Tree, dir string) ([]byte, error) {
+func (r *Renderer) BuildWithOrigins(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
 	return r.build(ctx, tree, dir, true)
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"io"
 	"io/fs"
 	"path"
@@ -45,8 +46,8 @@ func (sv StageVector) Entries(image string) []v1alpha1.VectorComponent {
 }
 
 // ReadStageVector parses the overlay's kustomization file (kustomization.yaml, kustomization.yml or Kustomization) in dir.
-func ReadStageVector(tree Tree, dir string) (StageVector, error) {
-	dir, err := cleanDir(dir)
+func ReadStageVector(tree repofs.Tree, dir string) (StageVector, error) {
+	dir, err := repofs.CleanDir(dir)
 	if err != nil {
 		return StageVector{}, err
 	}
@@ -75,7 +76,7 @@ func ReadStageVector(tree Tree, dir string) (StageVector, error) {
 // parseStageVector reads the vector annotation and the images of one
 // kustomization file. Scalars keep their text: a tag written 1.20 stays "1.20".
 func parseStageVector(file string, data []byte) (StageVector, error) {
-	if err := CheckYAML(file, data, Limits{}); err != nil {
+	if err := repofs.CheckYAML(file, data, repofs.Limits{}); err != nil {
 		return StageVector{}, fmt.Errorf("parse %s: %w", file, err)
 	}
 	node, err := yaml.Parse(string(data))

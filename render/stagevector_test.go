@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"strings"
 	"testing"
 
@@ -228,7 +229,7 @@ func TestStageVectorEntry(t *testing.T) {
 
 func mustRead(t *testing.T, name string) string {
 	t.Helper()
-	data, err := DirTree(".").ReadFile(name)
+	data, err := repofs.DirTree(".").ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // BuildStages renders every indexed stage overlay with kustomize, as Flux or
@@ -48,7 +49,7 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer *render.Renderer) ([
 // isBuildErrorOnly is a plain kustomize failure, already reported on the
 // Stage's spec.path with kustomize's own message.
 func isBuildErrorOnly(err error) bool {
-	var esc *render.EscapeError
-	var le *render.LimitError
+	var esc *repofs.EscapeError
+	var le *repofs.LimitError
 	return !errors.As(err, &esc) && !errors.As(err, &le)
 }

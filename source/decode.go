@@ -20,6 +20,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // Object is one decoded, defaulted config object and where it came from.
@@ -90,8 +91,8 @@ func decodeRendered(dir, kustFile string, data []byte) ([]Object, []Problem) {
 }
 
 func decode(file string, data []byte, originDir string) ([]Object, []Problem) {
-	if err := render.CheckYAML(file, data, render.Limits{}); err != nil {
-		var le *render.LimitError
+	if err := repofs.CheckYAML(file, data, repofs.Limits{}); err != nil {
+		var le *repofs.LimitError
 		if errors.As(err, &le) {
 			return nil, []Problem{{File: le.File, Reason: le.Reason}}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // resolver fills a snapshot's indexes from the decoded objects and reports
@@ -27,7 +28,7 @@ type resolver struct {
 // it could not be read (the Landscape then carries a Problem).
 type landscapeRoot struct {
 	url, branch, commit string
-	tree                render.Tree
+	tree                repofs.Tree
 	root                string
 	ok                  bool
 }

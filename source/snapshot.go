@@ -19,6 +19,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // DefaultConfigPath is where the promotion configs live in a repository.
@@ -34,7 +35,7 @@ type Snapshot struct {
 	// Commit is empty for a plain directory.
 	Commit     string      `json:"commit,omitempty"`
 	ConfigPath string      `json:"configPath"`
-	Tree       render.Tree `json:"-"`
+	Tree       repofs.Tree `json:"-"`
 
 	// Objects are all config objects that decoded and validated, ordered by
 	// kind (ConfigKinds) then name.
@@ -65,7 +66,7 @@ type StageRef struct {
 	Overlay     string             `json:"overlay"`
 	OverlayHash string             `json:"overlayHash"`
 	Vector      render.StageVector `json:"vector"`
-	Tree        render.Tree        `json:"-"`
+	Tree        repofs.Tree        `json:"-"`
 }
 
 // StageKey is how stages are keyed: stage names are unique per landscape.
@@ -96,7 +97,7 @@ type Options struct {
 	Progress io.Writer
 	// Limits bound what one load reads from each repository, and every file
 	// before kustomize or kyaml parse it; zero fields take the defaults.
-	Limits render.Limits
+	Limits repofs.Limits
 }
 
 // Loader loads snapshots. It keeps one in-memory Repository per URL, so
@@ -142,13 +143,13 @@ func NewLoader(opts Options) *Loader {
 // error is only for a repository that cannot be read at all; every fault
 // inside it is a Problem in the snapshot.
 func (l *Loader) Load(ctx context.Context, url, branch string) (*Snapshot, error) {
-	return l.load(ctx, url, branch, func() (render.Tree, string, error) { return l.tree(ctx, url, branch) })
+	return l.load(ctx, url, branch, func() (repofs.Tree, string, error) { return l.tree(ctx, url, branch) })
 }
 
 // LoadDir reads the directory dir as it is on disk, whether or not it is a
 // Git checkout: what a pre-merge check of a working tree wants.
 func (l *Loader) LoadDir(ctx context.Context, dir string) (*Snapshot, error) {
-	return l.load(ctx, dir, "", func() (render.Tree, string, error) { return dirTree(dir) })
+	return l.load(ctx, dir, "", func() (repofs.Tree, string, error) { return dirTree(dir) })
 }
 
 // LoadRevision reads the commit that revision names in the repository at
@@ -156,10 +157,10 @@ func (l *Loader) LoadDir(ctx context.Context, dir string) (*Snapshot, error) {
 // HEAD~1). A local repository is read in place, detached HEAD included; a
 // remote one is fetched with its branches and tags first.
 func (l *Loader) LoadRevision(ctx context.Context, url, revision string) (*Snapshot, error) {
-	return l.load(ctx, url, "", func() (render.Tree, string, error) { return l.revisionTree(ctx, url, revision) })
+	return l.load(ctx, url, "", func() (repofs.Tree, string, error) { return l.revisionTree(ctx, url, revision) })
 }
 
-func (l *Loader) load(ctx context.Context, url, branch string, read func() (render.Tree, string, error)) (*Snapshot, error) {
+func (l *Loader) load(ctx context.Context, url, branch string, read func() (repofs.Tree, string, error)) (*Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	snap := &Snapshot{URL: url, Branch: branch, ConfigPath: l.opts.ConfigPath}
@@ -202,7 +203,7 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (rend
 // tree returns the root tree of branch at url and its commit, or a plain
 // directory's tree and an empty commit. Every tree is bounded by the
 // Limits, afresh for each load.
-func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, string, error) {
+func (l *Loader) tree(ctx context.Context, url, branch string) (repofs.Tree, string, error) {
 	if IsLocalPath(url) && !isGitRepository(url) {
 		return l.limited(dirTree(url))
 	}
@@ -218,7 +219,7 @@ func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, str
 }
 
 // revisionTree returns the tree of the commit revision names at url.
-func (l *Loader) revisionTree(ctx context.Context, url, revision string) (render.Tree, string, error) {
+func (l *Loader) revisionTree(ctx context.Context, url, revision string) (repofs.Tree, string, error) {
 	if revision == "" {
 		return nil, "", fmt.Errorf("read %s: the revision is empty", url)
 	}
@@ -278,14 +279,14 @@ func (l *Loader) repository(url string) (*Repository, error) {
 	return repo, nil
 }
 
-func (l *Loader) limited(tree render.Tree, commit string, err error) (render.Tree, string, error) {
+func (l *Loader) limited(tree repofs.Tree, commit string, err error) (repofs.Tree, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return render.LimitTree(tree, l.opts.Limits), commit, nil
+	return repofs.LimitTree(tree, l.opts.Limits), commit, nil
 }
 
-func dirTree(dir string) (render.Tree, string, error) {
+func dirTree(dir string) (repofs.Tree, string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", dir, err)
@@ -293,10 +294,10 @@ func dirTree(dir string) (render.Tree, string, error) {
 	if !st.IsDir() {
 		return nil, "", fmt.Errorf("read %s: not a directory", dir)
 	}
-	return render.DirTree(dir), "", nil
+	return repofs.DirTree(dir), "", nil
 }
 
-func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (render.Tree, string, error) {
+func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (repofs.Tree, string, error) {
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
 		return nil, "", fmt.Errorf("read commit %s of %s: %w", hash, url, err)
@@ -305,7 +306,7 @@ func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (render.Tr
 	if err != nil {
 		return nil, "", fmt.Errorf("read the tree of commit %s of %s: %w", hash, url, err)
 	}
-	return render.GitTree(tree), hash.String(), nil
+	return repofs.GitTree(tree), hash.String(), nil
 }
 
 // decodeConfig decodes the config directory, or takes it from the cache.
@@ -313,7 +314,7 @@ func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (render.Tr
 // directory is keyed by its rendered output instead: its bases and patches
 // may live outside the directory, and the renderer caches the build by
 // everything it read. The error is only for ctx being done.
-func (l *Loader) decodeConfig(ctx context.Context, tree render.Tree, old, next *loadCache) (decodedConfig, error) {
+func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *loadCache) (decodedConfig, error) {
 	dir := l.opts.ConfigPath
 	if _, err := tree.ReadDir(dir); err != nil {
 		return decodedConfig{problems: []Problem{readProblem(dir,
@@ -360,8 +361,8 @@ func (l *Loader) decodeConfig(ctx context.Context, tree render.Tree, old, next *
 // that caused it where that is known: a link out of the repository, a file
 // over a limit, or the file kustomize names.
 func buildProblem(kustomization string, err error) Problem {
-	var esc *render.EscapeError
-	var le *render.LimitError
+	var esc *repofs.EscapeError
+	var le *repofs.LimitError
 	var be *render.BuildError
 	switch {
 	case errors.As(err, &esc) && esc.Target != "":
@@ -377,18 +378,18 @@ func buildProblem(kustomization string, err error) Problem {
 // readProblem is a file or directory that cannot be read, at the link that
 // leaves the repository when that is why.
 func readProblem(file, what string, err error) Problem {
-	var esc *render.EscapeError
+	var esc *repofs.EscapeError
 	if errors.As(err, &esc) && esc.Target != "" {
 		return symlinkProblem(esc)
 	}
-	var le *render.LimitError
+	var le *repofs.LimitError
 	if errors.As(err, &le) {
 		return Problem{File: le.File, Reason: le.Reason}
 	}
 	return Problem{File: file, Reason: what + ": " + err.Error()}
 }
 
-func symlinkProblem(esc *render.EscapeError) Problem {
+func symlinkProblem(esc *repofs.EscapeError) Problem {
 	return Problem{File: esc.Ref, Reason: fmt.Sprintf(
 		"symbolic link to %q points outside the repository: vectorflow reads only what the repository holds; copy the file in or make the link relative inside the repository",
 		esc.Target)}
@@ -407,7 +408,7 @@ func copyDecoded(d decodedConfig) decodedConfig {
 
 // decodeFiles decodes every YAML file directly in dir, until ctx is done
 // (Load then discards the result).
-func decodeFiles(ctx context.Context, tree render.Tree, dir string) decodedConfig {
+func decodeFiles(ctx context.Context, tree repofs.Tree, dir string) decodedConfig {
 	var d decodedConfig
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
@@ -437,7 +438,7 @@ func decodeFiles(ctx context.Context, tree render.Tree, dir string) decodedConfi
 
 // kustomizationFile is the kustomization file in dir, or "" when there is
 // none; kustomize accepts the names konfig lists.
-func kustomizationFile(tree render.Tree, dir string) string {
+func kustomizationFile(tree repofs.Tree, dir string) string {
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		p := path.Join(dir, name)
 		if st, err := tree.Stat(p); err == nil && !st.IsDir() {
