@@ -13,8 +13,8 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
-	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 // t0 is when the first decision of every scenario is made.
@@ -461,11 +461,11 @@ func (s snapshotSpec) build() *source.Snapshot {
 			{Name: "registry.example.com/acme/frontend", Version: "1.2.0"},
 		}},
 	}
-	overlays := map[string]struct {
+	stageOverlays := map[string]struct {
 		vector string
 		images []v1alpha1.VectorComponent
 	}{"dev": {s.devVector, s.devImages}, "test": {s.testVector, s.testImages}, "prod": {s.prodVector, s.prodImages}}
-	for name, o := range overlays {
+	for name, o := range stageOverlays {
 		snap.Landscapes[name] = &v1alpha1.Landscape{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		key := source.StageKey(name, name)
 		if key == s.withoutStage {
@@ -476,7 +476,7 @@ func (s snapshotSpec) build() *source.Snapshot {
 			Spec: v1alpha1.StageSpec{Landscape: name, Path: overlay}}
 		snap.StageIndex[key] = source.StageRef{Landscape: name, Name: name, URL: snap.URL, Branch: snap.Branch,
 			Commit: snap.Commit, Overlay: overlay, OverlayHash: "hash-" + name,
-			Vector: render.StageVector{Vector: o.vector, Images: o.images}}
+			Vector: overlays.StageVector{Vector: o.vector, Images: o.images}}
 	}
 	configs := []*v1alpha1.VectorPromotionConfig{
 		newConfig("latest-to-dev", v1alpha1.SourceReference{Kind: v1alpha1.VectorTemplateKind, Name: "acme"}, "dev"),

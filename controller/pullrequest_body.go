@@ -14,8 +14,8 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
-	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -195,7 +195,7 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 // pairs each component with its entry: the entry the edit takes over keeps
 // its name and newName (a placeholder's, a mirror's), a new one is named
 // after the image.
-func overlayEntries(overlay render.StageVector, components []v1alpha1.VectorComponent) []v1alpha1.VectorComponent {
+func overlayEntries(overlay overlays.StageVector, components []v1alpha1.VectorComponent) []v1alpha1.VectorComponent {
 	out := make([]v1alpha1.VectorComponent, 0, len(components))
 	for _, c := range components {
 		entry := v1alpha1.VectorComponent{Name: c.ImageName()}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 // TestDecidePullRequests walks dev-to-test promotions through pull-request
@@ -347,7 +347,7 @@ func TestPullRequestBodyComponents(t *testing.T) {
 // the overlay's entries, so a placeholder's or a mirror's entry is one row
 // whose version changes, not a removed and an added component.
 func TestOverlayEntriesPairWithTheOverlay(t *testing.T) {
-	overlay := render.StageVector{Images: []v1alpha1.VectorComponent{
+	overlay := overlays.StageVector{Images: []v1alpha1.VectorComponent{
 		{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.0.0"},
 		{Name: "registry.example.com/shop/web", Image: "mirror.example.com/shop/web", Tag: "2.0.0"},
 	}}

@@ -10,6 +10,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -25,12 +26,12 @@ func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorCom
 		if err != nil {
 			return &overlayBuildError{overlay: overlay, err: err}
 		}
-		images, err := render.Images(out)
+		images, err := overlays.Images(out)
 		if err != nil {
 			return &overlayBuildError{overlay: overlay, err: err}
 		}
 		// The edited entries say under which name each component runs.
-		entries, err := render.ReadStageVector(repofs.GitTree(tree), overlay)
+		entries, err := overlays.ReadStageVector(repofs.GitTree(tree), overlay)
 		if err != nil {
 			return &overlayBuildError{overlay: overlay, err: err}
 		}

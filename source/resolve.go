@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -156,7 +156,7 @@ func (r *resolver) resolveStages() {
 		}
 		vr, cached := r.old.vectors[hash]
 		if !cached {
-			vr.vector, vr.err = render.ReadStageVector(lr.tree, overlay)
+			vr.vector, vr.err = overlays.ReadStageVector(lr.tree, overlay)
 		}
 		r.next.vectors[hash] = vr
 		if vr.err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -63,10 +64,10 @@ type StageRef struct {
 	Branch string `json:"branch,omitempty"`
 	Commit string `json:"commit,omitempty"`
 	// Overlay is the overlay directory inside that repository.
-	Overlay     string             `json:"overlay"`
-	OverlayHash string             `json:"overlayHash"`
-	Vector      render.StageVector `json:"vector"`
-	Tree        repofs.Tree        `json:"-"`
+	Overlay     string               `json:"overlay"`
+	OverlayHash string               `json:"overlayHash"`
+	Vector      overlays.StageVector `json:"vector"`
+	Tree        repofs.Tree          `json:"-"`
 }
 
 // StageKey is how stages are keyed: stage names are unique per landscape.
@@ -123,7 +124,7 @@ type decodedConfig struct {
 }
 
 type vectorResult struct {
-	vector render.StageVector
+	vector overlays.StageVector
 	err    error
 }
 

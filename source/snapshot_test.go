@@ -14,6 +14,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 // goodObjects are the objects of testdata/good, in snapshot order.
@@ -39,7 +40,7 @@ func goodStages(url, branch, commit string) map[string]StageRef {
 			images = append(images, v1alpha1.VectorComponent{Name: "ghcr.io/acme/service-b", Tag: tags[1]})
 		}
 		return StageRef{Landscape: landscape, Name: name, URL: url, Branch: branch, Commit: commit, Overlay: overlay,
-			Vector: render.StageVector{Vector: vector, Images: images}}
+			Vector: overlays.StageVector{Vector: vector, Images: images}}
 	}
 	return map[string]StageRef{
 		"dev/dev":   ref("dev", "dev", "apps/overlays/dev", "app:2026.7.27-dev", "1.4.2", "1.4.0"),
@@ -388,7 +389,7 @@ func TestSnapshotReadDuringLoad(t *testing.T) {
 			}
 			reading = false
 		default:
-			if _, err := render.ReadStageVector(first.Tree, "apps/overlays/dev"); err != nil {
+			if _, err := overlays.ReadStageVector(first.Tree, "apps/overlays/dev"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,9 +1,8 @@
-package render
+package overlays
 
 import (
 	"errors"
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"io"
 	"io/fs"
 	"path"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // StageVector is what a stage's overlay says it runs.
