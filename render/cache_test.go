@@ -86,7 +86,7 @@ func TestCacheSeesNewKustomizationFile(t *testing.T) {
 	}
 	files["apps/base/kustomization.yml"] = file{content: "resources: []\n"}
 	_, err := r.Build(commitDir(t, writeFiles(t, files)), "apps/overlays/dev")
-	var be *BuildError
+	var be *repofs.BuildError
 	if !errors.As(err, &be) {
 		t.Fatalf("Build with two kustomization files in the base = %v, want a *BuildError", err)
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,9 +32,9 @@ func TestBuildWithOriginsNamesFiles(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, n := range nodes {
-				file, ok := OriginFile("vectorflow", n.GetAnnotations()[OriginAnnotation])
+				file, ok := repofs.OriginFile("vectorflow", n.GetAnnotations()[repofs.OriginAnnotation])
 				if !ok {
-					t.Errorf("%s has no usable origin: %q", n.GetName(), n.GetAnnotations()[OriginAnnotation])
+					t.Errorf("%s has no usable origin: %q", n.GetName(), n.GetAnnotations()[repofs.OriginAnnotation])
 				}
 				got[n.GetName()] = file
 			}

@@ -52,7 +52,7 @@ func NewRenderer(opts Options) *Renderer {
 
 // Build renders dir of tree, byte for byte what `kubectl kustomize <dir>` prints.
 // Loads that leave the repository fail with an *EscapeError, files over the
-// Limits with a *LimitError, kustomize failures with a *BuildError. Builds
+// Limits with a *LimitError, kustomize failures with a *repofs.BuildError. Builds
 // that used a remote base are not cached.
 func (r *Renderer) Build(tree repofs.Tree, dir string) ([]byte, error) {
 	return r.BuildContext(context.Background(), tree, dir)
@@ -121,7 +121,7 @@ func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, ori
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, &BuildError{Dir: dir, File: fsys.lastKust, Err: fmt.Errorf("kustomize panicked: %v", p)}
+			out, err = nil, &repofs.BuildError{Dir: dir, File: fsys.lastKust, Err: fmt.Errorf("kustomize panicked: %v", p)}
 		}
 		if fsys.escape != nil {
 			esc := *fsys.escape
@@ -151,7 +151,7 @@ var mountedPath = regexp.MustCompile(regexp.QuoteMeta(mountRoot) + `(/[^\s'"\x60
 // no full path the file is the last one the build read: the one whose
 // content kustomize was processing when it failed.
 func buildError(tree repofs.Tree, dir, lastRead string, err error) error {
-	be := &BuildError{Dir: dir, File: lastRead, Err: &kustomizeError{cause: err}}
+	be := &repofs.BuildError{Dir: dir, File: lastRead, Err: &kustomizeError{cause: err}}
 	for _, m := range mountedPath.FindAllString(err.Error(), -1) {
 		name := strings.TrimPrefix(strings.TrimPrefix(m, mountRoot), "/")
 		if name == "" {
@@ -175,34 +175,12 @@ func (e *kustomizeError) Error() string {
 
 func (e *kustomizeError) Unwrap() error { return e.cause }
 
-// OriginAnnotation is the annotation kustomize's originAnnotations build
-// option puts on every resource: the file it came from.
-const OriginAnnotation = "config.kubernetes.io/origin"
-
 // BuildWithOrigins is BuildContext with kustomize's originAnnotations build
 // option on in dir's kustomization, so every resource names the file it came
-// from (see OriginFile). The output differs from `kubectl kustomize` by
+// from (see repofs.OriginFile). The output differs from `kubectl kustomize` by
 // these annotations; it is for telling users where an object is written.
 func (r *Renderer) BuildWithOrigins(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
 	return r.build(ctx, tree, dir, true)
-}
-
-// OriginFile reads an OriginAnnotation value of a build of dir: the file,
-// relative to the repository root, that holds the resource; ok is false for
-// a resource kustomize generated or fetched from a remote base.
-func OriginFile(dir, annotation string) (file string, ok bool) {
-	var origin struct {
-		Path string `yaml:"path"`
-		Repo string `yaml:"repo"`
-	}
-	if err := yaml.Unmarshal([]byte(annotation), &origin); err != nil || origin.Path == "" || origin.Repo != "" {
-		return "", false
-	}
-	file = path.Join(dir, origin.Path)
-	if file == ".." || strings.HasPrefix(file, "../") || path.IsAbs(file) {
-		return "", false
-	}
-	return file, true
 }
 
 // withOriginAnnotations adds originAnnotations to a kustomization's

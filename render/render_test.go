@@ -229,9 +229,9 @@ func TestBuildErrorsNameDirAndFile(t *testing.T) {
 		for treeName, tree := range trees {
 			t.Run(tt.name+"/"+treeName, func(t *testing.T) {
 				_, err := NewRenderer(Options{}).Build(tree, tt.dir)
-				var be *BuildError
+				var be *repofs.BuildError
 				if !errors.As(err, &be) {
-					t.Fatalf("Build = %v, want a *BuildError", err)
+					t.Fatalf("Build = %v, want a *repofs.BuildError", err)
 				}
 				if be.Dir != tt.dir || be.File != tt.wantFile {
 					t.Errorf("BuildError{Dir: %q, File: %q}, want {%q, %q}: %v", be.Dir, be.File, tt.dir, tt.wantFile, err)

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -219,15 +218,15 @@ func decodeDocument(file string, doc int, raw []byte, originDir string) (*Object
 // and returns the file it names.
 func takeOrigin(generic map[string]any, dir string) (string, bool) {
 	annotations, _ := lookup(generic, "metadata", "annotations").(map[string]any)
-	value, _ := annotations[render.OriginAnnotation].(string)
+	value, _ := annotations[repofs.OriginAnnotation].(string)
 	if value == "" {
 		return "", false
 	}
-	delete(annotations, render.OriginAnnotation)
+	delete(annotations, repofs.OriginAnnotation)
 	if len(annotations) == 0 {
 		delete(generic["metadata"].(map[string]any), "annotations")
 	}
-	return render.OriginFile(dir, value)
+	return repofs.OriginFile(dir, value)
 }
 
 // deletePath removes a field, in every element of the lists along the path

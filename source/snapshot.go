@@ -364,7 +364,7 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 func buildProblem(kustomization string, err error) Problem {
 	var esc *repofs.EscapeError
 	var le *repofs.LimitError
-	var be *render.BuildError
+	var be *repofs.BuildError
 	switch {
 	case errors.As(err, &esc) && esc.Target != "":
 		return symlinkProblem(esc)

@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // goodObjects are the objects of testdata/good, in snapshot order.
@@ -196,7 +197,7 @@ patches:
 	if o, _ := snap.Object(v1alpha1.VectorTemplateKind, "shared"); o.File != "shared/templates.yaml" {
 		t.Errorf("object of a base: file = %q, want the base's file", o.File)
 	}
-	if a := snap.Stages["dev/dev"].GetAnnotations(); a[render.OriginAnnotation] != "" {
+	if a := snap.Stages["dev/dev"].GetAnnotations(); a[repofs.OriginAnnotation] != "" {
 		t.Errorf("the origin annotation stayed on the object: %v", a)
 	}
 
