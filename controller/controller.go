@@ -161,7 +161,7 @@ func New(o Options) (*Controller, error) {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, Renderer: render.NewRenderer(render.Options{Limits: o.Limits})})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

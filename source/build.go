@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -17,7 +16,7 @@ import (
 // It also reports template components whose image is no valid reference or
 // matches no container of a stage their vectors are promoted to. The error
 // is only for ctx being done.
-func BuildStages(ctx context.Context, s *Snapshot, renderer *render.Renderer) ([]Problem, error) {
+func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem, error) {
 	keys := make([]string, 0, len(s.StageIndex))
 	for k := range s.StageIndex {
 		keys = append(keys, k)

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
@@ -21,7 +20,7 @@ import (
 // template's vectors are promoted to, or a promotion there changes nothing.
 // A stage's images entry for the image (named after it, or a placeholder's
 // entry whose newName is it) says which name the containers run it under.
-func componentImageProblems(s *Snapshot, renderer *render.Renderer) []Problem {
+func componentImageProblems(s *Snapshot, renderer Builder) []Problem {
 	var problems []Problem
 	for _, t := range sortedNames(s.Templates) {
 		tmpl := s.Templates[t]

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -83,6 +82,18 @@ func (s *Snapshot) Object(kind, name string) (Object, bool) {
 	return Object{}, false
 }
 
+// Builder is what source asks of render: kustomize builds of a directory
+// of a tree. *render.Renderer is one. The shell (controller, cmd) passes it
+// in, so that source never imports render and data goes one way:
+// source → render.
+type Builder interface {
+	Build(tree repofs.Tree, dir string) ([]byte, error)
+	BuildContext(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error)
+	// BuildWithOrigins is BuildContext with every object annotated with
+	// the file it came from (repofs.OriginAnnotation).
+	BuildWithOrigins(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error)
+}
+
 // Options configure a Loader.
 type Options struct {
 	// ConfigPath is the config directory inside the repository; default
@@ -90,9 +101,10 @@ type Options struct {
 	ConfigPath string
 	// Auth gives the credentials for a repository URL; nil means none.
 	Auth func(url string) Auth
-	// Renderer renders a config directory holding a kustomization file;
-	// nil means render.NewRenderer(render.Options{}).
-	Renderer *render.Renderer
+	// Renderer builds a config directory holding a kustomization file
+	// (render.NewRenderer gives one); a load of such a directory fails
+	// without it.
+	Renderer Builder
 	// Progress receives the servers' fetch progress (for a terminal); nil
 	// means none.
 	Progress io.Writer
@@ -132,9 +144,6 @@ type vectorResult struct {
 func NewLoader(opts Options) *Loader {
 	if opts.ConfigPath == "" {
 		opts.ConfigPath = DefaultConfigPath
-	}
-	if opts.Renderer == nil {
-		opts.Renderer = render.NewRenderer(render.Options{Limits: opts.Limits})
 	}
 	return &Loader{opts: opts, repos: map[string]*Repository{}, caches: map[string]*loadCache{}}
 }
@@ -326,6 +335,9 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 	if k := kustomizationFile(tree, dir); k != "" {
 		// Built with origin annotations, so each object is attributed to
 		// the file that holds it rather than to the kustomization.
+		if l.opts.Renderer == nil {
+			return decodedConfig{}, fmt.Errorf("config directory %s has a kustomization, and the loader was given no Renderer to build it", dir)
+		}
 		out, err := l.opts.Renderer.BuildWithOrigins(ctx, tree, dir)
 		if ctx.Err() != nil {
 			return decodedConfig{}, ctx.Err()

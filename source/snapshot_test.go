@@ -67,7 +67,7 @@ func TestLoadGood(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			loader := NewLoader(Options{Auth: func(string) Auth { return auth }})
+			loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), Auth: func(string) Auth { return auth }})
 			snap, err := loader.Load(context.Background(), tt.url, tt.branch)
 			if err != nil {
 				t.Fatal(err)
@@ -101,7 +101,7 @@ func TestLoadGood(t *testing.T) {
 // each is reported at its file, object and field, and the good objects
 // still load.
 func TestLoadBroken(t *testing.T) {
-	snap, err := NewLoader(Options{}).Load(context.Background(), "testdata/broken", "")
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), "testdata/broken", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ patches:
 	}
 	writeFile(t, dir, "shared/kustomization.yaml", "resources: [templates.yaml]\n")
 	writeFile(t, dir, "shared/templates.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: VectorTemplate\nmetadata:\n  name: shared\n")
-	loader := NewLoader(Options{})
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
 	snap, err := loader.Load(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +241,7 @@ spec:
 	prodCommit := strings.TrimSpace(testutil.Git(t, srv.BarePath("prod"), nil, "rev-parse", "release"))
 
 	auth := Auth{Username: srv.Username, Password: srv.Password}
-	snap, err := NewLoader(Options{Auth: func(string) Auth { return auth }}).Load(context.Background(), srv.HTTPURL("config"), fixtureBranch)
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), Auth: func(string) Auth { return auth }}).Load(context.Background(), srv.HTTPURL("config"), fixtureBranch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ spec:
 func TestLoadFollowsNewCommits(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
-	loader := NewLoader(Options{})
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
 	url := srv.BarePath("config")
 	first, err := loader.Load(context.Background(), url, fixtureBranch)
 	if err != nil {
@@ -347,7 +347,7 @@ spec:
   repository:
     url: `+missing+`
 `)
-	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ spec:
 func TestSnapshotReadDuringLoad(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
-	loader := NewLoader(Options{})
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
 	url := srv.BarePath("config")
 	first, err := loader.Load(context.Background(), url, fixtureBranch)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"os"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 			if err != nil {
 				return err
 			}
-			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress(), Renderer: render.NewRenderer(render.Options{})}).Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
 			}

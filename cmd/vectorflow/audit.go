@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"os"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ verify.`,
 			if err != nil {
 				return err
 			}
-			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Renderer: render.NewRenderer(render.Options{})}).Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
 			}
