@@ -40,7 +40,7 @@ import (
 // gave the file its content, whose signature says who approved.
 type ApprovalEvidence struct {
 	Path     string
-	Approval *Approval
+	Approval *reconcilers.Approval
 	Commit   *object.Commit
 }
 
@@ -196,10 +196,10 @@ func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCoun
 
 // ApprovalFiles groups the approval files of a state by the promotion whose
 // place they lie in; strays are the files that lie in no promotion's place.
-func ApprovalFiles(approvals map[string]*Approval) (byPromotion map[string][]string, strays []string) {
+func ApprovalFiles(approvals map[string]*reconcilers.Approval) (byPromotion map[string][]string, strays []string) {
 	byPromotion = map[string][]string{}
 	for _, p := range sortedKeys(approvals) {
-		name, ok := ApprovalPromotion(p)
+		name, ok := reconcilers.ApprovalPromotion(p)
 		if !ok {
 			strays = append(strays, p)
 			continue
@@ -212,7 +212,7 @@ func ApprovalFiles(approvals map[string]*Approval) (byPromotion map[string][]str
 // countApprovals counts the approvals of every promotion that is still
 // waiting for them. Files of other promotions, and files in no promotion's
 // place, are not looked at (a stray is noted in the log).
-func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, state *State, tip plumbing.Hash) (map[string]ApprovalCount, error) {
+func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, tip plumbing.Hash) (map[string]ApprovalCount, error) {
 	byPromotion, strays := ApprovalFiles(state.Approvals)
 	for _, p := range strays {
 		c.opts.Log.Info("approval file skipped: an approval lies at approvals/<promotion>/<file>.yaml", "file", p)
@@ -308,7 +308,7 @@ type cachedOrigin struct {
 // content it has at tip, in one walk down the first-parent history that
 // ends as soon as every file's origin is found. It is complete: there is no
 // depth bound past which a file would be taken on trust. cache may be nil.
-func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals map[string]*Approval, wanted map[string][]string, cache *evidenceCache) (map[string][]ApprovalEvidence, error) {
+func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals map[string]*reconcilers.Approval, wanted map[string][]string, cache *evidenceCache) (map[string][]ApprovalEvidence, error) {
 	commit, err := object.GetCommit(s, tip)
 	if err != nil {
 		return nil, fmt.Errorf("read state commit %s: %w", tip, err)
@@ -396,11 +396,11 @@ func sameApprovalsTree(commit, parent *object.Commit) (bool, error) {
 	if parent == nil {
 		return false, nil
 	}
-	a, err := treeEntry(commit, approvalsDir)
+	a, err := treeEntry(commit, reconcilers.ApprovalsDir)
 	if err != nil {
 		return false, err
 	}
-	b, err := treeEntry(parent, approvalsDir)
+	b, err := treeEntry(parent, reconcilers.ApprovalsDir)
 	if err != nil {
 		return false, err
 	}
@@ -476,7 +476,7 @@ func NewApprovalPath(promotion, keyID string, now time.Time) (string, error) {
 		return "", fmt.Errorf("make a unique approval file name: %w", err)
 	}
 	name := fmt.Sprintf("%s-%s-%s.yaml", keyID, now.UTC().Format("20060102T150405Z"), hex.EncodeToString(r[:]))
-	return path.Join(ApprovalDir(promotion), name), nil
+	return path.Join(reconcilers.ApprovalDir(promotion), name), nil
 }
 
 func joinNames(names []string) string {

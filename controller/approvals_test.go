@@ -2,6 +2,7 @@ package controller
 
 import (
 	"bytes"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,11 +37,11 @@ func TestCountApprovals(t *testing.T) {
 	signed := func(key []byte, min int) *object.Commit { return signedCommit(t, st, key, at(min)) }
 	aliceAt1, aliceAt2, bobAt3 := signed(alice.PrivatePEM, 1), signed(alice.PrivatePEM, 2), signed(bob.PrivateArmored, 3)
 	carolAt1, malloryAt1, unsigned := signed(carol.PrivatePEM, 1), signed(mallory.PrivatePEM, 1), signedCommit(t, st, nil, at(1))
-	approval := func(promotion, vector string) *Approval {
-		return &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind, Promotion: promotion, Vector: vector}
+	approval := func(promotion, vector string) *reconcilers.Approval {
+		return &reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind, Promotion: promotion, Vector: vector}
 	}
 	good := approval("dev-to-test-1", "acme:v1")
-	ev := func(path string, a *Approval, c *object.Commit) ApprovalEvidence {
+	ev := func(path string, a *reconcilers.Approval, c *object.Commit) ApprovalEvidence {
 		return ApprovalEvidence{Path: "approvals/dev-to-test-1/" + path, Approval: a, Commit: c}
 	}
 	policy := func(min int32) *v1alpha1.ApprovalPolicy {
@@ -97,7 +98,7 @@ func TestCountApprovals(t *testing.T) {
 		evidence: []ApprovalEvidence{
 			ev("a.yaml", approval("dev-to-test-1", "acme:v0"), aliceAt1),
 			ev("b.yaml", approval("dev-to-test-2", "acme:v1"), aliceAt1),
-			ev("c.yaml", &Approval{Problem: "it is not an Approval naming a promotion (kind \"ConfigMap\")"}, aliceAt1),
+			ev("c.yaml", &reconcilers.Approval{Problem: "it is not an Approval naming a promotion (kind \"ConfigMap\")"}, aliceAt1),
 		},
 		want: ApprovalCount{Needed: 1, Refusals: []string{
 			"approval commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + " approves vector acme:v0 but dev-to-test-1 promotes acme:v1; approve again",
@@ -181,7 +182,7 @@ func TestApprovalPromotion(t *testing.T) {
 		{"approvals/dev-to-test-1/.yaml", "", false},
 		{"promotions/dev-to-test/dev-to-test-1.yaml", "", false},
 	} {
-		got, ok := ApprovalPromotion(tt.path)
+		got, ok := reconcilers.ApprovalPromotion(tt.path)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("ApprovalPromotion(%q) = %q, %v; want %q, %v", tt.path, got, ok, tt.want, tt.ok)
 		}
@@ -220,9 +221,9 @@ func TestApprovalEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string][]string{"p-1": {"approvals/p-1.yaml", "approvals/p-1/a.yaml", "approvals/p-1/b.yaml"}}
-	approvals := map[string]*Approval{}
+	approvals := map[string]*reconcilers.Approval{}
 	for _, f := range files["p-1"] {
-		approvals[f] = &Approval{Promotion: "p-1"}
+		approvals[f] = &reconcilers.Approval{Promotion: "p-1"}
 	}
 	cache := &evidenceCache{}
 	got, err := approvalEvidence(repo.Storer, plumbing.NewHash(tip), approvals, files, cache)
@@ -338,7 +339,7 @@ func storeCommit(t *testing.T, st *memory.Storage, c *object.Commit) *object.Com
 func TestDecideCountsApprovals(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
+	state := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
 	rec := func(who string, min int) v1alpha1.ApprovalRecord {
 		return v1alpha1.ApprovalRecord{ApprovedBy: who, ApprovedAt: metav1.NewTime(t0.Add(time.Duration(min) * time.Minute)), Commit: who + "-commit"}
 	}
@@ -382,7 +383,7 @@ func TestDecideCountsApprovals(t *testing.T) {
 func TestDecideKeepsAnotherChannelsWord(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
+	state := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
 	p := state.Promotions["dev-to-test-1"]
 	closed := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.PullRequestClosedReason,
 		Message: "pull request #1 was closed without merging", LastTransitionTime: metav1.NewTime(t0)}

@@ -249,7 +249,7 @@ func trustedSigners(in AuditInput, landscape string) []gitwriter.TrustedKey {
 type approvalChecker struct {
 	in     AuditInput
 	tip    plumbing.Hash
-	state  *State
+	state  *reconcilers.State
 	files  map[string][]string
 	known  []gitwriter.TrustedKey
 	counts map[string]ApprovalCount // by promotion and vector

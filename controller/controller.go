@@ -104,7 +104,7 @@ type Controller struct {
 	inputs    string
 	due       time.Time
 	problems  []string // the configuration problems of that decision
-	codec     *Codec
+	codec     *reconcilers.Codec
 	remotesMu sync.Mutex
 	remotes   map[string]gitwriter.Remote
 
@@ -177,7 +177,7 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
-		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: NewCodec(),
+		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(),
 		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
 }
 
@@ -256,7 +256,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	diff := StateDiff(files, after)
+	diff := reconcilers.StateDiff(files, after)
 	for _, p := range d.ConsumedRequests {
 		diff[p] = nil // in the commit that records what became of it
 	}
@@ -309,7 +309,7 @@ func requeueOrForever(d time.Duration) time.Duration {
 
 // queueUploads remembers the vectors this pass assembled whose template
 // names an uploadTarget; they are pushed once the state holds them.
-func (c *Controller) queueUploads(snap *source.Snapshot, before, after *State) {
+func (c *Controller) queueUploads(snap *source.Snapshot, before, after *reconcilers.State) {
 	if c.opts.Uploader == nil {
 		return
 	}
@@ -391,7 +391,7 @@ func (c *Controller) remote(url string) gitwriter.Remote {
 // that may pass (the remote unreachable, a race lost too often) has no
 // result: it stays InProgress and is retried until its deadline, and its
 // error is returned so the caller can say so.
-func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *State, names []string) (map[string]reconcilers.Result, error) {
+func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, names []string) (map[string]reconcilers.Result, error) {
 	results := make(map[string]reconcilers.Result, len(names))
 	var errs []error
 	var mu sync.Mutex
@@ -422,7 +422,7 @@ func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *
 // executeOne writes one promotion. The error is for a failure that may pass;
 // a failure that will not (the overlay is broken or gone, the remote refuses
 // the push) is a Failed result naming the cause.
-func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *State, p *v1alpha1.VectorPromotion) (reconcilers.Result, error) {
+func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, p *v1alpha1.VectorPromotion) (reconcilers.Result, error) {
 	log := c.opts.Log.WithValues("promotion", p.Name, "vector", p.Spec.Vector)
 	t := p.Spec.Target
 	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]

@@ -17,7 +17,7 @@ import (
 // Inputs are everything one pass decides from, read before deciding.
 type Inputs struct {
 	Snapshot *source.Snapshot
-	State    *State
+	State    *reconcilers.State
 	// Approvals are what the approval files of promotions that are not
 	// approved yet add up to, by promotion name (CountApprovals).
 	Approvals map[string]ApprovalCount
@@ -45,7 +45,7 @@ type Inputs struct {
 // Decision is a pass's plan: the state to write, what changed, and the
 // promotions to execute once the state is written.
 type Decision struct {
-	State       *State
+	State       *reconcilers.State
 	Transitions []string
 	// Start names promotions that are InProgress in State and must now be
 	// written to their target.
@@ -479,7 +479,7 @@ func (d *Decision) sourceState(cfg *v1alpha1.VectorPromotionConfig) reconcilers.
 			return reconcilers.SourceState{Vector: t.Status.LatestVector, Since: timeOf(t.Status.LatestVectorSince)}
 		}
 	case v1alpha1.StageKind:
-		if st := d.State.Stages[StageKey(src.Landscape, src.Name)]; st != nil {
+		if st := d.State.Stages[reconcilers.StageKey(src.Landscape, src.Name)]; st != nil {
 			return reconcilers.SourceState{Vector: st.Status.Vector, Since: timeOf(st.Status.VectorSince)}
 		}
 	}

@@ -293,7 +293,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			state := NewState()
+			state := reconcilers.NewState()
 			for i, s := range tt.steps {
 				spec := defaultSnapshotSpec()
 				if s.snap != nil {
@@ -319,8 +319,8 @@ func TestDecide(t *testing.T) {
 func TestDecideDoesNotMutateItsInputs(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
-	state.Approvals[LegacyApprovalPath("dev-to-test-1")] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind,
+	state := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
+	state.Approvals[reconcilers.LegacyApprovalPath("dev-to-test-1")] = &reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind,
 		Promotion: "dev-to-test-1", Vector: "acme:v1", ApprovedAt: metav1.NewTime(t0)}
 	spec.serviceA = "1.0.2"
 	snap := spec.build()
@@ -360,7 +360,7 @@ func TestDecideIsDeterministic(t *testing.T) {
 	// hand): which one is recorded must not depend on iteration order.
 	spec.testImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.9.0"}}
 	spec.prodImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.8.0"}}
-	in := Inputs{Snapshot: spec.build(), State: NewState()}
+	in := Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}
 	first := Decide(in, t0)
 	for i := 0; i < 50; i++ {
 		if diff := cmp.Diff(first, Decide(in, t0)); diff != "" {
@@ -372,7 +372,7 @@ func TestDecideIsDeterministic(t *testing.T) {
 func TestPromote(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := roundTrip(t, Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State)
+	state := roundTrip(t, Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State)
 	wantPromotion(t, Decision{State: state}, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 
 	d, name, err := Promote(Inputs{Snapshot: spec.build(), State: state}, "dev-to-test", t0.Add(time.Minute))
@@ -416,13 +416,13 @@ func wantPromotion(t *testing.T, d Decision, name string, want v1alpha1.Promotio
 
 // roundTrip passes a state through the state branch's files, as the next
 // pass would read it.
-func roundTrip(t *testing.T, s *State) *State {
+func roundTrip(t *testing.T, s *reconcilers.State) *reconcilers.State {
 	t.Helper()
-	files, err := EncodeState(s.Clone())
+	files, err := reconcilers.EncodeState(s.Clone())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errs := DecodeState(files)
+	out, errs := reconcilers.DecodeState(files)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -514,7 +514,7 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 	}
 	spec := defaultSnapshotSpec()
 	spec.devVector, spec.devImages = "acme:2026.11.3-090000000Z", images
-	d := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, now)
+	d := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, now)
 
 	if got := d.State.Templates["acme"].Status.LatestVector; got != "acme:2026.11.3-090000000Z" {
 		t.Fatalf("template acme's latest vector is %q, want dev's acme:2026.11.3-090000000Z", got)

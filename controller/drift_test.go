@@ -181,7 +181,7 @@ func driftController(t *testing.T, url string, auth func(string) source.Auth, cl
 	return c
 }
 
-func readDriftState(t *testing.T, repo *source.Repository) *State {
+func readDriftState(t *testing.T, repo *source.Repository) *reconcilers.State {
 	t.Helper()
 	_, _, state, err := ReadState(context.Background(), repo, DefaultStateBranch)
 	if err != nil {
@@ -197,7 +197,7 @@ func readDriftState(t *testing.T, repo *source.Repository) *State {
 func TestDecideReportsConfigConflicts(t *testing.T) {
 	snap := defaultSnapshotSpec().build()
 	snap.Configs["prod-to-dev"] = newConfig("prod-to-dev", v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: "prod", Landscape: "prod"}, "dev")
-	d := Decide(Inputs{Snapshot: snap, State: NewState()}, t0)
+	d := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0)
 	want := map[string][]string{
 		"latest-to-dev": {"is also the target of VectorPromotionConfig prod-to-dev"},
 		"prod-to-dev":   {"is also the target of VectorPromotionConfig latest-to-dev", "cycle: VectorPromotionConfig prod-to-dev (prod/prod → dev/dev) → VectorPromotionConfig dev-to-test (dev/dev → test/test) → VectorPromotionConfig test-to-prod (test/test → prod/prod)"},

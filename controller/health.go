@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,7 +48,7 @@ func PassProblem(res PassResult, err error) string {
 // problem names already. A registry that could not be asked while the last
 // resolved version is kept (RegistryUnavailable) is not one: the pass still
 // works from what it knows, and the next one asks again.
-func ConfigurationProblems(snap *source.Snapshot, state *State) []string {
+func ConfigurationProblems(snap *source.Snapshot, state *reconcilers.State) []string {
 	var out []string
 	named := map[string]bool{}
 	for _, p := range snap.Problems {

@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,8 +85,8 @@ func TestConfigurationProblems(t *testing.T) {
 			Configs:   map[string]*v1alpha1.VectorPromotionConfig{"dev-to-test": {}, "latest-to-dev": {}},
 			Templates: map[string]*v1alpha1.VectorTemplate{"acme": {}}}
 	}
-	state := func(configReady, templateReady []metav1.Condition) *State {
-		s := NewState()
+	state := func(configReady, templateReady []metav1.Condition) *reconcilers.State {
+		s := reconcilers.NewState()
 		s.Configs["dev-to-test"] = &v1alpha1.VectorPromotionConfig{Status: v1alpha1.VectorPromotionConfigStatus{Conditions: configReady}}
 		s.Configs["latest-to-dev"] = &v1alpha1.VectorPromotionConfig{Status: v1alpha1.VectorPromotionConfigStatus{
 			Conditions: ready(metav1.ConditionTrue, "Resolved", "")}}
@@ -100,7 +101,7 @@ func TestConfigurationProblems(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		snap  *source.Snapshot
-		state *State
+		state *reconcilers.State
 		want  []string
 	}{
 		{name: "everything ready", snap: snap(), state: state(ready(metav1.ConditionTrue, "Resolved", ""), ready(metav1.ConditionTrue, v1alpha1.VectorAssembledReason, ""))},

@@ -76,7 +76,7 @@ func targetHistories(ctx context.Context, w *gitwriter.Writer, snap *source.Snap
 // history, with its vector, while the overlay names that vector: a write
 // whose answer was lost, or whose result a crash lost, is seen as done
 // instead of being retired when the deadline passes.
-func landedResults(snap *source.Snapshot, state *State, histories map[string]*gitwriter.History, results map[string]reconcilers.Result) map[string]reconcilers.Result {
+func landedResults(snap *source.Snapshot, state *reconcilers.State, histories map[string]*gitwriter.History, results map[string]reconcilers.Result) map[string]reconcilers.Result {
 	var out map[string]reconcilers.Result
 	for _, name := range sortedKeys(state.Promotions) {
 		p := state.Promotions[name]

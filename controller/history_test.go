@@ -60,7 +60,7 @@ func TestLandedResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			state := NewState()
+			state := reconcilers.NewState()
 			state.Promotions[tt.promotion.Name] = tt.promotion
 			got := landedResults(tt.snap, state, map[string]*gitwriter.History{"latest-to-dev": tt.history}, tt.results)
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {

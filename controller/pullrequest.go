@@ -164,7 +164,7 @@ func reviewTime(f PullRequestFacts, now time.Time) time.Time {
 // of each finished promotion saying why. It also reports a merged pull
 // request of a superseded promotion on its config's Ready condition; prev is
 // the state before this pass, so an unchanged report keeps its time.
-func (d *Decision) planPullRequests(snap *source.Snapshot, prev *State, now time.Time) {
+func (d *Decision) planPullRequests(snap *source.Snapshot, prev *reconcilers.State, now time.Time) {
 	stale := map[string][]string{}
 	for _, name := range sortedKeys(d.State.Promotions) {
 		p := d.State.Promotions[name]

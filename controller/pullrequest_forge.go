@@ -22,7 +22,7 @@ import (
 // still change a decision: those of unfinished promotions, and open ones of
 // finished promotions (to see them closed, or merged anyway). A forge that
 // cannot be asked is logged and its promotions simply wait.
-func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot, state *State) map[string]PullRequestFacts {
+func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State) map[string]PullRequestFacts {
 	facts := map[string]PullRequestFacts{}
 	for _, name := range sortedKeys(state.Promotions) {
 		p := state.Promotions[name]
@@ -121,7 +121,7 @@ func forgeToken(cfg string, policy *v1alpha1.PullRequestApproval) (string, error
 // executePullRequests makes the forge writes a decision asked for. A
 // failure is logged and the action is planned again on the next pass; both
 // kinds are idempotent. It returns what was done.
-func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snapshot, state *State, actions []PullRequestAction) []string {
+func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, actions []PullRequestAction) []string {
 	var done []string
 	for _, a := range actions {
 		p := state.Promotions[a.Promotion]
@@ -162,7 +162,7 @@ func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snaps
 // openPullRequest pushes p's promotion commit, unapproved, on top of the
 // target branch to vectorflow/promote/<config>-<sequence> and opens the pull
 // request from it (or finds the open one: opening is idempotent by branch).
-func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot, state *State, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval) (v1alpha1.PullRequestStatus, error) {
+func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval) (v1alpha1.PullRequestStatus, error) {
 	t := p.Spec.Target
 	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
 	if !ok {

@@ -235,7 +235,7 @@ func TestDecidePullRequests(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			state := NewState()
+			state := reconcilers.NewState()
 			for i, s := range tt.steps {
 				spec := defaultSnapshotSpec()
 				spec.devVector, spec.testVector = s.devVector, s.testVector

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -238,7 +239,7 @@ func (f *discoveryRepo) pinned(tags map[string]string) []v1alpha1.VectorComponen
 	return out
 }
 
-func (f *discoveryRepo) state(t *testing.T) *State {
+func (f *discoveryRepo) state(t *testing.T) *reconcilers.State {
 	t.Helper()
 	repo, err := source.Open(f.url, f.auth(f.url))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"io"
 	"path"
 	"strings"
@@ -45,7 +46,7 @@ type PromotionRequest struct {
 
 // RequestPath is where a promotion request lives on the state branch.
 func RequestPath(config, id string) string {
-	return path.Join(requestsDir, config, id+".yaml")
+	return path.Join(reconcilers.RequestsDir, config, id+".yaml")
 }
 
 // RequestVerdict is what the signature check of one request file found.
@@ -67,7 +68,7 @@ type RequestVerdict struct {
 func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, files map[string][]byte, tip plumbing.Hash) ([]RequestVerdict, error) {
 	var paths []string
 	for _, p := range sortedKeys(files) {
-		if strings.HasPrefix(p, requestsDir+"/") {
+		if strings.HasPrefix(p, reconcilers.RequestsDir+"/") {
 			paths = append(paths, p)
 		}
 	}
@@ -91,8 +92,8 @@ func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, f
 
 func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbing.Hash, file string, data []byte, stateSigners *gitwriter.Verifier) (RequestVerdict, error) {
 	v := RequestVerdict{Path: file}
-	dir := strings.TrimPrefix(path.Dir(file), requestsDir+"/")
-	if path.Ext(file) != ".yaml" || strings.Contains(dir, "/") || dir == requestsDir {
+	dir := strings.TrimPrefix(path.Dir(file), reconcilers.RequestsDir+"/")
+	if path.Ext(file) != ".yaml" || strings.Contains(dir, "/") || dir == reconcilers.RequestsDir {
 		v.Refusal = "not a promotion request: requests live in requests/<config>/<id>.yaml"
 		return v, nil
 	}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 func TestDecideConsumesRequests(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := roundTrip(t, Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State)
+	state := roundTrip(t, Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State)
 	req := func(config, vector string) PromotionRequest {
 		return PromotionRequest{Kind: PromotionRequestKind, Config: config, Vector: vector}
 	}

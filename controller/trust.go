@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"sort"
 	"strings"
 
@@ -208,7 +209,7 @@ func contentOf(s storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash,
 	}
 	rest := &object.Tree{}
 	for _, e := range t.Entries {
-		if e.Name != approvalsDir && e.Name != requestsDir {
+		if e.Name != reconcilers.ApprovalsDir && e.Name != reconcilers.RequestsDir {
 			rest.Entries = append(rest.Entries, e)
 		}
 	}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -26,7 +27,7 @@ func TestStateTrustWalksEveryParent(t *testing.T) {
 	root := func(promotion string, approvals map[string]plumbing.Hash) plumbing.Hash {
 		entries := map[string]plumbing.Hash{"promotions": h.tree(t, map[string]plumbing.Hash{"a-1.yaml": file(promotion)}, filemode.Regular)}
 		if approvals != nil {
-			entries[approvalsDir] = h.tree(t, approvals, filemode.Regular)
+			entries[reconcilers.ApprovalsDir] = h.tree(t, approvals, filemode.Regular)
 		}
 		return h.tree(t, entries, filemode.Dir)
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -139,7 +140,7 @@ func JudgeCommit(c CommitFacts, parents []CommitVerdict) CommitVerdict {
 // isRecordPath reports whether a path holds records anyone may add: approvals
 // and promotion requests, each judged by its own signature.
 func isRecordPath(p string) bool {
-	return strings.HasPrefix(p, approvalsDir+"/") || strings.HasPrefix(p, requestsDir+"/")
+	return strings.HasPrefix(p, reconcilers.ApprovalsDir+"/") || strings.HasPrefix(p, reconcilers.RequestsDir+"/")
 }
 
 // maxNamedChanges bounds the changes an error lists.

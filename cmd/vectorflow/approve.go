@@ -68,8 +68,8 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 				return err
 			}
 			now := time.Now()
-			content, err := yaml.Marshal(controller.Approval{
-				APIVersion: v1alpha1.GroupVersion.String(), Kind: controller.ApprovalKind,
+			content, err := yaml.Marshal(reconcilers.Approval{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind,
 				Promotion: name, Vector: p.Spec.Vector, ApprovedBy: sf.identity,
 				ApprovedAt: metav1.NewTime(now.UTC().Truncate(time.Second)),
 			})

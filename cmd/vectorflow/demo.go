@@ -26,6 +26,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/examples"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/demo"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 )
@@ -70,7 +71,7 @@ type demoRun struct {
 	passwordFile string
 	controller   *controller.Controller
 	stateRepo    *source.Repository
-	state        *controller.State
+	state        *reconcilers.State
 	bare         *git.Repository
 }
 
@@ -95,7 +96,7 @@ func runDemo(ctx context.Context, out io.Writer, keep string) (err error) {
 	// runs, so it borrows the logger and gives it back.
 	defer log.SetOutput(log.Writer())
 	log.SetOutput(io.Discard)
-	d := &demoRun{out: out, dir: dir, state: controller.NewState()}
+	d := &demoRun{out: out, dir: dir, state: reconcilers.NewState()}
 	if d.srv, err = demo.StartServers(dir); err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -91,7 +91,7 @@ func TestConfigsTableSaysWhyDriftIsLeftAlone(t *testing.T) {
 		cfg := &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: "latest-to-dev"},
 			Spec: v1alpha1.VectorPromotionConfigSpec{Source: v1alpha1.SourceReference{Kind: v1alpha1.VectorTemplateKind, Name: "acme"},
 				Target: v1alpha1.StageReference{Kind: v1alpha1.StageKind, Name: "dev", Landscape: "dev"}}}
-		state := controller.NewState()
+		state := reconcilers.NewState()
 		state.Configs["latest-to-dev"] = &v1alpha1.VectorPromotionConfig{ObjectMeta: cfg.ObjectMeta,
 			Status: v1alpha1.VectorPromotionConfigStatus{Conditions: tt.conds}}
 		_, table := configsTable(&source.Snapshot{Configs: map[string]*v1alpha1.VectorPromotionConfig{"latest-to-dev": cfg}}, state, time.Now())

@@ -77,14 +77,14 @@ last trusted commit.`,
 				var ps []v1alpha1.VectorPromotion
 				ps, t = promotionsTable(state)
 				for _, p := range ps {
-					paths = append(paths, controller.PromotionPath(p.Spec.VectorPromotionConfigName, p.Name))
+					paths = append(paths, reconcilers.PromotionPath(p.Spec.VectorPromotionConfigName, p.Name))
 				}
 				list = ps
 			case "vectors", "vector":
 				var vs []v1alpha1.Vector
 				vs, t = vectorsTable(state)
 				for _, v := range vs {
-					paths = append(paths, controller.VectorPath(v.Spec.Template, v.Spec.Version))
+					paths = append(paths, reconcilers.VectorPath(v.Spec.Template, v.Spec.Version))
 				}
 				list = vs
 			case "configs", "config", "vectorpromotionconfigs":
@@ -163,7 +163,7 @@ func sortedNames[V any](m map[string]V) []string {
 	return names
 }
 
-func promotionsTable(s *controller.State) ([]v1alpha1.VectorPromotion, *table) {
+func promotionsTable(s *reconcilers.State) ([]v1alpha1.VectorPromotion, *table) {
 	list := make([]v1alpha1.VectorPromotion, 0, len(s.Promotions))
 	for _, p := range s.Promotions {
 		list = append(list, *p)
@@ -195,7 +195,7 @@ func promotionsTable(s *controller.State) ([]v1alpha1.VectorPromotion, *table) {
 	return list, t
 }
 
-func vectorsTable(s *controller.State) ([]v1alpha1.Vector, *table) {
+func vectorsTable(s *reconcilers.State) ([]v1alpha1.Vector, *table) {
 	list := make([]v1alpha1.Vector, 0, len(s.Vectors))
 	for _, v := range s.Vectors {
 		list = append(list, *v)
@@ -223,7 +223,7 @@ func vectorsTable(s *controller.State) ([]v1alpha1.Vector, *table) {
 	return list, t
 }
 
-func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]v1alpha1.VectorPromotionConfig, *table) {
+func configsTable(snap *source.Snapshot, s *reconcilers.State, now time.Time) ([]v1alpha1.VectorPromotionConfig, *table) {
 	list := make([]v1alpha1.VectorPromotionConfig, 0, len(snap.Configs))
 	for _, c := range snap.Configs {
 		cfg := *c.DeepCopy()
@@ -261,13 +261,13 @@ func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]
 	return list, t
 }
 
-func stagesTable(s *controller.State) ([]v1alpha1.Stage, *table) {
+func stagesTable(s *reconcilers.State) ([]v1alpha1.Stage, *table) {
 	list := make([]v1alpha1.Stage, 0, len(s.Stages))
 	for _, st := range s.Stages {
 		list = append(list, *st)
 	}
 	sort.Slice(list, func(i, j int) bool {
-		return controller.StageKey(list[i].Spec.Landscape, list[i].Name) < controller.StageKey(list[j].Spec.Landscape, list[j].Name)
+		return reconcilers.StageKey(list[i].Spec.Landscape, list[i].Name) < reconcilers.StageKey(list[j].Spec.Landscape, list[j].Name)
 	})
 	t := &table{header: []string{"STAGE", "PATH", "VECTOR", "SINCE"}}
 	for _, st := range list {
@@ -275,7 +275,7 @@ func stagesTable(s *controller.State) ([]v1alpha1.Stage, *table) {
 		if st.Status.VectorSince != nil {
 			since = st.Status.VectorSince.UTC().Format(time.RFC3339)
 		}
-		t.add(controller.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since)
+		t.add(reconcilers.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since)
 	}
 	return list, t
 }
