@@ -2,7 +2,6 @@ package controller
 
 import (
 	"bytes"
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +21,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // TestCountApprovals judges approval files of dev-to-test-1 (vector acme:v1,

@@ -1,13 +1,13 @@
 package controller
 
 import (
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // TestDecideConsumesRequests: a valid request makes one fresh promotion;

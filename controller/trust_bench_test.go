@@ -2,7 +2,6 @@ package controller
 
 import (
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"sort"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // benchStateHistory is the depth of the state branch the trust walk is

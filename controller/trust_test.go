@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // TestStateTrustWalksEveryParent: a forgery reachable only through the

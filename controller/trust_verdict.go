@@ -2,12 +2,12 @@ package controller
 
 import (
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // The trust rule of the state branch, as a pure function over one commit

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"path"
 	"runtime"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 const benchOverlays = 1000

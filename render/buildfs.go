@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +12,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // mountRoot is where the repository appears inside kustomize's in-memory

@@ -3,11 +3,12 @@ package render
 import (
 	"container/list"
 	"errors"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"io/fs"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // DefaultCacheBytes bounds the render cache when Options.CacheBytes is zero:

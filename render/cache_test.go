@@ -2,7 +2,6 @@ package render
 
 import (
 	"errors"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 func cacheFixture() map[string]file {

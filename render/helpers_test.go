@@ -1,7 +1,6 @@
 package render
 
 import (
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // commitDir commits the files under dir (symlinks as links) into a new

@@ -1,13 +1,13 @@
 package render
 
 import (
-	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 const (

@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"errors"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"io"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // FuzzCheckYAML: CheckYAML never panics, and whatever it accepts expands,

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // aliasBomb is a "billion laughs" document: each level names the previous

@@ -2,11 +2,12 @@ package render
 
 import (
 	"context"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // TestBuildWithOriginsNamesFiles: every resource of a composed build names

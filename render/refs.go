@@ -1,11 +1,12 @@
 package render
 
 import (
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"path"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // kustomizationRefs lists every file or directory a kustomization file

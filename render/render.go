@@ -6,7 +6,6 @@ package render
 import (
 	"context"
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"path"
 	"regexp"
 	"slices"
@@ -15,6 +14,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // Options configures a Renderer.

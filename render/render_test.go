@@ -2,7 +2,6 @@ package render
 
 import (
 	"errors"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 const fixtureRepo = "testdata/repo"

@@ -1,14 +1,14 @@
 package render
 
 import (
-	"github.com/vectorflow-dev/vectorflow/source/overlays"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 func TestReadStageVector(t *testing.T) {

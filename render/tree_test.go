@@ -2,12 +2,13 @@ package render
 
 import (
 	"errors"
-	"github.com/vectorflow-dev/vectorflow/source/repofs"
 	"io/fs"
 	"testing"
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 func TestTreesAreFileSystems(t *testing.T) {

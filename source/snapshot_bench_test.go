@@ -3,13 +3,13 @@ package source
 import (
 	"context"
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/render"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
 )
 
 // BenchmarkLoadSnapshot1000 loads a repository of 10 landscapes, 1,000
