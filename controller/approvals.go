@@ -22,6 +22,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -58,61 +59,12 @@ type ApprovalSubject struct {
 	Known []gitwriter.TrustedKey
 }
 
-// ApprovalCount is what the approval files of one promotion add up to.
-type ApprovalCount struct {
-	// Needed is spec.approval.minApprovals of the promotion's config.
-	Needed int
-	// Grants are the distinct approvers with a valid approval, each at
-	// their first one, oldest first.
-	Grants []v1alpha1.ApprovalRecord
-	// Refusals say why each refused file does not count, in path order.
-	Refusals []string
-}
-
-// Complete reports whether enough distinct approvers approved.
-func (c ApprovalCount) Complete() bool { return len(c.Grants) >= c.Needed && len(c.Grants) > 0 }
-
-// Approvers names the counted approvers, oldest first.
-func (c ApprovalCount) Approvers() []string {
-	names := make([]string, 0, len(c.Grants))
-	for _, g := range c.Grants {
-		names = append(names, g.ApprovedBy)
-	}
-	return names
-}
-
-// Waiting is the Approved condition's message while the count is short:
-// who approved, how many more are needed, and what was refused.
-func (c ApprovalCount) Waiting(config string) string {
-	var parts []string
-	if len(c.Grants) > 0 {
-		more := c.Needed - len(c.Grants)
-		noun := "approval"
-		if more > 1 {
-			noun = "approvals"
-		}
-		parts = append(parts, fmt.Sprintf("approved by %s; %d more %s of %s's approvers needed",
-			joinNames(c.Approvers()), more, noun, config))
-	}
-	refusals := c.Refusals
-	if len(refusals) > maxRefusalsShown {
-		refusals = append(refusals[:maxRefusalsShown:maxRefusalsShown],
-			fmt.Sprintf("%d more approval files refused", len(c.Refusals)-maxRefusalsShown))
-	}
-	parts = append(parts, refusals...)
-	return strings.Join(parts, "; ")
-}
-
-// maxRefusalsShown bounds the refusals a condition message lists: anyone
-// may add files, and a message is no place for a thousand of them.
-const maxRefusalsShown = 3
-
 // CountApprovals judges each approval file of a promotion on its own and
 // counts the distinct approvers of its config who approved its vector. A
 // file counts when it names the promotion and its vector, and the commit
 // that gave it its content is signed by one of the config's approvers.
-func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCount {
-	count := ApprovalCount{Needed: s.Policy.RequiredApprovals()}
+func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) pass.ApprovalCount {
+	count := pass.ApprovalCount{Needed: s.Policy.RequiredApprovals()}
 	var approvers []v1alpha1.Approver
 	if s.Policy != nil {
 		approvers = s.Policy.Approvers
@@ -212,7 +164,7 @@ func ApprovalFiles(approvals map[string]*reconcilers.Approval) (byPromotion map[
 // countApprovals counts the approvals of every promotion that is still
 // waiting for them. Files of other promotions, and files in no promotion's
 // place, are not looked at (a stray is noted in the log).
-func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, tip plumbing.Hash) (map[string]ApprovalCount, error) {
+func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, tip plumbing.Hash) (map[string]pass.ApprovalCount, error) {
 	byPromotion, strays := ApprovalFiles(state.Approvals)
 	for _, p := range strays {
 		c.opts.Log.Info("approval file skipped: an approval lies at approvals/<promotion>/<file>.yaml", "file", p)
@@ -249,7 +201,7 @@ func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, 
 		return nil, err
 	}
 	known := allApprovers(snap)
-	counts := make(map[string]ApprovalCount, len(wanted))
+	counts := make(map[string]pass.ApprovalCount, len(wanted))
 	for name := range wanted {
 		p := state.Promotions[name]
 		counts[name] = CountApprovals(subjectOf(snap, p.Name, p.Spec.VectorPromotionConfigName, p.Spec.Vector, known), evidence[name])
@@ -477,14 +429,4 @@ func NewApprovalPath(promotion, keyID string, now time.Time) (string, error) {
 	}
 	name := fmt.Sprintf("%s-%s-%s.yaml", keyID, now.UTC().Format("20060102T150405Z"), hex.EncodeToString(r[:]))
 	return path.Join(reconcilers.ApprovalDir(promotion), name), nil
-}
-
-func joinNames(names []string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 )
 
 // TestCountApprovals judges approval files of dev-to-test-1 (vector acme:v1,
@@ -63,22 +64,22 @@ func TestCountApprovals(t *testing.T) {
 		name     string
 		subject  func(*ApprovalSubject)
 		evidence []ApprovalEvidence
-		want     ApprovalCount
+		want     pass.ApprovalCount
 		complete bool
 	}{{
 		name:     "no files",
-		want:     ApprovalCount{Needed: 1},
+		want:     pass.ApprovalCount{Needed: 1},
 		complete: false,
 	}, {
 		name:     "one trusted approval",
 		evidence: []ApprovalEvidence{ev("a.yaml", good, aliceAt1)},
-		want:     ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt1)}},
+		want:     pass.ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt1)}},
 		complete: true,
 	}, {
 		name: "an untrusted file before a trusted one hides nothing",
 		evidence: []ApprovalEvidence{
 			ev("0-mallory.yaml", good, malloryAt1), ev("1-unsigned.yaml", good, unsigned), ev("2-alice.yaml", good, aliceAt2)},
-		want: ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2)}, Refusals: []string{
+		want: pass.ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2)}, Refusals: []string{
 			"approval commit " + v1alpha1.ShortCommit(malloryAt1.Hash.String()) + " is signed by a key that is not one of the approvers of dev-to-test (committed as Test Author <author@example.com>)",
 			"approval commit " + v1alpha1.ShortCommit(unsigned.Hash.String()) + " is not signed",
 		}},
@@ -86,12 +87,12 @@ func TestCountApprovals(t *testing.T) {
 	}, {
 		name:     "an approver of another config is named and refused",
 		evidence: []ApprovalEvidence{ev("c.yaml", good, carolAt1)},
-		want: ApprovalCount{Needed: 1, Refusals: []string{
+		want: pass.ApprovalCount{Needed: 1, Refusals: []string{
 			"approval commit " + v1alpha1.ShortCommit(carolAt1.Hash.String()) + " is signed by carol, who is not an approver of dev-to-test"}},
 	}, {
 		name:     "a tampered commit has a bad signature",
 		evidence: []ApprovalEvidence{ev("a.yaml", good, tamperedAlice)},
-		want: ApprovalCount{Needed: 1, Refusals: []string{"approval commit " + v1alpha1.ShortCommit(tamperedAlice.Hash.String()) +
+		want: pass.ApprovalCount{Needed: 1, Refusals: []string{"approval commit " + v1alpha1.ShortCommit(tamperedAlice.Hash.String()) +
 			" has a bad signature: commit " + tamperedAlice.Hash.String() + ": commit signature does not verify: SSH key " + sshFingerprint(t, alice.AuthorizedKey) + ": ssh: signature did not verify"}},
 	}, {
 		name: "another vector, another promotion, not an approval",
@@ -100,7 +101,7 @@ func TestCountApprovals(t *testing.T) {
 			ev("b.yaml", approval("dev-to-test-2", "acme:v1"), aliceAt1),
 			ev("c.yaml", &reconcilers.Approval{Problem: "it is not an Approval naming a promotion (kind \"ConfigMap\")"}, aliceAt1),
 		},
-		want: ApprovalCount{Needed: 1, Refusals: []string{
+		want: pass.ApprovalCount{Needed: 1, Refusals: []string{
 			"approval commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + " approves vector acme:v0 but dev-to-test-1 promotes acme:v1; approve again",
 			"approval file approvals/dev-to-test-1/b.yaml (commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ") names promotion dev-to-test-2, not dev-to-test-1",
 			"approval file approvals/dev-to-test-1/c.yaml (commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ") is not an approval: it is not an Approval naming a promotion (kind \"ConfigMap\")",
@@ -109,18 +110,18 @@ func TestCountApprovals(t *testing.T) {
 		name:     "the config is gone: nobody is trusted",
 		subject:  func(s *ApprovalSubject) { s.Policy = nil },
 		evidence: []ApprovalEvidence{ev("a.yaml", good, aliceAt1)},
-		want: ApprovalCount{Needed: 1, Refusals: []string{
+		want: pass.ApprovalCount{Needed: 1, Refusals: []string{
 			"approval commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ": VectorPromotionConfig dev-to-test does not exist, so no approver is trusted"}},
 	}, {
 		name:     "four eyes: one approver twice is one approval",
 		subject:  func(s *ApprovalSubject) { s.Policy = policy(2) },
 		evidence: []ApprovalEvidence{ev("b.yaml", good, aliceAt2), ev("a.yaml", good, aliceAt1)},
-		want:     ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt1)}},
+		want:     pass.ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt1)}},
 	}, {
 		name:     "four eyes: two approvers, oldest first",
 		subject:  func(s *ApprovalSubject) { s.Policy = policy(2) },
 		evidence: []ApprovalEvidence{ev("a.yaml", good, bobAt3), ev("b.yaml", good, aliceAt2), ev("c.yaml", good, carolAt1)},
-		want: ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2), grant("bob", bobAt3)}, Refusals: []string{
+		want: pass.ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2), grant("bob", bobAt3)}, Refusals: []string{
 			"approval commit " + v1alpha1.ShortCommit(carolAt1.Hash.String()) + " is signed by carol, who is not an approver of dev-to-test"}},
 		complete: true,
 	}}
@@ -153,14 +154,14 @@ func sshFingerprint(t *testing.T, authorizedKey string) string {
 func TestApprovalCountWaiting(t *testing.T) {
 	r := func(who string) v1alpha1.ApprovalRecord { return v1alpha1.ApprovalRecord{ApprovedBy: who} }
 	for _, tt := range []struct {
-		count ApprovalCount
+		count pass.ApprovalCount
 		want  string
 	}{
-		{ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{r("alice")}}, "approved by alice; 1 more approval of dev-to-test's approvers needed"},
-		{ApprovalCount{Needed: 4, Grants: []v1alpha1.ApprovalRecord{r("alice"), r("bob")}, Refusals: []string{"approval commit abc is not signed"}},
+		{pass.ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{r("alice")}}, "approved by alice; 1 more approval of dev-to-test's approvers needed"},
+		{pass.ApprovalCount{Needed: 4, Grants: []v1alpha1.ApprovalRecord{r("alice"), r("bob")}, Refusals: []string{"approval commit abc is not signed"}},
 			"approved by alice and bob; 2 more approvals of dev-to-test's approvers needed; approval commit abc is not signed"},
-		{ApprovalCount{Needed: 1, Refusals: []string{"x", "y"}}, "x; y"},
-		{ApprovalCount{Needed: 1, Refusals: []string{"a", "b", "c", "d", "e"}}, "a; b; c; 2 more approval files refused"},
+		{pass.ApprovalCount{Needed: 1, Refusals: []string{"x", "y"}}, "x; y"},
+		{pass.ApprovalCount{Needed: 1, Refusals: []string{"a", "b", "c", "d", "e"}}, "a; b; c; 2 more approval files refused"},
 	} {
 		if got := tt.count.Waiting("dev-to-test"); got != tt.want {
 			t.Errorf("Waiting = %q, want %q", got, tt.want)
@@ -339,13 +340,13 @@ func storeCommit(t *testing.T, st *memory.Storage, c *object.Commit) *object.Com
 func TestDecideCountsApprovals(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
+	state := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
 	rec := func(who string, min int) v1alpha1.ApprovalRecord {
 		return v1alpha1.ApprovalRecord{ApprovedBy: who, ApprovedAt: metav1.NewTime(t0.Add(time.Duration(min) * time.Minute)), Commit: who + "-commit"}
 	}
 	alice, bob := rec("alice", 1), rec("bob", 2)
 
-	short := Decide(Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]ApprovalCount{
+	short := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]pass.ApprovalCount{
 		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice}}}}, t0.Add(3*time.Minute))
 	p := wantPromotion(t, short, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
@@ -359,7 +360,7 @@ func TestDecideCountsApprovals(t *testing.T) {
 		t.Errorf("a promotion short of approvals started")
 	}
 
-	done := Decide(Inputs{Snapshot: spec.build(), State: short.State, Approvals: map[string]ApprovalCount{
+	done := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: short.State, Approvals: map[string]pass.ApprovalCount{
 		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice, bob}}}}, t0.Add(4*time.Minute))
 	p = wantPromotion(t, done, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
 	if diff := cmp.Diff([]v1alpha1.ApprovalRecord{alice, bob}, p.Status.Approvals); diff != "" {
@@ -383,13 +384,13 @@ func TestDecideCountsApprovals(t *testing.T) {
 func TestDecideKeepsAnotherChannelsWord(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
+	state := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
 	p := state.Promotions["dev-to-test-1"]
 	closed := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.PullRequestClosedReason,
 		Message: "pull request #1 was closed without merging", LastTransitionTime: metav1.NewTime(t0)}
 	meta.SetStatusCondition(&p.Status.Conditions, closed)
 	alice := v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}
-	d := Decide(Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]ApprovalCount{
+	d := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]pass.ApprovalCount{
 		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice}}}}, t0.Add(time.Minute))
 	got := d.State.Promotions["dev-to-test-1"]
 	if diff := cmp.Diff(&closed, meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ApprovedCondition)); diff != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -252,13 +253,13 @@ type approvalChecker struct {
 	state  *reconcilers.State
 	files  map[string][]string
 	known  []gitwriter.TrustedKey
-	counts map[string]ApprovalCount // by promotion and vector
+	counts map[string]pass.ApprovalCount // by promotion and vector
 	// evidence of every approval file, found on first use.
 	evidence map[string][]ApprovalEvidence
 }
 
 func newApprovalChecker(ctx context.Context, in AuditInput) (*approvalChecker, error) {
-	a := &approvalChecker{in: in, known: allApprovers(in.Snapshot), counts: map[string]ApprovalCount{}}
+	a := &approvalChecker{in: in, known: allApprovers(in.Snapshot), counts: map[string]pass.ApprovalCount{}}
 	if in.StateRepo == nil {
 		return a, nil
 	}

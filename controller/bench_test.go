@@ -16,6 +16,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -88,10 +89,10 @@ func BenchmarkPass(b *testing.B) {
 		if n := len(state.Promotions); n < benchChains*len(benchLandscapes)*benchHistory {
 			b.Fatalf("the state holds %d promotions", n)
 		}
-		in := Inputs{Snapshot: snap, State: state}
+		in := pass.Inputs{Snapshot: snap, State: state}
 		now := time.Now()
 		for b.Loop() {
-			d := Decide(in, now)
+			d := pass.Decide(in, now)
 			if len(d.Start) != 0 {
 				b.Fatalf("an unchanged repository started %v", d.Start)
 			}
@@ -154,7 +155,7 @@ func BenchmarkPass(b *testing.B) {
 			t0 := time.Now()
 			snap, tip, files, state := f.read(b, c)
 			t1 := time.Now()
-			d := Decide(Inputs{Snapshot: snap, State: state}, time.Now())
+			d := pass.Decide(pass.Inputs{Snapshot: snap, State: state}, time.Now())
 			t1d := time.Now()
 			after, err := c.codec.Encode(d.State)
 			if err != nil {

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +27,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
@@ -246,7 +249,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	d := Decide(Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: landedResults(snap, state, histories, c.results),
+	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: landedResults(snap, state, histories, c.results),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
@@ -501,3 +504,7 @@ func StateMessage(transitions []string) string {
 	}
 	return b.String()
 }
+
+// sortedKeys is the order the shell walks maps in, so that passes, logs and
+// commits are the same for the same input.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
@@ -26,9 +27,9 @@ var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 func TestDecide(t *testing.T) {
 	type step struct {
 		snap  func(*snapshotSpec)
-		in    func(*Inputs)
+		in    func(*pass.Inputs)
 		at    time.Duration // after t0
-		check func(t *testing.T, d Decision)
+		check func(t *testing.T, d pass.Decision)
 	}
 	tests := []struct {
 		name  string
@@ -37,7 +38,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a new template vector makes a Ready promotion that starts in the same decision",
 			steps: []step{{
-				check: func(t *testing.T, d Decision) {
+				check: func(t *testing.T, d pass.Decision) {
 					ref := "acme:" + reconcilers.VectorVersion(t0)
 					if got := d.State.Templates["acme"].Status.LatestVector; got != ref {
 						t.Fatalf("latestVector %q, want %q", got, ref)
@@ -62,7 +63,7 @@ func TestDecide(t *testing.T) {
 			name: "a stage source drift makes a Waiting promotion that does not start",
 			steps: []step{{
 				snap: func(s *snapshotSpec) { s.devVector = "acme:v1" },
-				check: func(t *testing.T, d Decision) {
+				check: func(t *testing.T, d pass.Decision) {
 					wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 					if slices.Contains(d.Start, "dev-to-test-1") {
 						t.Errorf("Start %v names a promotion that waits for approval", d.Start)
@@ -80,11 +81,11 @@ func TestDecide(t *testing.T) {
 				{snap: func(s *snapshotSpec) { s.devVector = "acme:v1" }},
 				{
 					snap: func(s *snapshotSpec) { s.devVector = "acme:v1" },
-					in: func(in *Inputs) {
-						in.Approvals = map[string]ApprovalCount{"dev-to-test-1": ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(30 * time.Second)), Commit: "c1"}}}}
+					in: func(in *pass.Inputs) {
+						in.Approvals = map[string]pass.ApprovalCount{"dev-to-test-1": pass.ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(30 * time.Second)), Commit: "c1"}}}}
 					},
 					at: time.Minute,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
 						want := &v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(30 * time.Second)), Commit: "c1"}
 						if diff := cmp.Diff(want, p.Status.Approval); diff != "" {
@@ -106,11 +107,11 @@ func TestDecide(t *testing.T) {
 				{snap: func(s *snapshotSpec) { s.devVector = "acme:v1" }},
 				{
 					snap: func(s *snapshotSpec) { s.devVector = "acme:v1" },
-					in: func(in *Inputs) {
-						in.Approvals = map[string]ApprovalCount{"dev-to-test-1": {Needed: 1, Refusals: []string{"signed by mallory, who is not an approver"}}}
+					in: func(in *pass.Inputs) {
+						in.Approvals = map[string]pass.ApprovalCount{"dev-to-test-1": {Needed: 1, Refusals: []string{"signed by mallory, who is not an approver"}}}
 					},
 					at: time.Minute,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 						c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
 						if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ApprovalRefusedReason ||
@@ -129,11 +130,11 @@ func TestDecide(t *testing.T) {
 			steps: []step{
 				{},
 				{
-					in: func(in *Inputs) {
+					in: func(in *pass.Inputs) {
 						in.Results = map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: "0123abcd"}}
 					},
 					at: time.Minute,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						p := wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionSucceeded, "")
 						if p.Status.Commit != "0123abcd" {
 							t.Errorf("status.commit %q, want 0123abcd", p.Status.Commit)
@@ -151,7 +152,7 @@ func TestDecide(t *testing.T) {
 				{},
 				{
 					at: reconcilers.ExecutionDeadline - time.Second,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionInProgress, "")
 						if diff := cmp.Diff([]string{"latest-to-dev-1"}, d.Start); diff != "" {
 							t.Errorf("Start (-want +got):\n%s", diff)
@@ -167,7 +168,7 @@ func TestDecide(t *testing.T) {
 				{
 					snap: func(s *snapshotSpec) { s.serviceA = "1.0.2" },
 					at:   time.Minute,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionInProgress, "")
 						wantPromotion(t, d, "latest-to-dev-2", v1alpha1.PromotionReady, "acme:"+reconcilers.VectorVersion(t0.Add(time.Minute)))
 						if slices.Contains(d.Start, "latest-to-dev-2") {
@@ -178,7 +179,7 @@ func TestDecide(t *testing.T) {
 				{
 					snap: func(s *snapshotSpec) { s.serviceA = "1.0.2" },
 					at:   reconcilers.ExecutionDeadline + 2*time.Minute,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						p := wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionFailed, "")
 						if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition); c == nil ||
 							c.Reason != v1alpha1.PromotionTimedOutReason {
@@ -199,7 +200,7 @@ func TestDecide(t *testing.T) {
 				{
 					snap: func(s *snapshotSpec) { s.devVector = "acme:v1"; s.withoutConfig = "dev-to-test" },
 					at:   time.Minute,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						if p := d.State.Promotions["dev-to-test-1"]; p != nil {
 							t.Errorf("dev-to-test-1 survived its config: %s", p.Status.State)
 						}
@@ -225,7 +226,7 @@ func TestDecide(t *testing.T) {
 							Name: "dev-to-test", Reason: "does not decode"}}
 					},
 					at: time.Minute,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 						if _, ok := d.State.Configs["dev-to-test"]; !ok {
 							t.Error("the config's status was pruned although the snapshot has a problem")
@@ -244,7 +245,7 @@ func TestDecide(t *testing.T) {
 				{
 					snap: func(s *snapshotSpec) { s.withoutStage = "test/test" },
 					at:   time.Minute,
-					check: func(t *testing.T, d Decision) {
+					check: func(t *testing.T, d pass.Decision) {
 						if _, ok := d.State.Stages["test/test"]; ok {
 							t.Error("stage test/test is still in the state")
 						}
@@ -269,7 +270,7 @@ func TestDecide(t *testing.T) {
 						{Name: "registry.example.com/acme/service-a", Digest: "sha256:" + strings.Repeat("ab", 32)},
 					}
 				},
-				check: func(t *testing.T, d Decision) {
+				check: func(t *testing.T, d pass.Decision) {
 					components := []v1alpha1.VectorComponent{
 						{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"},
 						{Name: "registry.example.com/acme/service-a", Digest: "sha256:" + strings.Repeat("ab", 32)},
@@ -299,11 +300,11 @@ func TestDecide(t *testing.T) {
 				if s.snap != nil {
 					s.snap(&spec)
 				}
-				in := Inputs{Snapshot: spec.build(), State: state}
+				in := pass.Inputs{Snapshot: spec.build(), State: state}
 				if s.in != nil {
 					s.in(&in)
 				}
-				d := Decide(in, t0.Add(s.at))
+				d := pass.Decide(in, t0.Add(s.at))
 				if s.check != nil {
 					t.Run(fmt.Sprintf("step %d", i+1), func(t *testing.T) { s.check(t, d) })
 				}
@@ -319,14 +320,14 @@ func TestDecide(t *testing.T) {
 func TestDecideDoesNotMutateItsInputs(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
+	state := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
 	state.Approvals[reconcilers.LegacyApprovalPath("dev-to-test-1")] = &reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind,
 		Promotion: "dev-to-test-1", Vector: "acme:v1", ApprovedAt: metav1.NewTime(t0)}
 	spec.serviceA = "1.0.2"
 	snap := spec.build()
-	in := Inputs{
+	in := pass.Inputs{
 		Snapshot: snap, State: state,
-		Approvals: map[string]ApprovalCount{"dev-to-test-1": ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}}}},
+		Approvals: map[string]pass.ApprovalCount{"dev-to-test-1": pass.ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}}}},
 		Results:   map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: "c0ffee"}},
 	}
 	before := state.Clone()
@@ -335,7 +336,7 @@ func TestDecideDoesNotMutateItsInputs(t *testing.T) {
 		configs[k] = v.DeepCopy()
 	}
 	for _, at := range []time.Duration{time.Minute, 2 * reconcilers.ExecutionDeadline} {
-		d := Decide(in, t0.Add(at))
+		d := pass.Decide(in, t0.Add(at))
 		if len(d.Transitions) == 0 {
 			t.Fatal("the decision changed nothing, so it proves nothing about mutation")
 		}
@@ -360,10 +361,10 @@ func TestDecideIsDeterministic(t *testing.T) {
 	// hand): which one is recorded must not depend on iteration order.
 	spec.testImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.9.0"}}
 	spec.prodImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.8.0"}}
-	in := Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}
-	first := Decide(in, t0)
+	in := pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}
+	first := pass.Decide(in, t0)
 	for i := 0; i < 50; i++ {
-		if diff := cmp.Diff(first, Decide(in, t0)); diff != "" {
+		if diff := cmp.Diff(first, pass.Decide(in, t0)); diff != "" {
 			t.Fatalf("decision %d differs from the first (-first +again):\n%s", i+2, diff)
 		}
 	}
@@ -372,10 +373,10 @@ func TestDecideIsDeterministic(t *testing.T) {
 func TestPromote(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := roundTrip(t, Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State)
-	wantPromotion(t, Decision{State: state}, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+	state := roundTrip(t, pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State)
+	wantPromotion(t, pass.Decision{State: state}, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 
-	d, name, err := Promote(Inputs{Snapshot: spec.build(), State: state}, "dev-to-test", t0.Add(time.Minute))
+	d, name, err := pass.Promote(pass.Inputs{Snapshot: spec.build(), State: state}, "dev-to-test", t0.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func TestPromote(t *testing.T) {
 		t.Errorf("Promote mutated its input state:\n%s", diff)
 	}
 
-	_, _, err = Promote(Inputs{Snapshot: spec.build(), State: state}, "no-such-config", t0.Add(time.Minute))
+	_, _, err = pass.Promote(pass.Inputs{Snapshot: spec.build(), State: state}, "no-such-config", t0.Add(time.Minute))
 	if err == nil || !strings.Contains(err.Error(), "no-such-config") {
 		t.Fatalf("Promote of an unknown config: err %v, want one naming the config", err)
 	}
@@ -399,7 +400,7 @@ func TestPromote(t *testing.T) {
 
 // wantPromotion fails unless the decision holds promotion name in state
 // want (and promoting vector, when given).
-func wantPromotion(t *testing.T, d Decision, name string, want v1alpha1.PromotionState, vector string) *v1alpha1.VectorPromotion {
+func wantPromotion(t *testing.T, d pass.Decision, name string, want v1alpha1.PromotionState, vector string) *v1alpha1.VectorPromotion {
 	t.Helper()
 	p := d.State.Promotions[name]
 	if p == nil {
@@ -514,7 +515,7 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 	}
 	spec := defaultSnapshotSpec()
 	spec.devVector, spec.devImages = "acme:2026.11.3-090000000Z", images
-	d := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, now)
+	d := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, now)
 
 	if got := d.State.Templates["acme"].Status.LatestVector; got != "acme:2026.11.3-090000000Z" {
 		t.Fatalf("template acme's latest vector is %q, want dev's acme:2026.11.3-090000000Z", got)
@@ -529,7 +530,7 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 	}
 
 	spec.serviceA = "1.0.2"
-	d = Decide(Inputs{Snapshot: spec.build(), State: roundTrip(t, d.State)}, now.Add(time.Minute))
+	d = pass.Decide(pass.Inputs{Snapshot: spec.build(), State: roundTrip(t, d.State)}, now.Add(time.Minute))
 	latest := d.State.Templates["acme"].Status.LatestVector
 	if latest == "acme:2026.11.3-090000000Z" || d.State.Vectors[latest] == nil {
 		t.Fatalf("after the template changed, latest vector %q: want a new one", latest)

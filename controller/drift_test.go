@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -197,7 +198,7 @@ func readDriftState(t *testing.T, repo *source.Repository) *reconcilers.State {
 func TestDecideReportsConfigConflicts(t *testing.T) {
 	snap := defaultSnapshotSpec().build()
 	snap.Configs["prod-to-dev"] = newConfig("prod-to-dev", v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: "prod", Landscape: "prod"}, "dev")
-	d := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0)
+	d := pass.Decide(pass.Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0)
 	want := map[string][]string{
 		"latest-to-dev": {"is also the target of VectorPromotionConfig prod-to-dev"},
 		"prod-to-dev":   {"is also the target of VectorPromotionConfig latest-to-dev", "cycle: VectorPromotionConfig prod-to-dev (prod/prod → dev/dev) → VectorPromotionConfig dev-to-test (dev/dev → test/test) → VectorPromotionConfig test-to-prod (test/test → prod/prod)"},
@@ -221,7 +222,7 @@ func TestDecideReportsConfigConflicts(t *testing.T) {
 	}
 	// Without prod-to-dev, everything is Ready again.
 	delete(snap.Configs, "prod-to-dev")
-	d = Decide(Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
+	d = pass.Decide(pass.Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
 	for name := range snap.Configs {
 		if c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, v1alpha1.ReadyCondition); c == nil || c.Status != "True" {
 			t.Errorf("%s after the conflict is gone: Ready %+v", name, c)

@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/forge"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -22,17 +23,17 @@ import (
 // still change a decision: those of unfinished promotions, and open ones of
 // finished promotions (to see them closed, or merged anyway). A forge that
 // cannot be asked is logged and its promotions simply wait.
-func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State) map[string]PullRequestFacts {
-	facts := map[string]PullRequestFacts{}
+func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State) map[string]pass.PullRequestFacts {
+	facts := map[string]pass.PullRequestFacts{}
 	for _, name := range sortedKeys(state.Promotions) {
 		p := state.Promotions[name]
 		pr := p.Status.PullRequest
-		policy := pullRequestPolicy(snap, p)
+		policy := pass.PullRequestPolicy(snap, p)
 		if pr == nil || policy == nil {
 			continue
 		}
 		waiting := reconcilers.DeriveState(p) == v1alpha1.PromotionWaiting
-		if !waiting && reconcilers.IsTerminal(reconcilers.DeriveState(p)) && pr.State != pullRequestOpen {
+		if !waiting && reconcilers.IsTerminal(reconcilers.DeriveState(p)) && pr.State != v1alpha1.PullRequestOpen {
 			continue
 		}
 		f, err := c.askForge(ctx, snap, p, policy, waiting)
@@ -45,22 +46,22 @@ func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot
 	return facts
 }
 
-func (c *Controller) askForge(ctx context.Context, snap *source.Snapshot, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval, reviews bool) (PullRequestFacts, error) {
+func (c *Controller) askForge(ctx context.Context, snap *source.Snapshot, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval, reviews bool) (pass.PullRequestFacts, error) {
 	client, repo, err := c.forgeFor(snap, p, policy)
 	if err != nil {
-		return PullRequestFacts{}, err
+		return pass.PullRequestFacts{}, err
 	}
 	pr, err := client.GetPullRequest(ctx, repo, p.Status.PullRequest.Number)
 	if err != nil {
-		return PullRequestFacts{}, err
+		return pass.PullRequestFacts{}, err
 	}
-	f := PullRequestFacts{State: pr.State, HeadSHA: pr.HeadSHA, MergedBy: pr.MergedBy}
+	f := pass.PullRequestFacts{State: pr.State, HeadSHA: pr.HeadSHA, MergedBy: pr.MergedBy}
 	if !reviews || pr.State == forge.StateClosed {
 		return f, nil
 	}
 	list, err := client.Reviews(ctx, repo, pr.Number)
 	if err != nil {
-		return PullRequestFacts{}, err
+		return pass.PullRequestFacts{}, err
 	}
 	// The head SHA passed here is the forge's current one: Gitea's stale
 	// flag misses a push that leaves the diff as it was.
@@ -121,20 +122,20 @@ func forgeToken(cfg string, policy *v1alpha1.PullRequestApproval) (string, error
 // executePullRequests makes the forge writes a decision asked for. A
 // failure is logged and the action is planned again on the next pass; both
 // kinds are idempotent. It returns what was done.
-func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, actions []PullRequestAction) []string {
+func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, actions []pass.PullRequestAction) []string {
 	var done []string
 	for _, a := range actions {
 		p := state.Promotions[a.Promotion]
 		if p == nil {
 			continue
 		}
-		policy := pullRequestPolicy(snap, p)
+		policy := pass.PullRequestPolicy(snap, p)
 		if policy == nil {
 			continue
 		}
 		log := c.opts.Log.WithValues("promotion", p.Name, "vector", p.Spec.Vector)
 		switch a.Kind {
-		case OpenPullRequest:
+		case pass.OpenPullRequest:
 			pr, err := c.openPullRequest(ctx, snap, state, p, policy)
 			if err != nil {
 				log.Error(err, "pull request not opened; retrying on the next pass")
@@ -143,7 +144,7 @@ func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snaps
 			c.opened[p.Name] = pr
 			log.Info("opened pull request", "number", pr.Number, "url", pr.URL)
 			done = append(done, fmt.Sprintf("%s: pull request #%d", p.Name, pr.Number))
-		case ClosePullRequest:
+		case pass.ClosePullRequest:
 			client, repo, err := c.forgeFor(snap, p, policy)
 			if err == nil {
 				err = client.Close(ctx, repo, a.Number, a.Comment)
@@ -201,7 +202,7 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 	}
 	// The head recorded is the promotion commit pushed, which a counting
 	// review must be given on, whatever the forge reports meanwhile.
-	return v1alpha1.PullRequestStatus{Number: pr.Number, URL: pr.URL, Branch: branch, HeadSHA: pushed.Commit.String(), State: pullRequestOpen}, nil
+	return v1alpha1.PullRequestStatus{Number: pr.Number, URL: pr.URL, Branch: branch, HeadSHA: pushed.Commit.String(), State: v1alpha1.PullRequestOpen}, nil
 }
 
 // openWhenIndexed opens the pull request, retrying for a while when the
@@ -226,7 +227,7 @@ func openWhenIndexed(ctx context.Context, client forge.Forge, repo forge.Repo, r
 
 // pullRequestKey identifies the forge facts, so a pass whose only news is a
 // review or a merge is not skipped as unchanged.
-func pullRequestKey(facts map[string]PullRequestFacts) string {
+func pullRequestKey(facts map[string]pass.PullRequestFacts) string {
 	if len(facts) == 0 {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 )
 
 // TestDecideConsumesRequests: a valid request makes one fresh promotion;
@@ -16,17 +17,17 @@ import (
 func TestDecideConsumesRequests(t *testing.T) {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
-	state := roundTrip(t, Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State)
-	req := func(config, vector string) PromotionRequest {
-		return PromotionRequest{Kind: PromotionRequestKind, Config: config, Vector: vector}
+	state := roundTrip(t, pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State)
+	req := func(config, vector string) reconcilers.PromotionRequest {
+		return reconcilers.PromotionRequest{Kind: reconcilers.PromotionRequestKind, Config: config, Vector: vector}
 	}
-	requests := []RequestVerdict{
+	requests := []pass.RequestVerdict{
 		{Path: "requests/dev-to-test/a.yaml", Request: req("dev-to-test", "acme:v1"), Requester: "alice"},
 		{Path: "requests/dev-to-test/b.yaml", Request: req("dev-to-test", ""), Refusal: "the request commit 0123 is not signed"},
 		{Path: "requests/dev-to-test/c.yaml", Request: req("dev-to-test", "acme:v0"), Requester: "alice"},
 		{Path: "requests/nope/d.yaml", Request: req("nope", ""), Requester: "alice"},
 	}
-	d := Decide(Inputs{Snapshot: spec.build(), State: state, Requests: requests}, t0.Add(time.Minute))
+	d := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: state, Requests: requests}, t0.Add(time.Minute))
 	wantPromotion(t, d, "dev-to-test-2", v1alpha1.PromotionWaiting, "acme:v1")
 	if p := d.State.Promotions["dev-to-test-3"]; p != nil {
 		t.Errorf("a refused request made %s", p.Name)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 )
 
 // TestStateRoundTrip encodes a state holding every kind of object and
@@ -190,9 +191,9 @@ func richState(t *testing.T) *reconcilers.State {
 	spec := defaultSnapshotSpec()
 	spec.devVector = "acme:v1"
 	spec.devImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"}}
-	d := Decide(Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0)
-	d = Decide(Inputs{Snapshot: spec.build(), State: d.State,
-		Approvals: map[string]ApprovalCount{"dev-to-test-1": {Needed: 1, Grants: []v1alpha1.ApprovalRecord{
+	d := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0)
+	d = pass.Decide(pass.Inputs{Snapshot: spec.build(), State: d.State,
+		Approvals: map[string]pass.ApprovalCount{"dev-to-test-1": {Needed: 1, Grants: []v1alpha1.ApprovalRecord{
 			{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(time.Second)), Commit: strings.Repeat("a", 40)}}}},
 		Results: map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: strings.Repeat("c", 40)}},
 	}, t0.Add(time.Minute))

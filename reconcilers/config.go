@@ -289,7 +289,7 @@ func (p *configPass) judgeDrift() driftVerdict {
 		return driftVerdict{reason: v1alpha1.InSyncReason, message: "the target names vector " + src + ", which the source offers"}
 	}
 	v := driftVerdict{drift: true, reason: v1alpha1.PromotionOfferedReason,
-		message: fmt.Sprintf("the source offers vector %s, the target names %s", src, orNone(tgt))}
+		message: fmt.Sprintf("the source offers vector %s, the target names %s", src, VectorOrNone(tgt))}
 	if open := p.openPromotionOf(src); open != "" {
 		v.message += "; promotion " + open + " offers it"
 		return v

@@ -56,6 +56,34 @@ type Approval struct {
 	Problem string `json:"-"`
 }
 
+// PromotionRequestKind is the kind of a promotion request file, which
+// `vectorflow promote` adds to the state branch in a commit signed with an
+// approver's own key. Only the controller creates promotions: it turns a
+// request whose adding commit an approver of that config signed into a
+// fresh promotion, and deletes every request in the same state commit, so
+// each counts once.
+const PromotionRequestKind = "PromotionRequest"
+
+// PromotionRequest is the content of requests/<config>/<id>.yaml. Who asked
+// is decided by the signature of the commit that added the file, not by
+// RequestedBy, which is only what the requester called themselves.
+type PromotionRequest struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Config     string `json:"config"`
+	// Vector is the source's vector the requester saw; when set, the
+	// request is refused if the source offers another one by the time the
+	// controller reads it.
+	Vector      string      `json:"vector,omitempty"`
+	RequestedBy string      `json:"requestedBy,omitempty"`
+	RequestedAt metav1.Time `json:"requestedAt"`
+}
+
+// RequestPath is where a promotion request lives on the state branch.
+func RequestPath(config, id string) string {
+	return path.Join(RequestsDir, config, id+".yaml")
+}
+
 // State is every runtime object on the state branch at one commit.
 type State struct {
 	// Vectors by reference (`<template>:<version>`).

@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"fmt"
@@ -11,14 +11,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
-)
-
-// Pull-request states as recorded in a promotion's status.pullRequest.state
-// (the forge package's words).
-const (
-	pullRequestOpen   = "open"
-	pullRequestClosed = "closed"
-	pullRequestMerged = "merged"
 )
 
 // PullRequestFacts is what the forge says about a promotion's pull request,
@@ -54,9 +46,9 @@ type PullRequestAction struct {
 	Comment   string
 }
 
-// pullRequestPolicy is spec.approval.pullRequest of the promotion's config,
+// PullRequestPolicy is spec.approval.pullRequest of the promotion's config,
 // nil when its approvals do not go through pull requests.
-func pullRequestPolicy(snap *source.Snapshot, p *v1alpha1.VectorPromotion) *v1alpha1.PullRequestApproval {
+func PullRequestPolicy(snap *source.Snapshot, p *v1alpha1.VectorPromotion) *v1alpha1.PullRequestApproval {
 	cfg := snap.Configs[p.Spec.VectorPromotionConfigName]
 	if cfg == nil || cfg.Spec.Approval == nil || !p.Spec.RequireApproval {
 		return nil
@@ -94,11 +86,11 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 			pr.State = f.State
 			d.note("%s: pull request #%d is %s", name, pr.Number, f.State)
 		}
-		policy := pullRequestPolicy(snap, p)
+		policy := PullRequestPolicy(snap, p)
 		if policy == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionWaiting {
 			continue
 		}
-		if f.State == pullRequestClosed {
+		if f.State == v1alpha1.PullRequestClosed {
 			// A rejection by closing: the pull request is not reopened, and
 			// the promotion says why it waits and what to do.
 			reconcilers.SetCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
@@ -134,7 +126,7 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 // not the promotion vectorflow will write.
 func pullRequestApprover(snap *source.Snapshot, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval, f PullRequestFacts, now time.Time) (string, time.Time) {
 	switch {
-	case f.State == pullRequestMerged:
+	case f.State == v1alpha1.PullRequestMerged:
 		// The merge is only the execution once the target names the vector:
 		// until the snapshot shows it, the next pass decides.
 		t := p.Spec.Target
@@ -145,7 +137,7 @@ func pullRequestApprover(snap *source.Snapshot, p *v1alpha1.VectorPromotion, pol
 			return f.Reviewer, reviewTime(f, now)
 		}
 		return f.MergedBy, now
-	case f.State == pullRequestOpen && policy.MergeMode() == v1alpha1.PullRequestMergeVectorflow && f.Reviewer != "" &&
+	case f.State == v1alpha1.PullRequestOpen && policy.MergeMode() == v1alpha1.PullRequestMergeVectorflow && f.Reviewer != "" &&
 		f.HeadSHA == p.Status.PullRequest.HeadSHA:
 		return f.Reviewer, reviewTime(f, now)
 	}
@@ -168,7 +160,7 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *reconcilers.Sta
 	stale := map[string][]string{}
 	for _, name := range sortedKeys(d.State.Promotions) {
 		p := d.State.Promotions[name]
-		if pullRequestPolicy(snap, p) == nil {
+		if PullRequestPolicy(snap, p) == nil {
 			continue
 		}
 		state := reconcilers.DeriveState(p)
@@ -178,10 +170,10 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *reconcilers.Sta
 			if state == v1alpha1.PromotionWaiting {
 				d.PullRequestActions = append(d.PullRequestActions, PullRequestAction{Kind: OpenPullRequest, Promotion: name})
 			}
-		case pr.State == pullRequestOpen && reconcilers.IsTerminal(state):
+		case pr.State == v1alpha1.PullRequestOpen && reconcilers.IsTerminal(state):
 			d.PullRequestActions = append(d.PullRequestActions, PullRequestAction{
 				Kind: ClosePullRequest, Promotion: name, Number: pr.Number, Comment: d.closeComment(p, state)})
-		case pr.State == pullRequestMerged && state == v1alpha1.PromotionSuperseded:
+		case pr.State == v1alpha1.PullRequestMerged && state == v1alpha1.PromotionSuperseded:
 			cfg := p.Spec.VectorPromotionConfigName
 			stale[cfg] = append(stale[cfg], fmt.Sprintf("pull request #%d (%s) of superseded promotion %s was merged anyway, so %s now runs its older vector %s",
 				pr.Number, pr.URL, name, p.Spec.Target.Ref(), p.Spec.Vector))

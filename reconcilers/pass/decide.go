@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"fmt"
@@ -173,7 +173,7 @@ func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int
 	}
 	offered := d.sourceState(&c)
 	if vector != "" && offered.Vector != vector {
-		return "", fmt.Errorf("promote %s: the source offers %s now, not the requested %s; promote again", config, orNone(offered.Vector), vector)
+		return "", fmt.Errorf("promote %s: the source offers %s now, not the requested %s; promote again", config, reconcilers.VectorOrNone(offered.Vector), vector)
 	}
 	plan, err := reconcilers.Promote(reconcilers.ConfigInput{
 		Config:         c,
@@ -215,7 +215,7 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 		if st.Status.Vector != observed || st.Status.VectorSince == nil {
 			since := metav1.NewTime(now.UTC().Truncate(time.Second))
 			st.Status.Vector, st.Status.VectorSince, st.Status.Commit = observed, &since, ref.Commit
-			d.note("stage %s: now runs %s", key, orNone(observed))
+			d.note("stage %s: now runs %s", key, reconcilers.VectorOrNone(observed))
 		}
 		if observed != "" {
 			d.recordOverlayVector(observed, ref)
@@ -555,13 +555,6 @@ func timeOf(t *metav1.Time) time.Time {
 		return time.Time{}
 	}
 	return t.Time
-}
-
-func orNone(vector string) string {
-	if vector == "" {
-		return "no vector"
-	}
-	return vector
 }
 
 func sortedKeys[V any](m map[string]V) []string {
