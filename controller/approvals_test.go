@@ -23,7 +23,11 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 )
+
+// t0 is when the first decision of every scenario is made.
+var t0 = passtest.T0
 
 // TestCountApprovals judges approval files of dev-to-test-1 (vector acme:v1,
 // approvers alice and bob) signed with real keys: each file on its own, so a
@@ -149,24 +153,6 @@ func sshFingerprint(t *testing.T, authorizedKey string) string {
 		t.Fatal(err)
 	}
 	return ssh.FingerprintSHA256(k)
-}
-
-func TestApprovalCountWaiting(t *testing.T) {
-	r := func(who string) v1alpha1.ApprovalRecord { return v1alpha1.ApprovalRecord{ApprovedBy: who} }
-	for _, tt := range []struct {
-		count pass.ApprovalCount
-		want  string
-	}{
-		{pass.ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{r("alice")}}, "approved by alice; 1 more approval of dev-to-test's approvers needed"},
-		{pass.ApprovalCount{Needed: 4, Grants: []v1alpha1.ApprovalRecord{r("alice"), r("bob")}, Refusals: []string{"approval commit abc is not signed"}},
-			"approved by alice and bob; 2 more approvals of dev-to-test's approvers needed; approval commit abc is not signed"},
-		{pass.ApprovalCount{Needed: 1, Refusals: []string{"x", "y"}}, "x; y"},
-		{pass.ApprovalCount{Needed: 1, Refusals: []string{"a", "b", "c", "d", "e"}}, "a; b; c; 2 more approval files refused"},
-	} {
-		if got := tt.count.Waiting("dev-to-test"); got != tt.want {
-			t.Errorf("Waiting = %q, want %q", got, tt.want)
-		}
-	}
 }
 
 func TestApprovalPromotion(t *testing.T) {
@@ -338,17 +324,17 @@ func storeCommit(t *testing.T, st *memory.Storage, c *object.Commit) *object.Com
 // status.approvals so far; a complete count approves it with every approver
 // and status.approval the one that completed it.
 func TestDecideCountsApprovals(t *testing.T) {
-	spec := defaultSnapshotSpec()
-	spec.devVector = "acme:v1"
-	state := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector = "acme:v1"
+	state := pass.Decide(pass.Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State
 	rec := func(who string, min int) v1alpha1.ApprovalRecord {
 		return v1alpha1.ApprovalRecord{ApprovedBy: who, ApprovedAt: metav1.NewTime(t0.Add(time.Duration(min) * time.Minute)), Commit: who + "-commit"}
 	}
 	alice, bob := rec("alice", 1), rec("bob", 2)
 
-	short := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]pass.ApprovalCount{
+	short := pass.Decide(pass.Inputs{Snapshot: spec.Build(), State: state, Approvals: map[string]pass.ApprovalCount{
 		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice}}}}, t0.Add(3*time.Minute))
-	p := wantPromotion(t, short, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+	p := passtest.WantPromotion(t, short.State, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
 	if c == nil || c.Reason != v1alpha1.WaitingForApprovalReason || c.Message != "approved by alice; 1 more approval of dev-to-test's approvers needed" {
 		t.Errorf("Approved condition %+v, want WaitingForApproval saying who approved and what is missing", c)
@@ -360,9 +346,9 @@ func TestDecideCountsApprovals(t *testing.T) {
 		t.Errorf("a promotion short of approvals started")
 	}
 
-	done := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: short.State, Approvals: map[string]pass.ApprovalCount{
+	done := pass.Decide(pass.Inputs{Snapshot: spec.Build(), State: short.State, Approvals: map[string]pass.ApprovalCount{
 		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice, bob}}}}, t0.Add(4*time.Minute))
-	p = wantPromotion(t, done, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
+	p = passtest.WantPromotion(t, done.State, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
 	if diff := cmp.Diff([]v1alpha1.ApprovalRecord{alice, bob}, p.Status.Approvals); diff != "" {
 		t.Errorf("status.approvals (-want +got):\n%s", diff)
 	}
@@ -375,28 +361,5 @@ func TestDecideCountsApprovals(t *testing.T) {
 	want := []gitwriter.TrailerApproval{{By: "alice", At: alice.ApprovedAt.Time}, {By: "bob", At: bob.ApprovedAt.Time}}
 	if diff := cmp.Diff(want, approvalTrailers(p)); diff != "" {
 		t.Errorf("approval trailers (-want +got):\n%s", diff)
-	}
-}
-
-// TestDecideKeepsAnotherChannelsWord: a short count does not overwrite the
-// Approved condition a pull request set (closed unmerged), which would flip
-// it back and forth on every pass.
-func TestDecideKeepsAnotherChannelsWord(t *testing.T) {
-	spec := defaultSnapshotSpec()
-	spec.devVector = "acme:v1"
-	state := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0).State
-	p := state.Promotions["dev-to-test-1"]
-	closed := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.PullRequestClosedReason,
-		Message: "pull request #1 was closed without merging", LastTransitionTime: metav1.NewTime(t0)}
-	meta.SetStatusCondition(&p.Status.Conditions, closed)
-	alice := v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}
-	d := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]pass.ApprovalCount{
-		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice}}}}, t0.Add(time.Minute))
-	got := d.State.Promotions["dev-to-test-1"]
-	if diff := cmp.Diff(&closed, meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ApprovedCondition)); diff != "" {
-		t.Errorf("Approved condition (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]v1alpha1.ApprovalRecord{alice}, got.Status.Approvals); diff != "" {
-		t.Errorf("status.approvals (-want +got):\n%s", diff)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -385,7 +386,7 @@ func benchHistoryState(b *testing.B, finished time.Time) *reconcilers.State {
 			if i > 0 {
 				src = v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: benchStage(n, benchLandscapes[i-1]), Landscape: benchLandscapes[i-1]}
 			}
-			cfg := newConfig(benchConfig(n, l), src, l)
+			cfg := passtest.NewConfig(benchConfig(n, l), src, l)
 			cfg.Spec.Target.Name = benchStage(n, l)
 			for k := 1; k <= benchHistory; k++ {
 				at := finished.Add(time.Duration(k-benchHistory) * time.Minute)

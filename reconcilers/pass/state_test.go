@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
-	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 )
 
 // TestStateRoundTrip encodes a state holding every kind of object and
@@ -188,12 +188,12 @@ func TestDecodeStateSkipsMalformedFiles(t *testing.T) {
 // template and stage statuses, and an approval.
 func richState(t *testing.T) *reconcilers.State {
 	t.Helper()
-	spec := defaultSnapshotSpec()
-	spec.devVector = "acme:v1"
-	spec.devImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"}}
-	d := pass.Decide(pass.Inputs{Snapshot: spec.build(), State: reconcilers.NewState()}, t0)
-	d = pass.Decide(pass.Inputs{Snapshot: spec.build(), State: d.State,
-		Approvals: map[string]pass.ApprovalCount{"dev-to-test-1": {Needed: 1, Grants: []v1alpha1.ApprovalRecord{
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector = "acme:v1"
+	spec.DevImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"}}
+	d := Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0)
+	d = Decide(Inputs{Snapshot: spec.Build(), State: d.State,
+		Approvals: map[string]ApprovalCount{"dev-to-test-1": {Needed: 1, Grants: []v1alpha1.ApprovalRecord{
 			{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(time.Second)), Commit: strings.Repeat("a", 40)}}}},
 		Results: map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: strings.Repeat("c", 40)}},
 	}, t0.Add(time.Minute))
