@@ -22,6 +22,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -40,7 +41,7 @@ import (
 // gave the file its content, whose signature says who approved.
 type ApprovalEvidence struct {
 	Path     string
-	Approval *Approval
+	Approval *reconcilers.Approval
 	Commit   *object.Commit
 }
 
@@ -58,61 +59,12 @@ type ApprovalSubject struct {
 	Known []gitwriter.TrustedKey
 }
 
-// ApprovalCount is what the approval files of one promotion add up to.
-type ApprovalCount struct {
-	// Needed is spec.approval.minApprovals of the promotion's config.
-	Needed int
-	// Grants are the distinct approvers with a valid approval, each at
-	// their first one, oldest first.
-	Grants []v1alpha1.ApprovalRecord
-	// Refusals say why each refused file does not count, in path order.
-	Refusals []string
-}
-
-// Complete reports whether enough distinct approvers approved.
-func (c ApprovalCount) Complete() bool { return len(c.Grants) >= c.Needed && len(c.Grants) > 0 }
-
-// Approvers names the counted approvers, oldest first.
-func (c ApprovalCount) Approvers() []string {
-	names := make([]string, 0, len(c.Grants))
-	for _, g := range c.Grants {
-		names = append(names, g.ApprovedBy)
-	}
-	return names
-}
-
-// Waiting is the Approved condition's message while the count is short:
-// who approved, how many more are needed, and what was refused.
-func (c ApprovalCount) Waiting(config string) string {
-	var parts []string
-	if len(c.Grants) > 0 {
-		more := c.Needed - len(c.Grants)
-		noun := "approval"
-		if more > 1 {
-			noun = "approvals"
-		}
-		parts = append(parts, fmt.Sprintf("approved by %s; %d more %s of %s's approvers needed",
-			joinNames(c.Approvers()), more, noun, config))
-	}
-	refusals := c.Refusals
-	if len(refusals) > maxRefusalsShown {
-		refusals = append(refusals[:maxRefusalsShown:maxRefusalsShown],
-			fmt.Sprintf("%d more approval files refused", len(c.Refusals)-maxRefusalsShown))
-	}
-	parts = append(parts, refusals...)
-	return strings.Join(parts, "; ")
-}
-
-// maxRefusalsShown bounds the refusals a condition message lists: anyone
-// may add files, and a message is no place for a thousand of them.
-const maxRefusalsShown = 3
-
 // CountApprovals judges each approval file of a promotion on its own and
 // counts the distinct approvers of its config who approved its vector. A
 // file counts when it names the promotion and its vector, and the commit
 // that gave it its content is signed by one of the config's approvers.
-func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCount {
-	count := ApprovalCount{Needed: s.Policy.RequiredApprovals()}
+func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) pass.ApprovalCount {
+	count := pass.ApprovalCount{Needed: s.Policy.RequiredApprovals()}
 	var approvers []v1alpha1.Approver
 	if s.Policy != nil {
 		approvers = s.Policy.Approvers
@@ -136,28 +88,28 @@ func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCoun
 			refuse("approval file %s could not be read", e.Path)
 			continue
 		case a.Problem != "":
-			refuse("approval file %s (commit %s) is not an approval: %s", e.Path, short(e.Commit.Hash), a.Problem)
+			refuse("approval file %s (commit %s) is not an approval: %s", e.Path, v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Problem)
 			continue
 		case a.Promotion != s.Promotion:
-			refuse("approval file %s (commit %s) names promotion %s, not %s", e.Path, short(e.Commit.Hash), a.Promotion, s.Promotion)
+			refuse("approval file %s (commit %s) names promotion %s, not %s", e.Path, v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Promotion, s.Promotion)
 			continue
 		case a.Vector != s.Vector:
-			refuse("approval commit %s approves vector %s but %s promotes %s; approve again", short(e.Commit.Hash), a.Vector, s.Promotion, s.Vector)
+			refuse("approval commit %s approves vector %s but %s promotes %s; approve again", v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Vector, s.Promotion, s.Vector)
 			continue
 		case s.Policy == nil:
-			refuse("approval commit %s: VectorPromotionConfig %s does not exist, so no approver is trusted", short(e.Commit.Hash), s.Config)
+			refuse("approval commit %s: VectorPromotionConfig %s does not exist, so no approver is trusted", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config)
 			continue
 		case len(approvers) == 0:
-			refuse("approval commit %s: VectorPromotionConfig %s lists no spec.approval.approvers", short(e.Commit.Hash), s.Config)
+			refuse("approval commit %s: VectorPromotionConfig %s lists no spec.approval.approvers", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config)
 			continue
 		case verifierErr != nil:
-			refuse("approval commit %s: VectorPromotionConfig %s: spec.approval.approvers: %v", short(e.Commit.Hash), s.Config, verifierErr)
+			refuse("approval commit %s: VectorPromotionConfig %s: spec.approval.approvers: %v", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config, verifierErr)
 			continue
 		}
 		signer, err := verifier.VerifyCommit(e.Commit)
 		switch {
 		case errors.Is(err, gitwriter.ErrUnsigned):
-			refuse("approval commit %s is not signed", short(e.Commit.Hash))
+			refuse("approval commit %s is not signed", v1alpha1.ShortCommit(e.Commit.Hash.String()))
 			continue
 		case errors.Is(err, gitwriter.ErrUnknownSigner):
 			if known == nil {
@@ -169,10 +121,10 @@ func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCoun
 					who = fmt.Sprintf("%s, who is not an approver of %s", name, s.Config)
 				}
 			}
-			refuse("approval commit %s is signed by %s", short(e.Commit.Hash), who)
+			refuse("approval commit %s is signed by %s", v1alpha1.ShortCommit(e.Commit.Hash.String()), who)
 			continue
 		case err != nil:
-			refuse("approval commit %s has a bad signature: %v", short(e.Commit.Hash), err)
+			refuse("approval commit %s has a bad signature: %v", v1alpha1.ShortCommit(e.Commit.Hash.String()), err)
 			continue
 		}
 		grant := v1alpha1.ApprovalRecord{ApprovedBy: signer, Commit: e.Commit.Hash.String(),
@@ -196,10 +148,10 @@ func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCoun
 
 // ApprovalFiles groups the approval files of a state by the promotion whose
 // place they lie in; strays are the files that lie in no promotion's place.
-func ApprovalFiles(approvals map[string]*Approval) (byPromotion map[string][]string, strays []string) {
+func ApprovalFiles(approvals map[string]*reconcilers.Approval) (byPromotion map[string][]string, strays []string) {
 	byPromotion = map[string][]string{}
 	for _, p := range sortedKeys(approvals) {
-		name, ok := ApprovalPromotion(p)
+		name, ok := reconcilers.ApprovalPromotion(p)
 		if !ok {
 			strays = append(strays, p)
 			continue
@@ -212,7 +164,7 @@ func ApprovalFiles(approvals map[string]*Approval) (byPromotion map[string][]str
 // countApprovals counts the approvals of every promotion that is still
 // waiting for them. Files of other promotions, and files in no promotion's
 // place, are not looked at (a stray is noted in the log).
-func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, state *State, tip plumbing.Hash) (map[string]ApprovalCount, error) {
+func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, tip plumbing.Hash) (map[string]pass.ApprovalCount, error) {
 	byPromotion, strays := ApprovalFiles(state.Approvals)
 	for _, p := range strays {
 		c.opts.Log.Info("approval file skipped: an approval lies at approvals/<promotion>/<file>.yaml", "file", p)
@@ -249,7 +201,7 @@ func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, 
 		return nil, err
 	}
 	known := allApprovers(snap)
-	counts := make(map[string]ApprovalCount, len(wanted))
+	counts := make(map[string]pass.ApprovalCount, len(wanted))
 	for name := range wanted {
 		p := state.Promotions[name]
 		counts[name] = CountApprovals(subjectOf(snap, p.Name, p.Spec.VectorPromotionConfigName, p.Spec.Vector, known), evidence[name])
@@ -308,7 +260,7 @@ type cachedOrigin struct {
 // content it has at tip, in one walk down the first-parent history that
 // ends as soon as every file's origin is found. It is complete: there is no
 // depth bound past which a file would be taken on trust. cache may be nil.
-func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals map[string]*Approval, wanted map[string][]string, cache *evidenceCache) (map[string][]ApprovalEvidence, error) {
+func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals map[string]*reconcilers.Approval, wanted map[string][]string, cache *evidenceCache) (map[string][]ApprovalEvidence, error) {
 	commit, err := object.GetCommit(s, tip)
 	if err != nil {
 		return nil, fmt.Errorf("read state commit %s: %w", tip, err)
@@ -321,7 +273,7 @@ func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals
 				return nil, err
 			}
 			if h.IsZero() {
-				return nil, fmt.Errorf("approval file %s is not in state commit %s", f, short(tip))
+				return nil, fmt.Errorf("approval file %s is not in state commit %s", f, v1alpha1.ShortCommit(tip.String()))
 			}
 			open[f] = h
 		}
@@ -346,7 +298,7 @@ func approvalEvidence(s storer.EncodedObjectStorer, tip plumbing.Hash, approvals
 		var parent *object.Commit
 		if commit.NumParents() > 0 {
 			if parent, err = commit.Parent(0); err != nil {
-				return nil, fmt.Errorf("read the history of state commit %s: %w", short(commit.Hash), err)
+				return nil, fmt.Errorf("read the history of state commit %s: %w", v1alpha1.ShortCommit(commit.Hash.String()), err)
 			}
 		}
 		same, err := sameApprovalsTree(commit, parent)
@@ -396,11 +348,11 @@ func sameApprovalsTree(commit, parent *object.Commit) (bool, error) {
 	if parent == nil {
 		return false, nil
 	}
-	a, err := treeEntry(commit, approvalsDir)
+	a, err := treeEntry(commit, reconcilers.ApprovalsDir)
 	if err != nil {
 		return false, err
 	}
-	b, err := treeEntry(parent, approvalsDir)
+	b, err := treeEntry(parent, reconcilers.ApprovalsDir)
 	if err != nil {
 		return false, err
 	}
@@ -476,17 +428,5 @@ func NewApprovalPath(promotion, keyID string, now time.Time) (string, error) {
 		return "", fmt.Errorf("make a unique approval file name: %w", err)
 	}
 	name := fmt.Sprintf("%s-%s-%s.yaml", keyID, now.UTC().Format("20060102T150405Z"), hex.EncodeToString(r[:]))
-	return path.Join(ApprovalDir(promotion), name), nil
+	return path.Join(reconcilers.ApprovalDir(promotion), name), nil
 }
-
-func joinNames(names []string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-func short(h plumbing.Hash) string { return h.String()[:12] }

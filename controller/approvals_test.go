@@ -21,7 +21,13 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 )
+
+// t0 is when the first decision of every scenario is made.
+var t0 = passtest.T0
 
 // TestCountApprovals judges approval files of dev-to-test-1 (vector acme:v1,
 // approvers alice and bob) signed with real keys: each file on its own, so a
@@ -36,11 +42,11 @@ func TestCountApprovals(t *testing.T) {
 	signed := func(key []byte, min int) *object.Commit { return signedCommit(t, st, key, at(min)) }
 	aliceAt1, aliceAt2, bobAt3 := signed(alice.PrivatePEM, 1), signed(alice.PrivatePEM, 2), signed(bob.PrivateArmored, 3)
 	carolAt1, malloryAt1, unsigned := signed(carol.PrivatePEM, 1), signed(mallory.PrivatePEM, 1), signedCommit(t, st, nil, at(1))
-	approval := func(promotion, vector string) *Approval {
-		return &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind, Promotion: promotion, Vector: vector}
+	approval := func(promotion, vector string) *reconcilers.Approval {
+		return &reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind, Promotion: promotion, Vector: vector}
 	}
 	good := approval("dev-to-test-1", "acme:v1")
-	ev := func(path string, a *Approval, c *object.Commit) ApprovalEvidence {
+	ev := func(path string, a *reconcilers.Approval, c *object.Commit) ApprovalEvidence {
 		return ApprovalEvidence{Path: "approvals/dev-to-test-1/" + path, Approval: a, Commit: c}
 	}
 	policy := func(min int32) *v1alpha1.ApprovalPolicy {
@@ -62,65 +68,65 @@ func TestCountApprovals(t *testing.T) {
 		name     string
 		subject  func(*ApprovalSubject)
 		evidence []ApprovalEvidence
-		want     ApprovalCount
+		want     pass.ApprovalCount
 		complete bool
 	}{{
 		name:     "no files",
-		want:     ApprovalCount{Needed: 1},
+		want:     pass.ApprovalCount{Needed: 1},
 		complete: false,
 	}, {
 		name:     "one trusted approval",
 		evidence: []ApprovalEvidence{ev("a.yaml", good, aliceAt1)},
-		want:     ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt1)}},
+		want:     pass.ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt1)}},
 		complete: true,
 	}, {
 		name: "an untrusted file before a trusted one hides nothing",
 		evidence: []ApprovalEvidence{
 			ev("0-mallory.yaml", good, malloryAt1), ev("1-unsigned.yaml", good, unsigned), ev("2-alice.yaml", good, aliceAt2)},
-		want: ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2)}, Refusals: []string{
-			"approval commit " + short(malloryAt1.Hash) + " is signed by a key that is not one of the approvers of dev-to-test (committed as Test Author <author@example.com>)",
-			"approval commit " + short(unsigned.Hash) + " is not signed",
+		want: pass.ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2)}, Refusals: []string{
+			"approval commit " + v1alpha1.ShortCommit(malloryAt1.Hash.String()) + " is signed by a key that is not one of the approvers of dev-to-test (committed as Test Author <author@example.com>)",
+			"approval commit " + v1alpha1.ShortCommit(unsigned.Hash.String()) + " is not signed",
 		}},
 		complete: true,
 	}, {
 		name:     "an approver of another config is named and refused",
 		evidence: []ApprovalEvidence{ev("c.yaml", good, carolAt1)},
-		want: ApprovalCount{Needed: 1, Refusals: []string{
-			"approval commit " + short(carolAt1.Hash) + " is signed by carol, who is not an approver of dev-to-test"}},
+		want: pass.ApprovalCount{Needed: 1, Refusals: []string{
+			"approval commit " + v1alpha1.ShortCommit(carolAt1.Hash.String()) + " is signed by carol, who is not an approver of dev-to-test"}},
 	}, {
 		name:     "a tampered commit has a bad signature",
 		evidence: []ApprovalEvidence{ev("a.yaml", good, tamperedAlice)},
-		want: ApprovalCount{Needed: 1, Refusals: []string{"approval commit " + short(tamperedAlice.Hash) +
+		want: pass.ApprovalCount{Needed: 1, Refusals: []string{"approval commit " + v1alpha1.ShortCommit(tamperedAlice.Hash.String()) +
 			" has a bad signature: commit " + tamperedAlice.Hash.String() + ": commit signature does not verify: SSH key " + sshFingerprint(t, alice.AuthorizedKey) + ": ssh: signature did not verify"}},
 	}, {
 		name: "another vector, another promotion, not an approval",
 		evidence: []ApprovalEvidence{
 			ev("a.yaml", approval("dev-to-test-1", "acme:v0"), aliceAt1),
 			ev("b.yaml", approval("dev-to-test-2", "acme:v1"), aliceAt1),
-			ev("c.yaml", &Approval{Problem: "it is not an Approval naming a promotion (kind \"ConfigMap\")"}, aliceAt1),
+			ev("c.yaml", &reconcilers.Approval{Problem: "it is not an Approval naming a promotion (kind \"ConfigMap\")"}, aliceAt1),
 		},
-		want: ApprovalCount{Needed: 1, Refusals: []string{
-			"approval commit " + short(aliceAt1.Hash) + " approves vector acme:v0 but dev-to-test-1 promotes acme:v1; approve again",
-			"approval file approvals/dev-to-test-1/b.yaml (commit " + short(aliceAt1.Hash) + ") names promotion dev-to-test-2, not dev-to-test-1",
-			"approval file approvals/dev-to-test-1/c.yaml (commit " + short(aliceAt1.Hash) + ") is not an approval: it is not an Approval naming a promotion (kind \"ConfigMap\")",
+		want: pass.ApprovalCount{Needed: 1, Refusals: []string{
+			"approval commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + " approves vector acme:v0 but dev-to-test-1 promotes acme:v1; approve again",
+			"approval file approvals/dev-to-test-1/b.yaml (commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ") names promotion dev-to-test-2, not dev-to-test-1",
+			"approval file approvals/dev-to-test-1/c.yaml (commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ") is not an approval: it is not an Approval naming a promotion (kind \"ConfigMap\")",
 		}},
 	}, {
 		name:     "the config is gone: nobody is trusted",
 		subject:  func(s *ApprovalSubject) { s.Policy = nil },
 		evidence: []ApprovalEvidence{ev("a.yaml", good, aliceAt1)},
-		want: ApprovalCount{Needed: 1, Refusals: []string{
-			"approval commit " + short(aliceAt1.Hash) + ": VectorPromotionConfig dev-to-test does not exist, so no approver is trusted"}},
+		want: pass.ApprovalCount{Needed: 1, Refusals: []string{
+			"approval commit " + v1alpha1.ShortCommit(aliceAt1.Hash.String()) + ": VectorPromotionConfig dev-to-test does not exist, so no approver is trusted"}},
 	}, {
 		name:     "four eyes: one approver twice is one approval",
 		subject:  func(s *ApprovalSubject) { s.Policy = policy(2) },
 		evidence: []ApprovalEvidence{ev("b.yaml", good, aliceAt2), ev("a.yaml", good, aliceAt1)},
-		want:     ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt1)}},
+		want:     pass.ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt1)}},
 	}, {
 		name:     "four eyes: two approvers, oldest first",
 		subject:  func(s *ApprovalSubject) { s.Policy = policy(2) },
 		evidence: []ApprovalEvidence{ev("a.yaml", good, bobAt3), ev("b.yaml", good, aliceAt2), ev("c.yaml", good, carolAt1)},
-		want: ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2), grant("bob", bobAt3)}, Refusals: []string{
-			"approval commit " + short(carolAt1.Hash) + " is signed by carol, who is not an approver of dev-to-test"}},
+		want: pass.ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{grant("alice", aliceAt2), grant("bob", bobAt3)}, Refusals: []string{
+			"approval commit " + v1alpha1.ShortCommit(carolAt1.Hash.String()) + " is signed by carol, who is not an approver of dev-to-test"}},
 		complete: true,
 	}}
 	for _, tt := range tests {
@@ -149,24 +155,6 @@ func sshFingerprint(t *testing.T, authorizedKey string) string {
 	return ssh.FingerprintSHA256(k)
 }
 
-func TestApprovalCountWaiting(t *testing.T) {
-	r := func(who string) v1alpha1.ApprovalRecord { return v1alpha1.ApprovalRecord{ApprovedBy: who} }
-	for _, tt := range []struct {
-		count ApprovalCount
-		want  string
-	}{
-		{ApprovalCount{Needed: 2, Grants: []v1alpha1.ApprovalRecord{r("alice")}}, "approved by alice; 1 more approval of dev-to-test's approvers needed"},
-		{ApprovalCount{Needed: 4, Grants: []v1alpha1.ApprovalRecord{r("alice"), r("bob")}, Refusals: []string{"approval commit abc is not signed"}},
-			"approved by alice and bob; 2 more approvals of dev-to-test's approvers needed; approval commit abc is not signed"},
-		{ApprovalCount{Needed: 1, Refusals: []string{"x", "y"}}, "x; y"},
-		{ApprovalCount{Needed: 1, Refusals: []string{"a", "b", "c", "d", "e"}}, "a; b; c; 2 more approval files refused"},
-	} {
-		if got := tt.count.Waiting("dev-to-test"); got != tt.want {
-			t.Errorf("Waiting = %q, want %q", got, tt.want)
-		}
-	}
-}
-
 func TestApprovalPromotion(t *testing.T) {
 	for _, tt := range []struct {
 		path, want string
@@ -181,7 +169,7 @@ func TestApprovalPromotion(t *testing.T) {
 		{"approvals/dev-to-test-1/.yaml", "", false},
 		{"promotions/dev-to-test/dev-to-test-1.yaml", "", false},
 	} {
-		got, ok := ApprovalPromotion(tt.path)
+		got, ok := reconcilers.ApprovalPromotion(tt.path)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("ApprovalPromotion(%q) = %q, %v; want %q, %v", tt.path, got, ok, tt.want, tt.ok)
 		}
@@ -220,9 +208,9 @@ func TestApprovalEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string][]string{"p-1": {"approvals/p-1.yaml", "approvals/p-1/a.yaml", "approvals/p-1/b.yaml"}}
-	approvals := map[string]*Approval{}
+	approvals := map[string]*reconcilers.Approval{}
 	for _, f := range files["p-1"] {
-		approvals[f] = &Approval{Promotion: "p-1"}
+		approvals[f] = &reconcilers.Approval{Promotion: "p-1"}
 	}
 	cache := &evidenceCache{}
 	got, err := approvalEvidence(repo.Storer, plumbing.NewHash(tip), approvals, files, cache)
@@ -336,17 +324,17 @@ func storeCommit(t *testing.T, st *memory.Storage, c *object.Commit) *object.Com
 // status.approvals so far; a complete count approves it with every approver
 // and status.approval the one that completed it.
 func TestDecideCountsApprovals(t *testing.T) {
-	spec := defaultSnapshotSpec()
-	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector = "acme:v1"
+	state := pass.Decide(pass.Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State
 	rec := func(who string, min int) v1alpha1.ApprovalRecord {
 		return v1alpha1.ApprovalRecord{ApprovedBy: who, ApprovedAt: metav1.NewTime(t0.Add(time.Duration(min) * time.Minute)), Commit: who + "-commit"}
 	}
 	alice, bob := rec("alice", 1), rec("bob", 2)
 
-	short := Decide(Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]ApprovalCount{
+	short := pass.Decide(pass.Inputs{Snapshot: spec.Build(), State: state, Approvals: map[string]pass.ApprovalCount{
 		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice}}}}, t0.Add(3*time.Minute))
-	p := wantPromotion(t, short, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+	p := passtest.WantPromotion(t, short.State, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 	c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
 	if c == nil || c.Reason != v1alpha1.WaitingForApprovalReason || c.Message != "approved by alice; 1 more approval of dev-to-test's approvers needed" {
 		t.Errorf("Approved condition %+v, want WaitingForApproval saying who approved and what is missing", c)
@@ -358,9 +346,9 @@ func TestDecideCountsApprovals(t *testing.T) {
 		t.Errorf("a promotion short of approvals started")
 	}
 
-	done := Decide(Inputs{Snapshot: spec.build(), State: short.State, Approvals: map[string]ApprovalCount{
+	done := pass.Decide(pass.Inputs{Snapshot: spec.Build(), State: short.State, Approvals: map[string]pass.ApprovalCount{
 		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice, bob}}}}, t0.Add(4*time.Minute))
-	p = wantPromotion(t, done, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
+	p = passtest.WantPromotion(t, done.State, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
 	if diff := cmp.Diff([]v1alpha1.ApprovalRecord{alice, bob}, p.Status.Approvals); diff != "" {
 		t.Errorf("status.approvals (-want +got):\n%s", diff)
 	}
@@ -373,28 +361,5 @@ func TestDecideCountsApprovals(t *testing.T) {
 	want := []gitwriter.TrailerApproval{{By: "alice", At: alice.ApprovedAt.Time}, {By: "bob", At: bob.ApprovedAt.Time}}
 	if diff := cmp.Diff(want, approvalTrailers(p)); diff != "" {
 		t.Errorf("approval trailers (-want +got):\n%s", diff)
-	}
-}
-
-// TestDecideKeepsAnotherChannelsWord: a short count does not overwrite the
-// Approved condition a pull request set (closed unmerged), which would flip
-// it back and forth on every pass.
-func TestDecideKeepsAnotherChannelsWord(t *testing.T) {
-	spec := defaultSnapshotSpec()
-	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
-	p := state.Promotions["dev-to-test-1"]
-	closed := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: PullRequestClosedReason,
-		Message: "pull request #1 was closed without merging", LastTransitionTime: metav1.NewTime(t0)}
-	meta.SetStatusCondition(&p.Status.Conditions, closed)
-	alice := v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}
-	d := Decide(Inputs{Snapshot: spec.build(), State: state, Approvals: map[string]ApprovalCount{
-		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice}}}}, t0.Add(time.Minute))
-	got := d.State.Promotions["dev-to-test-1"]
-	if diff := cmp.Diff(&closed, meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ApprovedCondition)); diff != "" {
-		t.Errorf("Approved condition (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]v1alpha1.ApprovalRecord{alice}, got.Status.Approvals); diff != "" {
-		t.Errorf("status.approvals (-want +got):\n%s", diff)
 	}
 }

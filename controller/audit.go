@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -261,16 +262,16 @@ func targets(cfg *v1alpha1.VectorPromotionConfig, landscape, stage string) bool 
 type approvalChecker struct {
 	in     AuditInput
 	tip    plumbing.Hash
-	state  *State
+	state  *reconcilers.State
 	files  map[string][]string
 	known  []gitwriter.TrustedKey
-	counts map[string]ApprovalCount // by promotion and vector
+	counts map[string]pass.ApprovalCount // by promotion and vector
 	// evidence of every approval file, found on first use.
 	evidence map[string][]ApprovalEvidence
 }
 
 func newApprovalChecker(ctx context.Context, in AuditInput) (*approvalChecker, error) {
-	a := &approvalChecker{in: in, known: allApprovers(in.Snapshot), counts: map[string]ApprovalCount{}}
+	a := &approvalChecker{in: in, known: allApprovers(in.Snapshot), counts: map[string]pass.ApprovalCount{}}
 	if in.StateRepo == nil {
 		return a, nil
 	}
@@ -284,13 +285,13 @@ func newApprovalChecker(ctx context.Context, in AuditInput) (*approvalChecker, e
 			return nil, fmt.Errorf("audit: check the history of state branch %s: %w", in.StateBranch, err)
 		}
 		if !v.Trusted {
-			tip, state = v.LastTrusted, NewState()
+			tip, state = v.LastTrusted, reconcilers.NewState()
 			if !tip.IsZero() {
 				files, err := readCommitFiles(in.StateRepo, tip)
 				if err != nil {
 					return nil, fmt.Errorf("audit: %w", err)
 				}
-				state, _ = DecodeState(files)
+				state, _ = reconcilers.DecodeState(files)
 			}
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -88,10 +90,10 @@ func BenchmarkPass(b *testing.B) {
 		if n := len(state.Promotions); n < benchChains*len(benchLandscapes)*benchHistory {
 			b.Fatalf("the state holds %d promotions", n)
 		}
-		in := Inputs{Snapshot: snap, State: state}
+		in := pass.Inputs{Snapshot: snap, State: state}
 		now := time.Now()
 		for b.Loop() {
-			d := Decide(in, now)
+			d := pass.Decide(in, now)
 			if len(d.Start) != 0 {
 				b.Fatalf("an unchanged repository started %v", d.Start)
 			}
@@ -103,7 +105,7 @@ func BenchmarkPass(b *testing.B) {
 	b.Run("decode-state-cold", func(b *testing.B) {
 		_, _, files, _ := f.read(b, c)
 		for b.Loop() {
-			if _, errs := DecodeState(files); len(errs) > 0 {
+			if _, errs := reconcilers.DecodeState(files); len(errs) > 0 {
 				b.Fatal(errs)
 			}
 		}
@@ -119,11 +121,11 @@ func BenchmarkPass(b *testing.B) {
 	b.Run("encode-state-cold", func(b *testing.B) {
 		_, _, files, state := f.read(b, c)
 		for b.Loop() {
-			after, err := EncodeState(state)
+			after, err := reconcilers.EncodeState(state)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if diff := StateDiff(files, after); len(diff) != 0 {
+			if diff := reconcilers.StateDiff(files, after); len(diff) != 0 {
 				b.Fatalf("re-encoding the state changed %d files", len(diff))
 			}
 		}
@@ -135,7 +137,7 @@ func BenchmarkPass(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if diff := StateDiff(files, after); len(diff) != 0 {
+			if diff := reconcilers.StateDiff(files, after); len(diff) != 0 {
 				b.Fatalf("re-encoding the state changed %d files", len(diff))
 			}
 		}
@@ -154,13 +156,13 @@ func BenchmarkPass(b *testing.B) {
 			t0 := time.Now()
 			snap, tip, files, state := f.read(b, c)
 			t1 := time.Now()
-			d := Decide(Inputs{Snapshot: snap, State: state}, time.Now())
+			d := pass.Decide(pass.Inputs{Snapshot: snap, State: state}, time.Now())
 			t1d := time.Now()
 			after, err := c.codec.Encode(d.State)
 			if err != nil {
 				b.Fatal(err)
 			}
-			diff := StateDiff(files, after)
+			diff := reconcilers.StateDiff(files, after)
 			t2 := time.Now()
 			if _, err := c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions)); err != nil {
 				b.Fatal(err)
@@ -223,7 +225,7 @@ func newBenchFixture(b *testing.B) *benchFixture {
 		b.Fatal(err)
 	}
 
-	files, err := EncodeState(benchHistoryState(b, time.Now().Add(-time.Hour)))
+	files, err := reconcilers.EncodeState(benchHistoryState(b, time.Now().Add(-time.Hour)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -266,7 +268,7 @@ func (f *benchFixture) controller(b *testing.B) *Controller {
 }
 
 // read loads the snapshot and the state branch as c's pass would.
-func (f *benchFixture) read(b *testing.B, c *Controller) (*source.Snapshot, plumbing.Hash, map[string][]byte, *State) {
+func (f *benchFixture) read(b *testing.B, c *Controller) (*source.Snapshot, plumbing.Hash, map[string][]byte, *reconcilers.State) {
 	b.Helper()
 	ctx := context.Background()
 	snap, err := c.opts.Loader.Load(ctx, f.url, "main")
@@ -363,9 +365,9 @@ spec:
 // benchHistoryState is the state branch after benchHistory promotions of
 // every config: vectors 1..benchHistory of each template, all promoted
 // through every stage, finished at finished.
-func benchHistoryState(b *testing.B, finished time.Time) *State {
+func benchHistoryState(b *testing.B, finished time.Time) *reconcilers.State {
 	b.Helper()
-	s := NewState()
+	s := reconcilers.NewState()
 	for n := 0; n < benchChains; n++ {
 		for k := 1; k <= benchHistory; k++ {
 			components := benchComponents(n, k)
@@ -384,7 +386,7 @@ func benchHistoryState(b *testing.B, finished time.Time) *State {
 			if i > 0 {
 				src = v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: benchStage(n, benchLandscapes[i-1]), Landscape: benchLandscapes[i-1]}
 			}
-			cfg := newConfig(benchConfig(n, l), src, l)
+			cfg := passtest.NewConfig(benchConfig(n, l), src, l)
 			cfg.Spec.Target.Name = benchStage(n, l)
 			for k := 1; k <= benchHistory; k++ {
 				at := finished.Add(time.Duration(k-benchHistory) * time.Minute)

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,13 +21,16 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // Options configure a Controller for one config repository.
@@ -45,8 +50,8 @@ type Options struct {
 	// Progress receives the servers' fetch progress when the Loader is made
 	// here (a terminal watching run --once); nil means none.
 	Progress io.Writer
-	// Limits bound what the Loader made here reads (render.Limits).
-	Limits render.Limits
+	// Limits bound what the Loader made here reads (repofs.Limits).
+	Limits repofs.Limits
 	// Resolver picks component versions from registries; nil means
 	// templates must name exact tags or digests.
 	Resolver Resolver
@@ -105,7 +110,7 @@ type Controller struct {
 	inputs    string
 	due       time.Time
 	problems  []string // the configuration problems of that decision
-	codec     *Codec
+	codec     *reconcilers.Codec
 	remotesMu sync.Mutex
 	remotes   map[string]gitwriter.Remote
 
@@ -166,7 +171,7 @@ func New(o Options) (*Controller, error) {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, Renderer: render.NewRenderer(render.Options{Limits: o.Limits})})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -182,7 +187,7 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
-		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: NewCodec(),
+		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(),
 		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
 }
 
@@ -251,7 +256,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	d := Decide(Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: landedResults(snap, state, histories, c.results, c.rendersVector(state)),
+	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: landedResults(snap, state, histories, c.results, c.rendersVector(state)),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
@@ -261,7 +266,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	diff := StateDiff(files, after)
+	diff := reconcilers.StateDiff(files, after)
 	for _, p := range d.ConsumedRequests {
 		diff[p] = nil // in the commit that records what became of it
 	}
@@ -318,7 +323,7 @@ func requeueOrForever(d time.Duration) time.Duration {
 
 // queueUploads remembers the vectors this pass assembled whose template
 // names an uploadTarget; they are pushed once the state holds them.
-func (c *Controller) queueUploads(snap *source.Snapshot, before, after *State) {
+func (c *Controller) queueUploads(snap *source.Snapshot, before, after *reconcilers.State) {
 	if c.opts.Uploader == nil {
 		return
 	}
@@ -410,7 +415,7 @@ func (c *Controller) remote(url string) gitwriter.Remote {
 // that may pass (the remote unreachable, a race lost too often) has no
 // result: it stays InProgress and is retried until its deadline, and its
 // error is returned so the caller can say so.
-func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *State, names []string) (map[string]reconcilers.Result, error) {
+func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, names []string) (map[string]reconcilers.Result, error) {
 	results := make(map[string]reconcilers.Result, len(names))
 	var errs []error
 	var mu sync.Mutex
@@ -441,13 +446,13 @@ func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *
 // executeOne writes one promotion. The error is for a failure that may pass;
 // a failure that will not (the overlay is broken or gone, the remote refuses
 // the push) is a Failed result naming the cause.
-func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *State, p *v1alpha1.VectorPromotion) (reconcilers.Result, error) {
+func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, p *v1alpha1.VectorPromotion) (reconcilers.Result, error) {
 	log := c.opts.Log.WithValues("promotion", p.Name, "vector", p.Spec.Vector)
 	t := p.Spec.Target
 	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
 	if !ok {
 		return reconcilers.Result{Outcome: reconcilers.OutcomeTargetUnresolved,
-			Message: fmt.Sprintf("Stage %s in Landscape %s does not resolve", t.Name, t.Landscape)}, nil
+			Message: t.Describe() + " does not resolve"}, nil
 	}
 	vector := state.Vectors[p.Spec.Vector]
 	if vector == nil {
@@ -460,7 +465,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	}
 	trailers := gitwriter.Trailers{
 		Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
-		Source: describeSource(p.Spec.Source), Target: describeTarget(t),
+		Source: p.Spec.Source.Ref(), Target: t.Ref(),
 	}
 	trailers.Approvals = approvalTrailers(p)
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
@@ -486,32 +491,21 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	case len(results) != 1:
 		return reconcilers.Result{}, fmt.Errorf("the writer returned %d results for one change", len(results))
 	}
-	log.Info("promoted", "target", describeTarget(t), "commit", results[0].Commit.String(),
+	log.Info("promoted", "target", t.Ref(), "commit", results[0].Commit.String(),
 		"existing", results[0].Existing, "alreadyApplied", results[0].AlreadyApplied)
 	return reconcilers.Result{Outcome: reconcilers.OutcomeSucceeded, Commit: results[0].Commit.String()}, nil
 }
 
 // kustomizationPath is the overlay's kustomization file, as kustomize looks
 // for it.
-func kustomizationPath(tree render.Tree, dir string) (string, error) {
-	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+func kustomizationPath(tree repofs.Tree, dir string) (string, error) {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		p := path.Join(dir, name)
 		if _, err := fs.Stat(tree, p); err == nil {
 			return p, nil
 		}
 	}
 	return "", fmt.Errorf("overlay %s has no kustomization.yaml", dir)
-}
-
-func describeSource(s v1alpha1.SourceReference) string {
-	if s.Kind == v1alpha1.StageKind {
-		return fmt.Sprintf("Stage/%s/%s", s.Landscape, s.Name)
-	}
-	return s.Kind + "/" + s.Name
-}
-
-func describeTarget(t v1alpha1.StageReference) string {
-	return fmt.Sprintf("Stage/%s/%s", t.Landscape, t.Name)
 }
 
 // StateMessage is the state commit message: a subject counting the changes
@@ -531,3 +525,7 @@ func StateMessage(transitions []string) string {
 	}
 	return b.String()
 }
+
+// sortedKeys is the order the shell walks maps in, so that passes, logs and
+// commits are the same for the same input.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -65,9 +65,9 @@ func TestFailedPromotionIsNotRetriedAfterTheTTL(t *testing.T) {
 	if h := cfg.Status.PromotionHistory; len(h) != 1 || h[0].Promotion != "latest-to-dev-1" || h[0].Vector != vector || h[0].State != v1alpha1.PromotionFailed {
 		t.Errorf("promotion history %+v, want latest-to-dev-1 Failed", h)
 	}
-	if d := meta.FindStatusCondition(cfg.Status.Conditions, reconcilers.DriftCondition); d == nil ||
-		d.Reason != reconcilers.FailedNotRetriedReason || !strings.Contains(d.Message, "vectorflow promote --config latest-to-dev") {
-		t.Errorf("Drift %+v, want %s", d, reconcilers.FailedNotRetriedReason)
+	if d := meta.FindStatusCondition(cfg.Status.Conditions, v1alpha1.DriftCondition); d == nil ||
+		d.Reason != v1alpha1.FailedNotRetriedReason || !strings.Contains(d.Message, "vectorflow promote --config latest-to-dev") {
+		t.Errorf("Drift %+v, want %s", d, v1alpha1.FailedNotRetriedReason)
 	}
 }
 
@@ -128,10 +128,10 @@ func TestRevertedPromotionIsNotUndoneAfterTheTTL(t *testing.T) {
 	if cfg.Status.SourceVector != vector || cfg.Status.TargetVector == vector || cfg.Status.TargetVector == "" {
 		t.Errorf("status names source %q and target %q; want %s and the vector the revert restored", cfg.Status.SourceVector, cfg.Status.TargetVector, vector)
 	}
-	d := meta.FindStatusCondition(cfg.Status.Conditions, reconcilers.DriftCondition)
-	if d == nil || d.Reason != reconcilers.TargetChangedByHandReason || !strings.Contains(d.Message, vector) ||
+	d := meta.FindStatusCondition(cfg.Status.Conditions, v1alpha1.DriftCondition)
+	if d == nil || d.Reason != v1alpha1.TargetChangedByHandReason || !strings.Contains(d.Message, vector) ||
 		!strings.Contains(d.Message, "names "+cfg.Status.TargetVector) || !strings.Contains(d.Message, "vectorflow promote --config latest-to-dev") {
-		t.Errorf("Drift %+v, want %s naming %s and what dev names now", d, reconcilers.TargetChangedByHandReason, vector)
+		t.Errorf("Drift %+v, want %s naming %s and what dev names now", d, v1alpha1.TargetChangedByHandReason, vector)
 	}
 }
 
@@ -181,53 +181,11 @@ func driftController(t *testing.T, url string, auth func(string) source.Auth, cl
 	return c
 }
 
-func readDriftState(t *testing.T, repo *source.Repository) *State {
+func readDriftState(t *testing.T, repo *source.Repository) *reconcilers.State {
 	t.Helper()
 	_, _, state, err := ReadState(context.Background(), repo, DefaultStateBranch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return state
-}
-
-// TestDecideReportsConfigConflicts: a config added that closes a cycle
-// (prod → dev) and shares dev with latest-to-dev makes every config
-// involved not Ready, naming the others; none of them creates a promotion,
-// and those outside the conflict carry on.
-func TestDecideReportsConfigConflicts(t *testing.T) {
-	snap := defaultSnapshotSpec().build()
-	snap.Configs["prod-to-dev"] = newConfig("prod-to-dev", v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: "prod", Landscape: "prod"}, "dev")
-	d := Decide(Inputs{Snapshot: snap, State: NewState()}, t0)
-	want := map[string][]string{
-		"latest-to-dev": {"is also the target of VectorPromotionConfig prod-to-dev"},
-		"prod-to-dev":   {"is also the target of VectorPromotionConfig latest-to-dev", "cycle: VectorPromotionConfig prod-to-dev (prod/prod → dev/dev) → VectorPromotionConfig dev-to-test (dev/dev → test/test) → VectorPromotionConfig test-to-prod (test/test → prod/prod)"},
-		"dev-to-test":   {"cycle: VectorPromotionConfig dev-to-test (dev/dev → test/test)"},
-		"test-to-prod":  {"cycle: VectorPromotionConfig test-to-prod (test/test → prod/prod)"},
-	}
-	for name, says := range want {
-		c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, reconcilers.ReadyCondition)
-		if c == nil || c.Status != "False" || c.Reason != reconcilers.ConfigConflictReason {
-			t.Errorf("%s: Ready %+v, want False/%s", name, c, reconcilers.ConfigConflictReason)
-			continue
-		}
-		for _, s := range says {
-			if !strings.Contains(c.Message, s) {
-				t.Errorf("%s: Ready message %q does not say %q", name, c.Message, s)
-			}
-		}
-	}
-	if len(d.State.Promotions) != 0 {
-		t.Errorf("configs in conflict created promotions: %v", sortedKeys(d.State.Promotions))
-	}
-	// Without prod-to-dev, everything is Ready again.
-	delete(snap.Configs, "prod-to-dev")
-	d = Decide(Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
-	for name := range snap.Configs {
-		if c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, reconcilers.ReadyCondition); c == nil || c.Status != "True" {
-			t.Errorf("%s after the conflict is gone: Ready %+v", name, c)
-		}
-	}
-	if _, ok := d.State.Promotions["latest-to-dev-1"]; !ok {
-		t.Errorf("latest-to-dev did not promote once the conflict was gone: %v", sortedKeys(d.State.Promotions))
-	}
 }

@@ -48,7 +48,7 @@ func PassProblem(res PassResult, err error) string {
 // problem names already. A registry that could not be asked while the last
 // resolved version is kept (RegistryUnavailable) is not one: the pass still
 // works from what it knows, and the next one asks again.
-func ConfigurationProblems(snap *source.Snapshot, state *State) []string {
+func ConfigurationProblems(snap *source.Snapshot, state *reconcilers.State) []string {
 	var out []string
 	named := map[string]bool{}
 	for _, p := range snap.Problems {
@@ -56,8 +56,8 @@ func ConfigurationProblems(snap *source.Snapshot, state *State) []string {
 		named[p.Kind+"/"+p.Name] = true
 	}
 	notReady := func(kind, name string, conds []metav1.Condition) {
-		c := meta.FindStatusCondition(conds, reconcilers.ReadyCondition)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason == RegistryUnavailableReason || named[kind+"/"+name] {
+		c := meta.FindStatusCondition(conds, v1alpha1.ReadyCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason == v1alpha1.RegistryUnavailableReason || named[kind+"/"+name] {
 			return
 		}
 		out = append(out, fmt.Sprintf("%s/%s: %s: %s", kind, name, c.Reason, c.Message))

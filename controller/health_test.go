@@ -78,15 +78,15 @@ func TestReadiness(t *testing.T) {
 
 func TestConfigurationProblems(t *testing.T) {
 	ready := func(status metav1.ConditionStatus, reason, msg string) []metav1.Condition {
-		return []metav1.Condition{{Type: reconcilers.ReadyCondition, Status: status, Reason: reason, Message: msg}}
+		return []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: status, Reason: reason, Message: msg}}
 	}
 	snap := func(problems ...source.Problem) *source.Snapshot {
 		return &source.Snapshot{Problems: problems,
 			Configs:   map[string]*v1alpha1.VectorPromotionConfig{"dev-to-test": {}, "latest-to-dev": {}},
 			Templates: map[string]*v1alpha1.VectorTemplate{"acme": {}}}
 	}
-	state := func(configReady, templateReady []metav1.Condition) *State {
-		s := NewState()
+	state := func(configReady, templateReady []metav1.Condition) *reconcilers.State {
+		s := reconcilers.NewState()
 		s.Configs["dev-to-test"] = &v1alpha1.VectorPromotionConfig{Status: v1alpha1.VectorPromotionConfigStatus{Conditions: configReady}}
 		s.Configs["latest-to-dev"] = &v1alpha1.VectorPromotionConfig{Status: v1alpha1.VectorPromotionConfigStatus{
 			Conditions: ready(metav1.ConditionTrue, "Resolved", "")}}
@@ -101,19 +101,19 @@ func TestConfigurationProblems(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		snap  *source.Snapshot
-		state *State
+		state *reconcilers.State
 		want  []string
 	}{
-		{name: "everything ready", snap: snap(), state: state(ready(metav1.ConditionTrue, "Resolved", ""), ready(metav1.ConditionTrue, VectorAssembledReason, ""))},
+		{name: "everything ready", snap: snap(), state: state(ready(metav1.ConditionTrue, "Resolved", ""), ready(metav1.ConditionTrue, v1alpha1.VectorAssembledReason, ""))},
 		{name: "no conditions yet", snap: snap(), state: state(nil, nil)},
 		{name: "a snapshot problem, once, though the config it names is not ready either", snap: snap(missingStage),
 			state: state(ready(metav1.ConditionFalse, "TargetNotFound", "target Stage nowhere does not exist"), nil),
 			want:  []string{missingStage.Error()}},
 		{name: "a template that cannot assemble a vector", snap: snap(),
-			state: state(nil, ready(metav1.ConditionFalse, AssemblyFailedReason, "component api: no tag matches >=2.0.0")),
+			state: state(nil, ready(metav1.ConditionFalse, v1alpha1.AssemblyFailedReason, "component api: no tag matches >=2.0.0")),
 			want:  []string{"VectorTemplate/acme: AssemblyFailed: component api: no tag matches >=2.0.0"}},
 		{name: "a registry outage with the last version kept is not one", snap: snap(),
-			state: state(nil, ready(metav1.ConditionFalse, RegistryUnavailableReason, "registry.example.com: 503; kept 1.2.0"))},
+			state: state(nil, ready(metav1.ConditionFalse, v1alpha1.RegistryUnavailableReason, "registry.example.com: 503; kept 1.2.0"))},
 		{name: "a config not ready without a snapshot problem", snap: snap(),
 			state: state(ready(metav1.ConditionFalse, "InvalidSpec", "spec.keepLastPromotions: must be at least 1"), nil),
 			want:  []string{"VectorPromotionConfig/dev-to-test: InvalidSpec: spec.keepLastPromotions: must be at least 1"}},

@@ -30,7 +30,7 @@ func TargetSequences(ctx context.Context, w *gitwriter.Writer, snap *source.Snap
 func sequencesOf(snap *source.Snapshot, histories map[string]*gitwriter.History) map[string]int64 {
 	out := map[string]int64{}
 	for name, h := range histories {
-		if seq := h.Sequence(name, describeTarget(snap.Configs[name].Spec.Target)); seq > 0 {
+		if seq := h.Sequence(name, snap.Configs[name].Spec.Target.Ref()); seq > 0 {
 			out[name] = seq
 		}
 	}
@@ -79,7 +79,7 @@ func targetHistories(ctx context.Context, w *gitwriter.Writer, snap *source.Snap
 // the target's overlay, as the snapshot read it, runs the promotion's
 // vector: a commit carrying its trailers and its vector annotation may be
 // anyone's, so the annotation alone does not make it Succeeded.
-func landedResults(snap *source.Snapshot, state *State, histories map[string]*gitwriter.History, results map[string]reconcilers.Result,
+func landedResults(snap *source.Snapshot, state *reconcilers.State, histories map[string]*gitwriter.History, results map[string]reconcilers.Result,
 	renders func(p *v1alpha1.VectorPromotion, ref source.StageRef) error) map[string]reconcilers.Result {
 	var out map[string]reconcilers.Result
 	for _, name := range sortedKeys(state.Promotions) {

@@ -14,6 +14,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 func TestLandedResults(t *testing.T) {
@@ -31,7 +32,7 @@ func TestLandedResults(t *testing.T) {
 	}
 	snapshot := func(overlay string) *source.Snapshot {
 		return &source.Snapshot{Configs: map[string]*v1alpha1.VectorPromotionConfig{"latest-to-dev": cfg},
-			StageIndex: map[string]source.StageRef{"dev/dev": {Landscape: "dev", Name: "dev", Vector: render.StageVector{Vector: overlay}}}}
+			StageIndex: map[string]source.StageRef{"dev/dev": {Landscape: "dev", Name: "dev", Vector: overlays.StageVector{Vector: overlay}}}}
 	}
 	commit := plumbing.NewHash("1111111111111111111111111111111111111111")
 	landed := gitwriter.NewHistory(commit, gitwriter.HistoryEntry{Promotion: "latest-to-dev-2", Config: "latest-to-dev", Sequence: 2, Vector: "acme:2",
@@ -67,7 +68,7 @@ func TestLandedResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			state := NewState()
+			state := reconcilers.NewState()
 			state.Promotions[tt.promotion.Name] = tt.promotion
 			renders := func(p *v1alpha1.VectorPromotion, ref source.StageRef) error {
 				if p.Name != tt.promotion.Name || ref.Name != "dev" {

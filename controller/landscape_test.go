@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -63,11 +63,11 @@ func TestUnreadableLandscapeRepository(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return meta.FindStatusCondition(state.Configs["test-to-prod"].Status.Conditions, reconcilers.ReadyCondition)
+		return meta.FindStatusCondition(state.Configs["test-to-prod"].Status.Conditions, v1alpha1.ReadyCondition)
 	}
 
 	cond := ready()
-	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != reconcilers.TargetNotFoundReason ||
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.TargetNotFoundReason ||
 		!strings.Contains(cond.Message, "cannot read the landscape repository") {
 		t.Fatalf("test-to-prod Ready %+v: want False, TargetNotFound, saying the landscape repository cannot be read", cond)
 	}

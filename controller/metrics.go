@@ -89,7 +89,7 @@ func (m *Metrics) observePush(repo string, start, end time.Time, err error) {
 	}
 }
 
-func (m *Metrics) observePromotions(repo string, s *State) {
+func (m *Metrics) observePromotions(repo string, s *reconcilers.State) {
 	if m == nil {
 		return
 	}

@@ -7,73 +7,15 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"sort"
 	"strings"
-
-	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
-
-// ManifestChanges is what a promotion changes in the rendered manifests of
-// its target overlay, each object as `Kind namespace/name` (or `Kind name`).
-type ManifestChanges struct {
-	Added, Changed, Removed []string
-}
-
-// DiffManifests compares two kustomize outputs object by object.
-func DiffManifests(before, after []byte) (ManifestChanges, error) {
-	old, err := manifestObjects(before)
-	if err != nil {
-		return ManifestChanges{}, fmt.Errorf("rendered manifests before the promotion: %w", err)
-	}
-	cur, err := manifestObjects(after)
-	if err != nil {
-		return ManifestChanges{}, fmt.Errorf("rendered manifests after the promotion: %w", err)
-	}
-	var m ManifestChanges
-	for id, doc := range cur {
-		prev, ok := old[id]
-		switch {
-		case !ok:
-			m.Added = append(m.Added, id)
-		case prev != doc:
-			m.Changed = append(m.Changed, id)
-		}
-	}
-	for id := range old {
-		if _, ok := cur[id]; !ok {
-			m.Removed = append(m.Removed, id)
-		}
-	}
-	sort.Strings(m.Added)
-	sort.Strings(m.Changed)
-	sort.Strings(m.Removed)
-	return m, nil
-}
-
-func manifestObjects(data []byte) (map[string]string, error) {
-	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true}).Read()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(nodes))
-	for _, n := range nodes {
-		id := n.GetKind() + " " + n.GetName()
-		if ns := n.GetNamespace(); ns != "" {
-			id = n.GetKind() + " " + ns + "/" + n.GetName()
-		}
-		s, err := n.String()
-		if err != nil {
-			return nil, err
-		}
-		out[id] = s
-	}
-	return out, nil
-}
 
 // PullRequestDescription is what a promotion's pull request says.
 type PullRequestDescription struct {
@@ -81,7 +23,7 @@ type PullRequestDescription struct {
 	// From are the overlay's images before, To the vector's components.
 	From, To []v1alpha1.VectorComponent
 	// Manifests is the rendered change; RenderProblem says why there is none.
-	Manifests     ManifestChanges
+	Manifests     pass.ManifestChanges
 	RenderProblem string
 	// Merge is the config's spec.approval.pullRequest.merge.
 	Merge string
@@ -146,7 +88,7 @@ func componentRows(from, to []v1alpha1.VectorComponent) []string {
 }
 
 func componentVersion(c v1alpha1.VectorComponent) string {
-	v := "`" + orNone(c.Tag) + "`"
+	v := "`" + reconcilers.VectorOrNone(c.Tag) + "`"
 	if c.Tag == "" {
 		v = "no tag"
 	}
@@ -164,8 +106,8 @@ func componentVersion(c v1alpha1.VectorComponent) string {
 // A render failure is reported in the body, not as an error: the pull
 // request is still the place to review the promotion.
 func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
-	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: describeSource(p.Spec.Source),
-		Target: describeTarget(p.Spec.Target), From: ref.Vector.Images, To: overlayEntries(ref.Vector, vector.Spec.Components), Merge: policy.MergeMode()}
+	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: p.Spec.Source.Ref(),
+		Target: p.Spec.Target.Ref(), From: ref.Vector.Images, To: pass.OverlayEntries(ref.Vector, vector.Spec.Components), Merge: policy.MergeMode()}
 	old, err := fs.ReadFile(ref.Tree, file)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", file, err)
@@ -181,7 +123,7 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 		after, err = renderer.Build(editedTree{Tree: ref.Tree, path: file, data: edited}, ref.Overlay)
 	}
 	if err == nil {
-		d.Manifests, err = DiffManifests(before, after)
+		d.Manifests, err = pass.DiffManifests(before, after)
 	}
 	if err != nil {
 		d.RenderProblem = err.Error()
@@ -189,29 +131,11 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 	return PullRequestBody(d), nil
 }
 
-// overlayEntries are components as the overlay's images entries the
-// promotion leaves, keyed like the entries From is read from, so the table
-// pairs each component with its entry: the entry the edit takes over keeps
-// its name and newName (a placeholder's, a mirror's), a new one is named
-// after the image.
-func overlayEntries(overlay render.StageVector, components []v1alpha1.VectorComponent) []v1alpha1.VectorComponent {
-	out := make([]v1alpha1.VectorComponent, 0, len(components))
-	for _, c := range components {
-		entry := v1alpha1.VectorComponent{Name: c.ImageName()}
-		if e, ok := overlay.Entry(c.ImageName()); ok {
-			entry = v1alpha1.VectorComponent{Name: e.Name, Image: e.Image}
-		}
-		entry.Tag, entry.Digest = c.Tag, c.Digest
-		out = append(out, entry)
-	}
-	return out
-}
-
 // editedTree is a tree with one file's content replaced. Its hashes differ
 // from the original's along the edited path, so the renderer's cache keeps
 // the two renderings apart.
 type editedTree struct {
-	render.Tree
+	repofs.Tree
 	path string
 	data []byte
 }

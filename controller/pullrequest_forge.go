@@ -18,6 +18,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/forge"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -25,17 +26,17 @@ import (
 // still change a decision: those of unfinished promotions, and open ones of
 // finished promotions (to see them closed, or merged anyway). A forge that
 // cannot be asked is logged and its promotions simply wait.
-func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot, state *State) map[string]PullRequestFacts {
-	facts := map[string]PullRequestFacts{}
+func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State) map[string]pass.PullRequestFacts {
+	facts := map[string]pass.PullRequestFacts{}
 	for _, name := range sortedKeys(state.Promotions) {
 		p := state.Promotions[name]
 		pr := p.Status.PullRequest
-		policy := pullRequestPolicy(snap, p)
+		policy := pass.PullRequestPolicy(snap, p)
 		if pr == nil || policy == nil {
 			continue
 		}
 		waiting := reconcilers.DeriveState(p) == v1alpha1.PromotionWaiting
-		if !waiting && reconcilers.IsTerminal(reconcilers.DeriveState(p)) && pr.State != pullRequestOpen {
+		if !waiting && reconcilers.IsTerminal(reconcilers.DeriveState(p)) && pr.State != v1alpha1.PullRequestOpen {
 			continue
 		}
 		f, err := c.askForge(ctx, snap, p, policy, waiting)
@@ -48,22 +49,22 @@ func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot
 	return facts
 }
 
-func (c *Controller) askForge(ctx context.Context, snap *source.Snapshot, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval, reviews bool) (PullRequestFacts, error) {
+func (c *Controller) askForge(ctx context.Context, snap *source.Snapshot, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval, reviews bool) (pass.PullRequestFacts, error) {
 	client, repo, err := c.forgeFor(snap, p, policy)
 	if err != nil {
-		return PullRequestFacts{}, err
+		return pass.PullRequestFacts{}, err
 	}
 	pr, err := client.GetPullRequest(ctx, repo, p.Status.PullRequest.Number)
 	if err != nil {
-		return PullRequestFacts{}, err
+		return pass.PullRequestFacts{}, err
 	}
-	f := PullRequestFacts{State: pr.State, HeadSHA: pr.HeadSHA, MergedBy: pr.MergedBy}
+	f := pass.PullRequestFacts{State: pr.State, HeadSHA: pr.HeadSHA, MergedBy: pr.MergedBy}
 	if !reviews || pr.State == forge.StateClosed {
 		return f, nil
 	}
 	list, err := client.Reviews(ctx, repo, pr.Number)
 	if err != nil {
-		return PullRequestFacts{}, err
+		return pass.PullRequestFacts{}, err
 	}
 	// The head SHA passed here is the forge's current one: Gitea's stale
 	// flag misses a push that leaves the diff as it was.
@@ -126,10 +127,10 @@ func forgeToken(cfg string, policy *v1alpha1.PullRequestApproval) (string, error
 // kinds are idempotent. It returns what was done, the promotions whose pull
 // request waits for the forge to index its branch, and when to try those
 // again (0 when none waits).
-func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snapshot, state *State, actions []PullRequestAction) (done, waiting []string, retryIn time.Duration) {
+func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, actions []pass.PullRequestAction) (done, waiting []string, retryIn time.Duration) {
 	// A wait ends when its pull request is no longer asked for.
 	for name := range c.unindexed {
-		if !slices.ContainsFunc(actions, func(a PullRequestAction) bool { return a.Kind == OpenPullRequest && a.Promotion == name }) {
+		if !slices.ContainsFunc(actions, func(a pass.PullRequestAction) bool { return a.Kind == pass.OpenPullRequest && a.Promotion == name }) {
 			delete(c.unindexed, name)
 		}
 	}
@@ -138,13 +139,13 @@ func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snaps
 		if p == nil {
 			continue
 		}
-		policy := pullRequestPolicy(snap, p)
+		policy := pass.PullRequestPolicy(snap, p)
 		if policy == nil {
 			continue
 		}
 		log := c.opts.Log.WithValues("promotion", p.Name, "vector", p.Spec.Vector)
 		switch a.Kind {
-		case OpenPullRequest:
+		case pass.OpenPullRequest:
 			pr, err := c.openPullRequest(ctx, snap, state, p, policy)
 			if delay, ok := c.awaitBranchIndex(p.Name, err); ok {
 				log.Info("the forge does not know the promotion branch yet; opening the pull request on a pass soon", "retryIn", delay.String())
@@ -161,7 +162,7 @@ func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snaps
 			c.opened[p.Name] = pr
 			log.Info("opened pull request", "number", pr.Number, "url", pr.URL)
 			done = append(done, fmt.Sprintf("%s: pull request #%d", p.Name, pr.Number))
-		case ClosePullRequest:
+		case pass.ClosePullRequest:
 			client, repo, err := c.forgeFor(snap, p, policy)
 			if err == nil {
 				err = client.Close(ctx, repo, a.Number, a.Comment)
@@ -180,7 +181,7 @@ func (c *Controller) executePullRequests(ctx context.Context, snap *source.Snaps
 // openPullRequest pushes p's promotion commit, unapproved, on top of the
 // target branch to vectorflow/promote/<config>-<sequence> and opens the pull
 // request from it (or finds the open one: opening is idempotent by branch).
-func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot, state *State, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval) (v1alpha1.PullRequestStatus, error) {
+func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval) (v1alpha1.PullRequestStatus, error) {
 	t := p.Spec.Target
 	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
 	if !ok {
@@ -199,7 +200,7 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 		return v1alpha1.PullRequestStatus{}, err
 	}
 	trailers := gitwriter.Trailers{Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
-		Source: describeSource(p.Spec.Source), Target: describeTarget(t)}
+		Source: p.Spec.Source.Ref(), Target: t.Ref()}
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
 	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
 	branch := gitwriter.PromoteBranchPrefix + p.Name
@@ -219,7 +220,7 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 	}
 	// The head recorded is the promotion commit pushed, which a counting
 	// review must be given on, whatever the forge reports meanwhile.
-	return v1alpha1.PullRequestStatus{Number: pr.Number, URL: pr.URL, Branch: branch, HeadSHA: pushed.Commit.String(), State: pullRequestOpen}, nil
+	return v1alpha1.PullRequestStatus{Number: pr.Number, URL: pr.URL, Branch: branch, HeadSHA: pushed.Commit.String(), State: v1alpha1.PullRequestOpen}, nil
 }
 
 // branchIndexGrace is how long a forge may take to index a promotion branch
@@ -269,7 +270,7 @@ func (c *Controller) awaitBranchIndex(promotion string, err error) (time.Duratio
 
 // pullRequestKey identifies the forge facts, so a pass whose only news is a
 // review or a merge is not skipped as unchanged.
-func pullRequestKey(facts map[string]PullRequestFacts) string {
+func pullRequestKey(facts map[string]pass.PullRequestFacts) string {
 	if len(facts) == 0 {
 		return ""
 	}

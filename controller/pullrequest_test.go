@@ -1,315 +1,15 @@
 package controller
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
-
-// TestDecidePullRequests walks dev-to-test promotions through pull-request
-// approval, one decision at a time, with the forge's facts as inputs: what
-// the core asks the shell to open and close, when a review or a merge
-// approves, and how a merged stale pull request is reported.
-func TestDecidePullRequests(t *testing.T) {
-	opened := func(n int) v1alpha1.PullRequestStatus {
-		return v1alpha1.PullRequestStatus{Number: n, URL: fmt.Sprintf("https://git.example.com/acme/pulls/%d", n),
-			Branch: fmt.Sprintf("vectorflow/promote/dev-to-test-%d", n), HeadSHA: fmt.Sprintf("head%d", n), State: pullRequestOpen}
-	}
-	reviewedAt := t0.Add(30 * time.Second)
-	type step struct {
-		merge      string
-		devVector  string
-		testVector string
-		in         func(*Inputs)
-		check      func(t *testing.T, d Decision)
-	}
-	tests := []struct {
-		name  string
-		steps []step
-	}{{
-		name: "merge forge: a waiting promotion gets a pull request once; a review alone does nothing; the merge approves and starts it",
-		steps: []step{{
-			devVector: "acme:v1",
-			check: func(t *testing.T, d Decision) {
-				wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
-				wantActions(t, d, PullRequestAction{Kind: OpenPullRequest, Promotion: "dev-to-test-1"})
-			},
-		}, {
-			devVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.OpenedPullRequests = map[string]v1alpha1.PullRequestStatus{"dev-to-test-1": opened(1)}
-			},
-			check: func(t *testing.T, d Decision) {
-				p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
-				if diff := cmp.Diff(&v1alpha1.PullRequestStatus{Number: 1, URL: "https://git.example.com/acme/pulls/1",
-					Branch: "vectorflow/promote/dev-to-test-1", HeadSHA: "head1", State: "open"}, p.Status.PullRequest); diff != "" {
-					t.Errorf("status.pullRequest (-want +got):\n%s", diff)
-				}
-				wantActions(t, d)
-			},
-		}, {
-			devVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "open", HeadSHA: "head1", Reviewer: "alice", ReviewedAt: reviewedAt}}
-			},
-			check: func(t *testing.T, d Decision) {
-				wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
-				wantActions(t, d)
-			},
-		}, {
-			// Merged, but the snapshot does not show it on the target yet.
-			devVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "merged", HeadSHA: "head1", MergedBy: "bob", Reviewer: "alice", ReviewedAt: reviewedAt}}
-			},
-			check: func(t *testing.T, d Decision) {
-				p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
-				if p.Status.PullRequest.State != "merged" {
-					t.Errorf("pull request state %q, want merged", p.Status.PullRequest.State)
-				}
-			},
-		}, {
-			devVector: "acme:v1", testVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "merged", HeadSHA: "head1", MergedBy: "bob", Reviewer: "alice", ReviewedAt: reviewedAt}}
-			},
-			check: func(t *testing.T, d Decision) {
-				p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
-				if a := p.Status.Approval; a == nil || a.ApprovedBy != "alice" || !a.ApprovedAt.Time.Equal(reviewedAt) {
-					t.Errorf("status.approval %+v, want alice at %s", a, reviewedAt)
-				}
-				if !slices.Contains(d.Start, "dev-to-test-1") {
-					t.Errorf("Start %v: the merged promotion must run so its merged commit is recorded", d.Start)
-				}
-				wantActions(t, d) // merged: nothing to close
-			},
-		}},
-	}, {
-		name: "merge forge: a merge without a counting review is approved by whoever merged",
-		steps: []step{{devVector: "acme:v1"}, {
-			devVector: "acme:v1", testVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.OpenedPullRequests = map[string]v1alpha1.PullRequestStatus{"dev-to-test-1": opened(1)}
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "merged", MergedBy: "bob"}}
-			},
-			check: func(t *testing.T, d Decision) {
-				p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
-				if a := p.Status.Approval; a == nil || a.ApprovedBy != "bob" {
-					t.Errorf("status.approval %+v, want bob", a)
-				}
-			},
-		}},
-	}, {
-		name: "merge vectorflow: a counting review approves; the superseded pull request is closed pointing to the newer one, then the executed one",
-		steps: []step{{merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v1"}, {
-			merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v2",
-			in: func(in *Inputs) {
-				in.OpenedPullRequests = map[string]v1alpha1.PullRequestStatus{"dev-to-test-1": opened(1)}
-			},
-			check: func(t *testing.T, d Decision) {
-				wantPromotion(t, d, "dev-to-test-2", v1alpha1.PromotionWaiting, "acme:v2")
-				wantActions(t, d, PullRequestAction{Kind: OpenPullRequest, Promotion: "dev-to-test-2"})
-			},
-		}, {
-			merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v2",
-			in: func(in *Inputs) {
-				in.OpenedPullRequests = map[string]v1alpha1.PullRequestStatus{"dev-to-test-2": opened(2)}
-				in.PullRequests = map[string]PullRequestFacts{
-					"dev-to-test-1": {State: "open", HeadSHA: "head1"},
-					"dev-to-test-2": {State: "open", HeadSHA: "head2", Reviewer: "alice", ReviewedAt: reviewedAt},
-				}
-			},
-			check: func(t *testing.T, d Decision) {
-				p := wantPromotion(t, d, "dev-to-test-2", v1alpha1.PromotionInProgress, "acme:v2")
-				if a := p.Status.Approval; a == nil || a.ApprovedBy != "alice" {
-					t.Errorf("status.approval %+v, want alice", a)
-				}
-				wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionSuperseded, "acme:v1")
-				wantActions(t, d, PullRequestAction{Kind: ClosePullRequest, Promotion: "dev-to-test-1", Number: 1,
-					Comment: "Superseded by dev-to-test-2 (pull request #2 https://git.example.com/acme/pulls/2), which promotes acme:v2; acme:v1 will not be promoted."})
-			},
-		}, {
-			merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v2", testVector: "acme:v2",
-			in: func(in *Inputs) {
-				in.Results = map[string]reconcilers.Result{"dev-to-test-2": {Outcome: reconcilers.OutcomeSucceeded, Commit: "c0ffee"}}
-				in.PullRequests = map[string]PullRequestFacts{
-					"dev-to-test-1": {State: "closed", HeadSHA: "head1"},
-					"dev-to-test-2": {State: "open", HeadSHA: "head2", Reviewer: "alice", ReviewedAt: reviewedAt},
-				}
-			},
-			check: func(t *testing.T, d Decision) {
-				wantPromotion(t, d, "dev-to-test-2", v1alpha1.PromotionSucceeded, "acme:v2")
-				wantActions(t, d, PullRequestAction{Kind: ClosePullRequest, Promotion: "dev-to-test-2", Number: 2,
-					Comment: "vectorflow promoted acme:v2 to Stage/test/test after the approval of alice with the signed commit c0ffee on the target branch; this pull request is no longer needed."})
-			},
-		}},
-	}, {
-		name: "merge vectorflow: a review of a head someone else pushed approves nothing",
-		steps: []step{{merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v1"}, {
-			merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.OpenedPullRequests = map[string]v1alpha1.PullRequestStatus{"dev-to-test-1": opened(1)}
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "open", HeadSHA: "pushed-by-mallory", Reviewer: "alice"}}
-			},
-			check: func(t *testing.T, d Decision) {
-				p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
-				if p.Status.PullRequest.HeadSHA != "head1" {
-					t.Errorf("headSHA %q, want the pushed promotion commit head1", p.Status.PullRequest.HeadSHA)
-				}
-			},
-		}},
-	}, {
-		name: "a pull request closed unmerged approves nothing and is not reopened",
-		steps: []step{{devVector: "acme:v1"}, {
-			devVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.OpenedPullRequests = map[string]v1alpha1.PullRequestStatus{"dev-to-test-1": opened(1)}
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "closed", Reviewer: "alice"}}
-			},
-			check: func(t *testing.T, d Decision) {
-				p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
-				if p.Status.PullRequest.State != "closed" {
-					t.Errorf("state %q, want closed", p.Status.PullRequest.State)
-				}
-				wantActions(t, d) // a rejected (closed) pull request is not reopened
-				// ...and the promotion says why it waits.
-				c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
-				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != PullRequestClosedReason ||
-					!strings.Contains(c.Message, "pull request #1") || !strings.Contains(c.Message, "vectorflow promote") {
-					t.Errorf("Approved condition %+v: want False, PullRequestClosed, naming #1 and what to do", c)
-				}
-			},
-		}, {
-			devVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "open", HeadSHA: "head1"}}
-			},
-			check: func(t *testing.T, d Decision) {
-				p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
-				if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); c == nil || c.Reason != v1alpha1.WaitingForApprovalReason {
-					t.Errorf("after the pull request was reopened, Approved %+v: want WaitingForApproval", c)
-				}
-			},
-		}},
-	}, {
-		name: "a merged pull request of a superseded promotion makes the config not Ready, steadily",
-		steps: []step{{merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v1"}, {
-			merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v2",
-			in: func(in *Inputs) {
-				in.OpenedPullRequests = map[string]v1alpha1.PullRequestStatus{"dev-to-test-1": opened(1)}
-			},
-		}, {
-			merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v2",
-			in: func(in *Inputs) {
-				in.OpenedPullRequests = map[string]v1alpha1.PullRequestStatus{"dev-to-test-2": opened(2)}
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-2": {State: "open", HeadSHA: "head2", Reviewer: "alice"}}
-			},
-		}, {
-			merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v2", testVector: "acme:v1",
-			in: func(in *Inputs) {
-				in.PullRequests = map[string]PullRequestFacts{"dev-to-test-1": {State: "merged", HeadSHA: "head1", MergedBy: "mallory"}}
-			},
-			check: func(t *testing.T, d Decision) {
-				wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionSuperseded, "acme:v1")
-				wantStale(t, d)
-			},
-		}, {
-			merge: v1alpha1.PullRequestMergeVectorflow, devVector: "acme:v2", testVector: "acme:v1",
-			check: func(t *testing.T, d Decision) {
-				c := wantStale(t, d)
-				if !c.LastTransitionTime.Time.Equal(t0.Add(3 * time.Minute)) {
-					t.Errorf("lastTransitionTime %s moved; want the first report's %s", c.LastTransitionTime, t0.Add(3*time.Minute))
-				}
-			},
-		}},
-	}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			state := NewState()
-			for i, s := range tt.steps {
-				spec := defaultSnapshotSpec()
-				spec.devVector, spec.testVector = s.devVector, s.testVector
-				snap := spec.build()
-				cfg := snap.Configs["dev-to-test"]
-				cfg.Spec.Approval.PullRequest = &v1alpha1.PullRequestApproval{Forge: v1alpha1.ForgeGitea,
-					APIURL: "https://git.example.com/api/v1", TokenEnv: "GITEA_TOKEN", Merge: s.merge}
-				in := Inputs{Snapshot: snap, State: state}
-				if s.in != nil {
-					s.in(&in)
-				}
-				d := Decide(in, t0.Add(time.Duration(i)*time.Minute))
-				if s.check != nil {
-					t.Run(fmt.Sprintf("step %d", i+1), func(t *testing.T) { s.check(t, d) })
-				}
-				state = roundTrip(t, d.State)
-			}
-		})
-	}
-}
-
-func wantActions(t *testing.T, d Decision, want ...PullRequestAction) {
-	t.Helper()
-	if diff := cmp.Diff(want, d.PullRequestActions); diff != "" {
-		t.Errorf("PullRequestActions (-want +got):\n%s", diff)
-	}
-}
-
-func wantStale(t *testing.T, d Decision) metav1.Condition {
-	t.Helper()
-	c := meta.FindStatusCondition(d.State.Configs["dev-to-test"].Status.Conditions, reconcilers.ReadyCondition)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != StalePromotionMergedReason ||
-		!strings.Contains(c.Message, "pull request #1 (https://git.example.com/acme/pulls/1) of superseded promotion dev-to-test-1 was merged anyway") {
-		t.Fatalf("Ready of dev-to-test %+v, want False/%s naming pull request #1", c, StalePromotionMergedReason)
-	}
-	return *c
-}
-
-// TestDiffManifests lists objects added, changed and removed between two
-// kustomize outputs, independent of their order.
-func TestDiffManifests(t *testing.T) {
-	deploy := func(name, image string) string {
-		return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\n  namespace: acme\nspec:\n  template:\n    spec:\n      containers:\n      - image: " + image + "\n"
-	}
-	ns := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: acme\n"
-	tests := []struct {
-		name          string
-		before, after string
-		want          ManifestChanges
-		wantErr       bool
-	}{
-		{name: "nothing rendered", want: ManifestChanges{}},
-		{name: "same objects, other order", before: ns + "---\n" + deploy("a", "a:1"), after: deploy("a", "a:1") + "---\n" + ns},
-		{name: "an image changes", before: ns + "---\n" + deploy("a", "a:1") + "---\n" + deploy("b", "b:1"),
-			after: ns + "---\n" + deploy("a", "a:2") + "---\n" + deploy("b", "b:1"),
-			want:  ManifestChanges{Changed: []string{"Deployment acme/a"}}},
-		{name: "added, changed and removed", before: deploy("a", "a:1") + "---\n" + deploy("old", "o:1"),
-			after: ns + "---\n" + deploy("a", "a:2") + "---\n" + deploy("new", "n:1"),
-			want: ManifestChanges{Added: []string{"Deployment acme/new", "Namespace acme"}, Changed: []string{"Deployment acme/a"},
-				Removed: []string{"Deployment acme/old"}}},
-		{name: "output that is not YAML", before: ns, after: "kind: [\n", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := DiffManifests([]byte(tt.before), []byte(tt.after))
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err %v, want error %v", err, tt.wantErr)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" && !tt.wantErr {
-				t.Errorf("DiffManifests (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 // TestPullRequestBodyComponents checks the component table: only changed
 // components, old -> new, with renamed images and digests.
@@ -325,7 +25,7 @@ func TestPullRequestBodyComponents(t *testing.T) {
 		{Name: "reg/new", Tag: "1.20"},
 	}
 	body := PullRequestBody(PullRequestDescription{Promotion: "dev-to-test-3", Vector: "acme:v3", Source: "Stage/dev/dev",
-		Target: "Stage/test/test", From: from, To: to, Manifests: ManifestChanges{Changed: []string{"Deployment acme/b"}}})
+		Target: "Stage/test/test", From: from, To: to, Manifests: pass.ManifestChanges{Changed: []string{"Deployment acme/b"}}})
 	want := "| Component | Old | New |\n|---|---|---|\n" +
 		"| `reg/b` | `2.0.0` (`sha256:1111`) | `mirror/b` `2.1.0` (`sha256:2222`) |\n" +
 		"| `reg/gone` | `0.1` | — |\n" +
@@ -347,7 +47,7 @@ func TestPullRequestBodyComponents(t *testing.T) {
 // the overlay's entries, so a placeholder's or a mirror's entry is one row
 // whose version changes, not a removed and an added component.
 func TestOverlayEntriesPairWithTheOverlay(t *testing.T) {
-	overlay := render.StageVector{Images: []v1alpha1.VectorComponent{
+	overlay := overlays.StageVector{Images: []v1alpha1.VectorComponent{
 		{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.0.0"},
 		{Name: "registry.example.com/shop/web", Image: "mirror.example.com/shop/web", Tag: "2.0.0"},
 	}}
@@ -356,7 +56,7 @@ func TestOverlayEntriesPairWithTheOverlay(t *testing.T) {
 		{Name: "web", Image: "registry.example.com/shop/web", Tag: "2.1.0"},
 		{Name: "worker", Image: "registry.example.com/shop/worker", Digest: "sha256:1"},
 	}
-	got := componentRows(overlay.Images, overlayEntries(overlay, components))
+	got := componentRows(overlay.Images, pass.OverlayEntries(overlay, components))
 	want := []string{
 		"| `api` | `registry.example.com/shop/api` `1.0.0` | `registry.example.com/shop/api` `1.1.0` |",
 		"| `registry.example.com/shop/web` | `mirror.example.com/shop/web` `2.0.0` | `mirror.example.com/shop/web` `2.1.0` |",

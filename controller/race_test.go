@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -87,7 +88,7 @@ func TestRacingControllersExecuteEachPromotionOnce(t *testing.T) {
 	for _, p := range strings.Fields(testutil.Git(t, clone, nil, "ls-tree", "-r", "--name-only", "origin/"+DefaultStateBranch)) {
 		files[p] = []byte(testutil.Git(t, clone, nil, "show", "origin/"+DefaultStateBranch+":"+p))
 	}
-	state, decodeErrs := DecodeState(files)
+	state, decodeErrs := reconcilers.DecodeState(files)
 	if len(decodeErrs) > 0 {
 		t.Fatalf("state branch: %v", decodeErrs)
 	}
@@ -347,7 +348,7 @@ func TestTwoControllersAndAForeignWriterLoseNothing(t *testing.T) {
 		finished("on the state branch", state.Promotions[name])
 	}
 	cleaned := 0
-	deletions := testutil.Git(t, clone, nil, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=commit %H", "origin/"+DefaultStateBranch, "--", promotionsDir+"/")
+	deletions := testutil.Git(t, clone, nil, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=commit %H", "origin/"+DefaultStateBranch, "--", reconcilers.PromotionsDir+"/")
 	var deletedIn string
 	for _, line := range strings.Split(deletions, "\n") {
 		switch line = strings.TrimSpace(line); {
@@ -387,7 +388,7 @@ func TestTwoControllersAndAForeignWriterLoseNothing(t *testing.T) {
 }
 
 // readStateAt decodes the state branch at rev: every file, or only path.
-func readStateAt(t *testing.T, dir, rev, path string) *State {
+func readStateAt(t *testing.T, dir, rev, path string) *reconcilers.State {
 	t.Helper()
 	paths := []string{path}
 	if path == "" {
@@ -397,7 +398,7 @@ func readStateAt(t *testing.T, dir, rev, path string) *State {
 	for _, p := range paths {
 		files[p] = []byte(testutil.Git(t, dir, nil, "show", rev+":"+p))
 	}
-	state, errs := DecodeState(files)
+	state, errs := reconcilers.DecodeState(files)
 	if len(errs) > 0 {
 		t.Fatalf("the state at %s does not decode: %v", rev, errs)
 	}

@@ -90,7 +90,7 @@ func (f *raceFixture) auth(string) source.Auth {
 }
 
 // readState reads the state branch as it is on the server.
-func (f *raceFixture) readState(t testing.TB) *State {
+func (f *raceFixture) readState(t testing.TB) *reconcilers.State {
 	t.Helper()
 	repo, err := source.Open(f.url, f.auth(f.url))
 	if err != nil {

@@ -12,15 +12,16 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 // ReadState fetches the state branch of repo and decodes it. A branch that
 // does not exist yet is an empty state at the zero hash.
-func ReadState(ctx context.Context, repo *source.Repository, branch string) (plumbing.Hash, map[string][]byte, *State, error) {
+func ReadState(ctx context.Context, repo *source.Repository, branch string) (plumbing.Hash, map[string][]byte, *reconcilers.State, error) {
 	tip, err := repo.Fetch(ctx, branch)
 	if errors.Is(err, git.NoMatchingRefSpecError{}) {
-		return plumbing.ZeroHash, map[string][]byte{}, NewState(), nil
+		return plumbing.ZeroHash, map[string][]byte{}, reconcilers.NewState(), nil
 	}
 	if err != nil {
 		return plumbing.ZeroHash, nil, nil, err
@@ -29,7 +30,7 @@ func ReadState(ctx context.Context, repo *source.Repository, branch string) (plu
 	if err != nil {
 		return plumbing.ZeroHash, nil, nil, err
 	}
-	state, errs := DecodeState(files)
+	state, errs := reconcilers.DecodeState(files)
 	if len(errs) > 0 {
 		return tip, files, state, fmt.Errorf("state branch %s of %s: %w", branch, repo.URL(), errors.Join(errs...))
 	}
@@ -61,7 +62,7 @@ func readCommitFiles(repo *source.Repository, commit plumbing.Hash) (map[string]
 type VerifiedState struct {
 	Tip   plumbing.Hash
 	Files map[string][]byte
-	State *State
+	State *reconcilers.State
 	// Verdict is the tip's; Refusal describes it when the tip is not
 	// trusted, and Unverified then names the files that differ from the
 	// last trusted commit (every file when there is none).
@@ -107,7 +108,13 @@ func ReadVerifiedState(ctx context.Context, repo *source.Repository, branch stri
 }
 
 // ConfigStatusPath is where a config's status lives on the state branch.
-func ConfigStatusPath(name string) string { return path.Join(configsDir, name+".yaml") }
+func ConfigStatusPath(name string) string { return path.Join(reconcilers.ConfigsDir, name+".yaml") }
 
 // StagePath is where a stage's status lives on the state branch.
-func StagePath(landscape, name string) string { return path.Join(stagesDir, landscape, name+".yaml") }
+func StagePath(landscape, name string) string {
+	return path.Join(reconcilers.StagesDir, landscape, name+".yaml")
+}
+
+// DefaultStateBranch is the branch of the config repository that holds
+// vectorflow's runtime objects.
+const DefaultStateBranch = "vectorflow/state"

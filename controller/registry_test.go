@@ -97,9 +97,9 @@ func TestRegistryDiscoveryPinsPromotesAndSurvivesAnOutage(t *testing.T) {
 	if tmpl == nil || tmpl.Status.LatestVector != second.Ref() {
 		t.Fatalf("template acme with the registry down: %+v, want latestVector %s kept", tmpl, second.Ref())
 	}
-	ready := meta.FindStatusCondition(tmpl.Status.Conditions, reconcilers.ReadyCondition)
-	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != RegistryUnavailableReason {
-		t.Fatalf("Ready condition of template acme with the registry down: %+v, want False/%s", ready, RegistryUnavailableReason)
+	ready := meta.FindStatusCondition(tmpl.Status.Conditions, v1alpha1.ReadyCondition)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.RegistryUnavailableReason {
+		t.Fatalf("Ready condition of template acme with the registry down: %+v, want False/%s", ready, v1alpha1.RegistryUnavailableReason)
 	}
 	for _, comp := range second.Spec.Components {
 		kept := "kept " + comp.Tag + "@" + comp.Digest
@@ -239,7 +239,7 @@ func (f *discoveryRepo) pinned(tags map[string]string) []v1alpha1.VectorComponen
 	return out
 }
 
-func (f *discoveryRepo) state(t *testing.T) *State {
+func (f *discoveryRepo) state(t *testing.T) *reconcilers.State {
 	t.Helper()
 	repo, err := source.Open(f.url, f.auth(f.url))
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // renderCheck is the Change.Check of a promotion into overlay: Succeeded
@@ -19,23 +21,23 @@ import (
 // validate builds it) and must run every component at its tag or digest,
 // under the name the overlay's entry for it gives (a mirror's newName).
 func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorComponent) func(*object.Tree) error {
-	return func(tree *object.Tree) error { return c.checkRenders(render.GitTree(tree), overlay, components) }
+	return func(tree *object.Tree) error { return c.checkRenders(repofs.GitTree(tree), overlay, components) }
 }
 
 // checkRenders builds overlay in tree and checks that it runs every
 // component at its tag or digest (see renderCheck).
-func (c *Controller) checkRenders(tree render.Tree, overlay string, components []v1alpha1.VectorComponent) error {
+func (c *Controller) checkRenders(tree repofs.Tree, overlay string, components []v1alpha1.VectorComponent) error {
 	r := c.overlayRenderer()
 	out, err := r.Build(tree, overlay)
 	if err != nil {
 		return &overlayBuildError{overlay: overlay, err: err}
 	}
-	images, err := render.Images(out)
+	images, err := overlays.Images(out)
 	if err != nil {
 		return &overlayBuildError{overlay: overlay, err: err}
 	}
 	// The edited entries say under which name each component runs.
-	entries, err := render.ReadStageVector(tree, overlay)
+	entries, err := overlays.ReadStageVector(tree, overlay)
 	if err != nil {
 		return &overlayBuildError{overlay: overlay, err: err}
 	}
@@ -44,7 +46,7 @@ func (c *Controller) checkRenders(tree render.Tree, overlay string, components [
 
 // rendersVector checks that a stage's overlay, as a snapshot read it, runs
 // a promotion's vector (the components state holds for it).
-func (c *Controller) rendersVector(state *State) func(p *v1alpha1.VectorPromotion, ref source.StageRef) error {
+func (c *Controller) rendersVector(state *reconcilers.State) func(p *v1alpha1.VectorPromotion, ref source.StageRef) error {
 	return func(p *v1alpha1.VectorPromotion, ref source.StageRef) error {
 		vector := state.Vectors[p.Spec.Vector]
 		switch {

@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // TestPromotionRendersOrFails runs the quickstart on a git server with one
@@ -159,7 +160,7 @@ func TestPromotionRendersOrFails(t *testing.T) {
 			if n := strings.Count(string(overlay), "registry.example.com/acme/service-a\n"); n != 1 || !strings.Contains(string(overlay), tc.entry) {
 				t.Errorf("dev's overlay does not have exactly one entry for service-a, this one:\n%s\noverlay:\n%s", tc.entry, overlay)
 			}
-			out, err := render.NewRenderer(render.Options{}).Build(render.DirTree(clone), "apps/overlays/dev")
+			out, err := render.NewRenderer(render.Options{}).Build(repofs.DirTree(clone), "apps/overlays/dev")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,62 +12,23 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
-
-// PromotionRequestKind is the kind of a promotion request file, which
-// `vectorflow promote` adds to the state branch in a commit signed with an
-// approver's own key. Only the controller creates promotions: it turns a
-// request whose adding commit an approver of that config signed into a
-// fresh promotion, and deletes every request in the same state commit, so
-// each counts once.
-const PromotionRequestKind = "PromotionRequest"
-
-// PromotionRequest is the content of requests/<config>/<id>.yaml. Who asked
-// is decided by the signature of the commit that added the file, not by
-// RequestedBy, which is only what the requester called themselves.
-type PromotionRequest struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Config     string `json:"config"`
-	// Vector is the source's vector the requester saw; when set, the
-	// request is refused if the source offers another one by the time the
-	// controller reads it.
-	Vector      string      `json:"vector,omitempty"`
-	RequestedBy string      `json:"requestedBy,omitempty"`
-	RequestedAt metav1.Time `json:"requestedAt"`
-}
-
-// RequestPath is where a promotion request lives on the state branch.
-func RequestPath(config, id string) string {
-	return path.Join(requestsDir, config, id+".yaml")
-}
-
-// RequestVerdict is what the signature check of one request file found.
-type RequestVerdict struct {
-	// Path is the request's file; it is deleted whatever the verdict.
-	Path    string
-	Request PromotionRequest
-	// Requester is the approver whose key signed the adding commit; empty
-	// when the request is refused.
-	Requester string
-	// Refusal says why the request does not count.
-	Refusal string
-}
 
 // judgeRequests checks every file under requests/ at tip: it must be a
 // PromotionRequest for the config its directory names, added in a commit
 // signed by one of that config's approvers or by a trusted state signer (the
 // operator of an automatic config, which has no approvers, may ask too).
-func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, files map[string][]byte, tip plumbing.Hash) ([]RequestVerdict, error) {
+func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, files map[string][]byte, tip plumbing.Hash) ([]pass.RequestVerdict, error) {
 	var paths []string
 	for _, p := range sortedKeys(files) {
-		if strings.HasPrefix(p, requestsDir+"/") {
+		if strings.HasPrefix(p, reconcilers.RequestsDir+"/") {
 			paths = append(paths, p)
 		}
 	}
@@ -78,7 +39,7 @@ func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, f
 	if err != nil {
 		return nil, err
 	}
-	verdicts := make([]RequestVerdict, 0, len(paths))
+	verdicts := make([]pass.RequestVerdict, 0, len(paths))
 	for _, p := range paths {
 		v, err := judgeRequest(s, snap, tip, p, files[p], c.trust.signers)
 		if err != nil {
@@ -89,15 +50,15 @@ func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, f
 	return verdicts, nil
 }
 
-func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbing.Hash, file string, data []byte, stateSigners *gitwriter.Verifier) (RequestVerdict, error) {
-	v := RequestVerdict{Path: file}
-	dir := strings.TrimPrefix(path.Dir(file), requestsDir+"/")
-	if path.Ext(file) != ".yaml" || strings.Contains(dir, "/") || dir == requestsDir {
+func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbing.Hash, file string, data []byte, stateSigners *gitwriter.Verifier) (pass.RequestVerdict, error) {
+	v := pass.RequestVerdict{Path: file}
+	dir := strings.TrimPrefix(path.Dir(file), reconcilers.RequestsDir+"/")
+	if path.Ext(file) != ".yaml" || strings.Contains(dir, "/") || dir == reconcilers.RequestsDir {
 		v.Refusal = "not a promotion request: requests live in requests/<config>/<id>.yaml"
 		return v, nil
 	}
-	if err := yaml.UnmarshalStrict(data, &v.Request); err != nil || v.Request.Kind != PromotionRequestKind {
-		v.Refusal = fmt.Sprintf("not a %s: %v", PromotionRequestKind, err)
+	if err := yaml.UnmarshalStrict(data, &v.Request); err != nil || v.Request.Kind != reconcilers.PromotionRequestKind {
+		v.Refusal = fmt.Sprintf("not a %s: %v", reconcilers.PromotionRequestKind, err)
 		return v, nil
 	}
 	if v.Request.Config != dir {
@@ -119,17 +80,17 @@ func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumb
 	}
 	verifier, err := approversVerifier(cfg)
 	if err != nil {
-		v.Refusal = fmt.Sprintf("the request commit %s is not signed by a trusted state signer, and %v", shortCommit(commit.Hash), err)
+		v.Refusal = fmt.Sprintf("the request commit %s is not signed by a trusted state signer, and %v", v1alpha1.ShortCommit(commit.Hash.String()), err)
 		return v, nil
 	}
 	who, err := verifier.VerifyCommit(commit)
 	switch {
 	case errors.Is(err, gitwriter.ErrUnsigned):
-		v.Refusal = fmt.Sprintf("the request commit %s is not signed", shortCommit(commit.Hash))
+		v.Refusal = fmt.Sprintf("the request commit %s is not signed", v1alpha1.ShortCommit(commit.Hash.String()))
 	case errors.Is(err, gitwriter.ErrUnknownSigner):
-		v.Refusal = fmt.Sprintf("the request commit %s is signed by a key that is not one of the approvers of %s", shortCommit(commit.Hash), cfg.Name)
+		v.Refusal = fmt.Sprintf("the request commit %s is signed by a key that is not one of the approvers of %s", v1alpha1.ShortCommit(commit.Hash.String()), cfg.Name)
 	case err != nil:
-		v.Refusal = fmt.Sprintf("the request commit %s has a bad signature: %v", shortCommit(commit.Hash), err)
+		v.Refusal = fmt.Sprintf("the request commit %s has a bad signature: %v", v1alpha1.ShortCommit(commit.Hash.String()), err)
 	default:
 		v.Requester = who
 	}
@@ -139,7 +100,7 @@ func judgeRequest(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumb
 // approversVerifier trusts the approvers of cfg.
 func approversVerifier(cfg *v1alpha1.VectorPromotionConfig) (*gitwriter.Verifier, error) {
 	if cfg.Spec.Approval == nil || len(cfg.Spec.Approval.Approvers) == 0 {
-		return nil, fmt.Errorf("VectorPromotionConfig %s lists no spec.approval.approvers, so only the controller's key (or a --trust-state-signer key) may request its promotions", cfg.Name)
+		return nil, fmt.Errorf("VectorPromotionConfig %s lists no spec.approval.approvers, so only the controller's key (or a run --trust key) may request its promotions", cfg.Name)
 	}
 	keys := make([]gitwriter.TrustedKey, 0, len(cfg.Spec.Approval.Approvers))
 	for _, ap := range cfg.Spec.Approval.Approvers {

@@ -29,7 +29,7 @@ type registryResolution struct {
 // resolveComponents asks the registries for every component whose version
 // is a range or a tag policy. When a registry fails, the version the
 // template's latest vector has is kept, and the template says so.
-func resolveComponents(ctx context.Context, r Resolver, snap *source.Snapshot, state *State) registryResolution {
+func resolveComponents(ctx context.Context, r Resolver, snap *source.Snapshot, state *reconcilers.State) registryResolution {
 	out := registryResolution{resolved: map[string]map[string]string{}, problems: map[string]string{}}
 	templates := make(map[string]v1alpha1.VectorTemplate, len(snap.Templates))
 	for name, t := range snap.Templates {
@@ -96,7 +96,7 @@ func put(m map[string]map[string]string, template, component, version string) {
 }
 
 // lastResolved is the component's version in the template's latest vector.
-func lastResolved(state *State, template, component string) string {
+func lastResolved(state *reconcilers.State, template, component string) string {
 	t := state.Templates[template]
 	if t == nil {
 		return ""

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -37,7 +38,7 @@ var ErrUntrustedState = errors.New("the state branch is not trusted")
 func NewStateTrust(signers []gitwriter.TrustedKey) (*StateTrust, error) {
 	signers = uniqueKeys(signers)
 	if len(signers) == 0 {
-		return nil, errors.New("no trusted state signer: the controller's own signing key (or --trust-state-signer keys) must sign the state branch")
+		return nil, errors.New("no trusted state signer: the controller's own signing key (or run --trust keys) must sign the state branch")
 	}
 	v, err := gitwriter.NewVerifier(signers)
 	if err != nil {
@@ -208,7 +209,7 @@ func contentOf(s storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash,
 	}
 	rest := &object.Tree{}
 	for _, e := range t.Entries {
-		if e.Name != approvalsDir && e.Name != requestsDir {
+		if e.Name != reconcilers.ApprovalsDir && e.Name != reconcilers.RequestsDir {
 			rest.Entries = append(rest.Entries, e)
 		}
 	}

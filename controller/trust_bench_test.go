@@ -13,6 +13,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // benchStateHistory is the depth of the state branch the trust walk is
@@ -112,7 +113,7 @@ func (h *trustHistory) commit(b testing.TB, signed bool, i int) plumbing.Hash {
 	}
 	root := map[string]plumbing.Hash{"promotions": h.tree(b, h.promotions, filemode.Regular)}
 	if len(h.approvalsT) > 0 {
-		root[approvalsDir] = h.tree(b, h.approvalsT, filemode.Dir)
+		root[reconcilers.ApprovalsDir] = h.tree(b, h.approvalsT, filemode.Dir)
 	}
 	var parents []plumbing.Hash
 	if !h.tip.IsZero() {
@@ -168,7 +169,7 @@ func (h *trustHistory) tree(b testing.TB, entries map[string]plumbing.Hash, mode
 	t := &object.Tree{}
 	for name, hash := range entries {
 		m := mode
-		if name == "promotions" || name == approvalsDir {
+		if name == "promotions" || name == reconcilers.ApprovalsDir {
 			m = filemode.Dir
 		}
 		t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: m, Hash: hash})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // TestStateTrustWalksEveryParent: a forgery reachable only through the
@@ -27,7 +28,7 @@ func TestStateTrustWalksEveryParent(t *testing.T) {
 	root := func(promotion string, approvals map[string]plumbing.Hash) plumbing.Hash {
 		entries := map[string]plumbing.Hash{"promotions": h.tree(t, map[string]plumbing.Hash{"a-1.yaml": file(promotion)}, filemode.Regular)}
 		if approvals != nil {
-			entries[approvalsDir] = h.tree(t, approvals, filemode.Regular)
+			entries[reconcilers.ApprovalsDir] = h.tree(t, approvals, filemode.Regular)
 		}
 		return h.tree(t, entries, filemode.Dir)
 	}
@@ -107,7 +108,7 @@ func TestDiffTreesFlagsMalformedEntries(t *testing.T) {
 	}{{
 		name: "a forged directory before the real one",
 		entries: []object.TreeEntry{
-			{Name: approvalsDir, Mode: filemode.Dir, Hash: real},
+			{Name: reconcilers.ApprovalsDir, Mode: filemode.Dir, Hash: real},
 			{Name: "promotions", Mode: filemode.Dir, Hash: forged},
 			{Name: "promotions", Mode: filemode.Dir, Hash: real}},
 		want: []PathChange{{Path: "promotions", Action: PathMalformed}, {Path: "approvals/", Action: PathAdded}},
@@ -116,7 +117,7 @@ func TestDiffTreesFlagsMalformedEntries(t *testing.T) {
 		// under it is read as an approval, and judged on its own.
 		name: "a name with a slash inside a new approvals directory",
 		entries: []object.TreeEntry{
-			{Name: approvalsDir, Mode: filemode.Dir, Hash: put(&object.Tree{Entries: []object.TreeEntry{{Name: "../promotions", Mode: filemode.Dir, Hash: forged}}})},
+			{Name: reconcilers.ApprovalsDir, Mode: filemode.Dir, Hash: put(&object.Tree{Entries: []object.TreeEntry{{Name: "../promotions", Mode: filemode.Dir, Hash: forged}}})},
 			{Name: "promotions", Mode: filemode.Dir, Hash: real}},
 		want: []PathChange{{Path: "approvals/", Action: PathAdded}},
 	}, {
@@ -154,7 +155,7 @@ func TestCommitThatAddedFindsTheContentsOrigin(t *testing.T) {
 	h := &trustHistory{store: memory.NewStorage(), signer: signer}
 	root := func(request string) plumbing.Hash {
 		cfg := h.tree(t, map[string]plumbing.Hash{"x.yaml": h.blob(t, request)}, filemode.Regular)
-		return h.tree(t, map[string]plumbing.Hash{requestsDir: h.tree(t, map[string]plumbing.Hash{"c": cfg}, filemode.Dir)}, filemode.Dir)
+		return h.tree(t, map[string]plumbing.Hash{reconcilers.RequestsDir: h.tree(t, map[string]plumbing.Hash{"c": cfg}, filemode.Dir)}, filemode.Dir)
 	}
 	added := h.write(t, root("vector: acme:1\n"), true, 0)
 	rewritten := h.write(t, root("vector: acme:2\n"), false, 1, added)

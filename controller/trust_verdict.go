@@ -5,13 +5,16 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // The trust rule of the state branch, as a pure function over one commit
 // and its parents' verdicts (the walk in trust.go feeds it oldest first):
 //
 //   - A commit signed by a trusted state signer (the controller's key,
-//     --trust-state-signer keys) may change anything, when every parent is
+//     run --trust keys) may change anything, when every parent is
 //     trusted.
 //   - Any other commit (unsigned, signed by an approver or an unknown key)
 //     may only add files under approvals/ and requests/: paths absent in
@@ -140,7 +143,7 @@ func JudgeCommit(c CommitFacts, parents []CommitVerdict) CommitVerdict {
 // isRecordPath reports whether a path holds records anyone may add: approvals
 // and promotion requests, each judged by its own signature.
 func isRecordPath(p string) bool {
-	return strings.HasPrefix(p, approvalsDir+"/") || strings.HasPrefix(p, requestsDir+"/")
+	return strings.HasPrefix(p, reconcilers.ApprovalsDir+"/") || strings.HasPrefix(p, reconcilers.RequestsDir+"/")
 }
 
 // maxNamedChanges bounds the changes an error lists.
@@ -158,19 +161,18 @@ func (r *RefusedCommit) Describe(branch string, lastTrusted plumbing.Hash) strin
 		}
 		changes = append(changes, ch.String())
 	}
-	fmt.Fprintf(&b, "state commit %s by %s %s, %s: %s", shortCommit(r.Commit), r.Author, strings.Join(changes, ", "), r.Signer, r.Why)
+	fmt.Fprintf(&b, "state commit %s by %s %s, %s: %s", v1alpha1.ShortCommit(r.Commit.String()), r.Author, strings.Join(changes, ", "), r.Signer, r.Why)
 	for _, h := range r.NotRestoring {
-		fmt.Fprintf(&b, "; commit %s on top of it is signed by a trusted state signer but does not restore the content of the last trusted commit, so it does not clear it", shortCommit(h))
+		fmt.Fprintf(&b, "; commit %s on top of it is signed by a trusted state signer but does not restore the content of the last trusted commit, so it does not clear it", v1alpha1.ShortCommit(h.String()))
 	}
 	b.WriteString(". Nothing is decided on top of it: ")
 	if lastTrusted.IsZero() {
 		fmt.Fprintf(&b, "no commit of %s is trusted; reset it to a commit signed by the controller's key, or delete it to start afresh", branch)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "revert it in a commit signed by the controller's key (or a --trust-state-signer key) that restores the content of %s, the last trusted commit (approvals/ and requests/ aside), or reset %s to %s",
-		shortCommit(lastTrusted), branch, shortCommit(lastTrusted))
+	fmt.Fprintf(&b, "revert it in a commit signed by the controller's key (or a run --trust key) that restores the content of %s, the last trusted commit (approvals/ and requests/ aside), or reset %s to %s",
+		v1alpha1.ShortCommit(lastTrusted.String()), branch, v1alpha1.ShortCommit(lastTrusted.String()))
 	return b.String()
 }
 
 // shortCommit is a commit hash as people quote it.
-func shortCommit(h plumbing.Hash) string { return h.String()[:12] }

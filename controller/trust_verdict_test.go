@@ -139,7 +139,7 @@ func TestRefusedCommitDescribe(t *testing.T) {
 	got := r.Describe("vectorflow/state", plumbing.NewHash(strings.Repeat("a", 40)))
 	want := "state commit bbbbbbbbbbbb by Alice <alice@example.com> modified promotions/test-to-prod/test-to-prod-1.yaml, " +
 		"signed by alice: alice is an approver of dev-to-test; approvers may only add approval records. Nothing is decided on top of it: " +
-		"revert it in a commit signed by the controller's key (or a --trust-state-signer key) that restores the content of aaaaaaaaaaaa, " +
+		"revert it in a commit signed by the controller's key (or a run --trust key) that restores the content of aaaaaaaaaaaa, " +
 		"the last trusted commit (approvals/ and requests/ aside), or reset vectorflow/state to aaaaaaaaaaaa"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Describe (-want +got):\n%s", diff)

@@ -113,7 +113,7 @@ func componentChanges(from, to []v1alpha1.VectorComponent) []string {
 // shown (shortened) only when the tag alone would not show the change, or
 // when there is no tag.
 func componentVersion(c, other v1alpha1.VectorComponent) string {
-	digest := shortDigest(c.Digest)
+	digest := v1alpha1.ShortDigest(c.Digest)
 	switch {
 	case c.Tag == "" && digest == "":
 		return "(none)"
@@ -124,16 +124,6 @@ func componentVersion(c, other v1alpha1.VectorComponent) string {
 	default:
 		return c.Tag
 	}
-}
-
-// shortDigest keeps 12 hex characters, as `docker images` does: enough to
-// tell digests apart in a log, short enough to read.
-func shortDigest(d string) string {
-	algo, hex, ok := strings.Cut(d, ":")
-	if !ok || len(hex) <= 12 {
-		return d
-	}
-	return algo + ":" + hex[:12]
 }
 
 func orNone(s string) string {

@@ -146,10 +146,10 @@ func (e *HistoryError) Error() string {
 	}
 	if e.Superseded() {
 		return fmt.Sprintf("%s already holds %s (sequence %d of %s, vector %s) at commit %s: writing %s (sequence %d) would roll the stage back, so nothing was written",
-			where, e.Entry.Promotion, e.Entry.Sequence, e.Entry.Config, orUnknown(e.Entry.Vector), short(e.Entry.Commit), e.Promotion, e.Sequence)
+			where, e.Entry.Promotion, e.Entry.Sequence, e.Entry.Config, orUnknown(e.Entry.Vector), v1alpha1.ShortCommit(e.Entry.Commit.String()), e.Promotion, e.Sequence)
 	}
 	return fmt.Sprintf("%s already holds commit %s of promotion %s with vector %s, not %s: a promotion's name is its identity, so nothing was written; promote the vector under a new promotion (vectorflow promote)",
-		where, short(e.Entry.Commit), e.Promotion, orUnknown(e.Entry.Vector), orUnknown(e.Vector))
+		where, v1alpha1.ShortCommit(e.Entry.Commit.String()), e.Promotion, orUnknown(e.Entry.Vector), orUnknown(e.Vector))
 }
 
 func orUnknown(vector string) string {
@@ -158,8 +158,6 @@ func orUnknown(vector string) string {
 	}
 	return vector
 }
-
-func short(h plumbing.Hash) string { return h.String()[:12] }
 
 // trailerConfig is the config a promotion commit belongs to: its
 // Vectorflow-Config trailer, or its name without "-<sequence>".

@@ -86,7 +86,7 @@ func TestHistoryCheck(t *testing.T) {
 			if herr.Reason != tt.wantReason || herr.Entry != tt.wantEntry {
 				t.Errorf("HistoryError %s at %+v, want %s at %+v", herr.Reason, herr.Entry, tt.wantReason, tt.wantEntry)
 			}
-			if msg := herr.Error(); !containsAll(msg, tt.wantEntry.Promotion, short(tt.wantEntry.Commit), tt.promotion.Promotion) {
+			if msg := herr.Error(); !containsAll(msg, tt.wantEntry.Promotion, v1alpha1.ShortCommit(tt.wantEntry.Commit.String()), tt.promotion.Promotion) {
 				t.Errorf("the message must name both promotions and the commit: %s", msg)
 			}
 		})

@@ -17,14 +17,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 )
 
-// Annotations vectorflow keeps on an overlay's kustomization.yaml: the
-// vector the overlay runs, and the images entries vectorflow wrote (so it
-// removes only its own entries, never one a human added).
-const (
-	overlayVectorAnnotation     = "vectorflow.dev/vector"
-	overlayComponentsAnnotation = "vectorflow.dev/components"
-)
-
 // EditOverlay writes a vector into an overlay's kustomization.yaml, in place.
 // path is only used in error messages. It is pure: bytes in, bytes out.
 //
@@ -84,7 +76,7 @@ func checkOverlayInputs(vector string, components []v1alpha1.VectorComponent) er
 		case c.Name == "":
 			return fmt.Errorf("component %d has no name: every component needs a name, and the image its containers use when that differs", i)
 		case strings.Contains(image, ","):
-			return fmt.Errorf("component %q: image %q may not contain a comma (the %s annotation is comma-separated)", c.Name, image, overlayComponentsAnnotation)
+			return fmt.Errorf("component %q: image %q may not contain a comma (the %s annotation is comma-separated)", c.Name, image, v1alpha1.ComponentsAnnotation)
 		case names[c.Name]:
 			return fmt.Errorf("component %q appears twice in the vector: a vector names each component once", c.Name)
 		case !validImageRepository(image):
@@ -348,7 +340,7 @@ func (e *overlayEdit) plan(vector string, components []v1alpha1.VectorComponent)
 // ownedComponents are the names of the images entries vectorflow wrote or
 // took over before. A malformed metadata is reported by planAnnotations.
 func ownedComponents(rn *yaml.RNode) []string {
-	ann, err := rn.Pipe(yaml.Lookup("metadata", "annotations", overlayComponentsAnnotation))
+	ann, err := rn.Pipe(yaml.Lookup("metadata", "annotations", v1alpha1.ComponentsAnnotation))
 	if err != nil || ann == nil || ann.YNode().Kind != yaml.ScalarNode {
 		return nil
 	}
@@ -519,7 +511,7 @@ func newOverlayImage(c v1alpha1.VectorComponent) *yaml.Node {
 }
 
 func (e *overlayEdit) planAnnotations(rn *yaml.RNode, vector, components string) error {
-	wanted := [][2]string{{overlayVectorAnnotation, vector}, {overlayComponentsAnnotation, components}}
+	wanted := [][2]string{{v1alpha1.VectorAnnotation, vector}, {v1alpha1.ComponentsAnnotation, components}}
 	newAnnotations := func() *yaml.Node {
 		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		for _, w := range wanted {

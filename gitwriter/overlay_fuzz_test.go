@@ -86,7 +86,7 @@ func checkEditOverlay(t *testing.T, in []byte, vector, name, image, tag, digest 
 	if err := yaml.Unmarshal(out, &k); err != nil {
 		t.Fatalf("output does not decode: %v\n%s", err, out)
 	}
-	if got := k.Metadata.Annotations[overlayVectorAnnotation]; got != vector {
+	if got := k.Metadata.Annotations[v1alpha1.VectorAnnotation]; got != vector {
 		t.Fatalf("vector annotation %#v, want %q\n%s", got, vector, out)
 	}
 	// The component's entry is named after the image the containers use,

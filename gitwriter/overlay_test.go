@@ -357,7 +357,7 @@ func assertOverlayImages(t *testing.T, in, out []byte, tc overlayCase) {
 		return nil
 	}
 	before, after := decode(in), decode(out)
-	if got := after.Metadata.Annotations[overlayVectorAnnotation]; got != tc.vector {
+	if got := after.Metadata.Annotations[v1alpha1.VectorAnnotation]; got != tc.vector {
 		t.Errorf("vector annotation = %q, want %q", got, tc.vector)
 	}
 	for _, c := range tc.components {

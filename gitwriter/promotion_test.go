@@ -11,6 +11,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // TestPromotionChange runs the change's edit and message on the fixture
@@ -125,7 +126,7 @@ func TestPromotionChangeTakesOverTheImageEntry(t *testing.T) {
 					t.Errorf("the entry's %q changed:\n%s", strings.TrimSpace(line), edited)
 				}
 			}
-			out, err := render.NewRenderer(render.Options{}).Build(render.DirTree(dir), filepath.Dir(overlay))
+			out, err := render.NewRenderer(render.Options{}).Build(repofs.DirTree(dir), filepath.Dir(overlay))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 )
 
-// setCondition sets c in conds and reports whether anything changed.
+// SetCondition sets c in conds and reports whether anything changed.
 //
 // LastTransitionTime moves to now when the status or the reason changes.
 // meta.SetStatusCondition moves it on a status change only, which would date
@@ -18,7 +18,7 @@ import (
 // and would date a timeout from its start, shortening the TTL. A message-only
 // change (e.g. the time left on UpdateDelayed) keeps the time, unlike
 // fluxcd's conditions.Set, which reads the wall clock anyway.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) bool {
+func SetCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) bool {
 	c.LastTransitionTime = stamp(now)
 	for i := range *conds {
 		old := &(*conds)[i]

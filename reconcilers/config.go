@@ -12,38 +12,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 )
 
-// Condition types and reasons of a VectorPromotionConfig.
-const (
-	ReadyCondition         = "Ready"
-	UpdateDelayedCondition = "UpdateDelayed"
-	// DriftCondition is True while the target names another vector than
-	// the source offers; its reason says what the config does about it.
-	DriftCondition = "Drift"
-
-	ResolvedReason          = "Resolved"
-	SourceNotFoundReason    = "SourceNotFound"
-	TargetNotFoundReason    = "TargetNotFound"
-	LandscapeNotFoundReason = "LandscapeNotFound"
-	InvalidSpecReason       = "InvalidSpec"
-	// ConfigConflictReason: the config is on a cycle of configs, or shares
-	// its target stage with another config (see ConfigInput.Conflicts).
-	ConfigConflictReason = "ConfigConflict"
-	UpdateDelayedReason  = "UpdateDelayed"
-
-	// Reasons of the Drift condition.
-	InSyncReason         = "InSync"
-	NoSourceVectorReason = "NoSourceVector"
-	// PromotionOfferedReason: a promotion of the source's vector is open.
-	PromotionOfferedReason = "PromotionOffered"
-	// FailedNotRetriedReason: the config's last promotion of the source's
-	// vector failed; only `vectorflow promote` tries it again.
-	FailedNotRetriedReason = "FailedNotRetried"
-	// TargetChangedByHandReason: the config promoted the source's vector,
-	// and the target was changed since by someone else; an automatic
-	// config does not undo that on its own.
-	TargetChangedByHandReason = "TargetChangedByHand"
-)
-
 var errNoVector = errors.New("the source offers no vector yet")
 
 // Role says which of a config's references a missing object belongs to.
@@ -167,7 +135,7 @@ func Promote(in ConfigInput, now time.Time) (ConfigPlan, error) {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w; assemble or deploy one first", in.Config.Name, errNoVector)
 	}
 	p.observeSource()
-	removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
+	removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
 	p.create()
 	p.setDrift(p.judgeDrift())
 	p.finish()
@@ -201,13 +169,13 @@ func newConfigPass(in *ConfigInput, now time.Time) *configPass {
 // checkReferences sets the Ready condition from the spec and the references.
 func (p *configPass) checkReferences() {
 	cfg := &p.in.Config
-	c := metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionTrue, Reason: ResolvedReason,
-		Message: describeSource(cfg.Spec.Source) + " and target " + describeStage(cfg.Spec.Target) + " resolve"}
+	c := metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ResolvedReason,
+		Message: "source " + cfg.Spec.Source.Describe() + " and target " + cfg.Spec.Target.Describe() + " resolve"}
 	if problems := validateSpec(&cfg.Spec); len(problems) > 0 {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, InvalidSpecReason, strings.Join(problems, "; ")
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1alpha1.InvalidSpecReason, strings.Join(problems, "; ")
 		p.noSource = true
 	} else if len(p.in.Conflicts) > 0 {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ConfigConflictReason, strings.Join(p.in.Conflicts, "; ")
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1alpha1.ConfigConflictReason, strings.Join(p.in.Conflicts, "; ")
 	} else if missing := sortedMissing(p.in.Missing); len(missing) > 0 {
 		msgs := make([]string, len(missing))
 		for i, m := range missing {
@@ -220,7 +188,7 @@ func (p *configPass) checkReferences() {
 		p.notReady = errors.New(c.Message)
 	}
 	c.ObservedGeneration = cfg.Generation
-	setCondition(&p.plan.Status.Conditions, c, p.now)
+	SetCondition(&p.plan.Status.Conditions, c, p.now)
 }
 
 // observeSource records the source's vector and since when it is current,
@@ -261,13 +229,13 @@ func (p *configPass) observeSource() {
 // updateDelay. The Drift condition says which rule applies.
 func (p *configPass) promoteOnDrift() {
 	if p.notReady != nil {
-		removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
-		removeCondition(&p.plan.Status.Conditions, DriftCondition)
+		removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
+		removeCondition(&p.plan.Status.Conditions, v1alpha1.DriftCondition)
 		return
 	}
 	v := p.judgeDrift()
 	if !v.offer {
-		removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
+		removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
 		p.setDrift(v)
 		return
 	}
@@ -275,8 +243,8 @@ func (p *configPass) promoteOnDrift() {
 	if left := p.updateDelayLeft(); left > 0 {
 		delay := p.in.Config.Spec.UpdateDelay.Duration
 		until := p.plan.Status.SourceVectorSince.Add(delay)
-		setCondition(&p.plan.Status.Conditions, metav1.Condition{
-			Type: UpdateDelayedCondition, Status: metav1.ConditionTrue, Reason: UpdateDelayedReason,
+		SetCondition(&p.plan.Status.Conditions, metav1.Condition{
+			Type: v1alpha1.UpdateDelayedCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.UpdateDelayedReason,
 			ObservedGeneration: p.in.Config.Generation,
 			// The time left is not in the message: it would change the
 			// status, and so make a state commit, on every pass of the delay.
@@ -285,11 +253,11 @@ func (p *configPass) promoteOnDrift() {
 				vector, until.UTC().Format(time.RFC3339), delay),
 		}, p.now)
 		p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, left)
-		v.reason, v.message = UpdateDelayedReason, v.message+"; a candidate is offered once updateDelay has passed"
+		v.reason, v.message = v1alpha1.UpdateDelayedReason, v.message+"; a candidate is offered once updateDelay has passed"
 		p.setDrift(v)
 		return
 	}
-	removeCondition(&p.plan.Status.Conditions, UpdateDelayedCondition)
+	removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
 	p.create()
 	p.setDrift(p.judgeDrift())
 }
@@ -316,12 +284,12 @@ func (p *configPass) judgeDrift() driftVerdict {
 	src, tgt := p.in.Source.Vector, p.in.TargetVector
 	switch {
 	case src == "":
-		return driftVerdict{reason: NoSourceVectorReason, message: "the source offers no vector yet"}
+		return driftVerdict{reason: v1alpha1.NoSourceVectorReason, message: "the source offers no vector yet"}
 	case !Drift(src, tgt):
-		return driftVerdict{reason: InSyncReason, message: "the target names vector " + src + ", which the source offers"}
+		return driftVerdict{reason: v1alpha1.InSyncReason, message: "the target names vector " + src + ", which the source offers"}
 	}
-	v := driftVerdict{drift: true, reason: PromotionOfferedReason,
-		message: fmt.Sprintf("the source offers vector %s, the target names %s", src, orNone(tgt))}
+	v := driftVerdict{drift: true, reason: v1alpha1.PromotionOfferedReason,
+		message: fmt.Sprintf("the source offers vector %s, the target names %s", src, VectorOrNone(tgt))}
 	if open := p.openPromotionOf(src); open != "" {
 		v.message += "; promotion " + open + " offers it"
 		return v
@@ -332,7 +300,7 @@ func (p *configPass) judgeDrift() driftVerdict {
 	case tried == nil:
 		v.offer = true
 	case tried.State != v1alpha1.PromotionSucceeded:
-		v.reason = FailedNotRetriedReason
+		v.reason = v1alpha1.FailedNotRetriedReason
 		v.message += fmt.Sprintf("; promotion %s of it failed (%s) and is not retried on its own: "+
 			"vectorflow promote --config %s makes a fresh candidate", tried.Promotion, tried.Reason, config)
 	case RequireApproval(&p.in.Config.Spec):
@@ -340,7 +308,7 @@ func (p *configPass) judgeDrift() driftVerdict {
 		// revert overrides nobody.
 		v.offer = true
 	case p.lastSuccess() == tried:
-		v.reason = TargetChangedByHandReason
+		v.reason = v1alpha1.TargetChangedByHandReason
 		v.message += fmt.Sprintf("; promotion %s wrote it and the target was changed since by someone else: "+
 			"it is not promoted again on its own, which would undo that change; vectorflow promote --config %s applies it again",
 			tried.Promotion, config)
@@ -357,7 +325,7 @@ func (p *configPass) setDrift(v driftVerdict) {
 	if v.drift {
 		status = metav1.ConditionTrue
 	}
-	setCondition(&p.plan.Status.Conditions, metav1.Condition{Type: DriftCondition, Status: status,
+	SetCondition(&p.plan.Status.Conditions, metav1.Condition{Type: v1alpha1.DriftCondition, Status: status,
 		Reason: v.reason, Message: v.message, ObservedGeneration: p.in.Config.Generation}, p.now)
 }
 
@@ -551,19 +519,12 @@ func sortedMissing(missing []MissingReference) []MissingReference {
 func missingReason(m MissingReference) string {
 	switch {
 	case m.Kind == v1alpha1.LandscapeKind:
-		return LandscapeNotFoundReason
+		return v1alpha1.LandscapeNotFoundReason
 	case m.Role == RoleSource:
-		return SourceNotFoundReason
+		return v1alpha1.SourceNotFoundReason
 	default:
-		return TargetNotFoundReason
+		return v1alpha1.TargetNotFoundReason
 	}
-}
-
-func describeSource(s v1alpha1.SourceReference) string {
-	if s.Kind == v1alpha1.StageKind {
-		return "source " + describeStage(v1alpha1.StageReference{Kind: s.Kind, Name: s.Name, Landscape: s.Landscape})
-	}
-	return fmt.Sprintf("source %s %s", s.Kind, s.Name)
 }
 
 func keepLast(spec *v1alpha1.VectorPromotionConfigSpec) int {

@@ -98,31 +98,31 @@ func TestReadyCondition(t *testing.T) {
 		want    metav1.Condition
 	}{
 		{"everything resolves", tmplSource, nil, nil,
-			metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionTrue, Reason: ResolvedReason, Message: "source VectorTemplate dev-vector and target Stage test-stage in Landscape test resolve"}},
+			metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ResolvedReason, Message: "source VectorTemplate dev-vector and target Stage test-stage in Landscape test resolve"}},
 		{"source template missing", tmplSource, []MissingReference{{Role: RoleSource, Kind: v1alpha1.VectorTemplateKind, Name: "dev-vector"}}, nil,
-			metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: SourceNotFoundReason, Message: "source VectorTemplate dev-vector not found"}},
+			metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.SourceNotFoundReason, Message: "source VectorTemplate dev-vector not found"}},
 		{"source stage missing", devSource, []MissingReference{{Role: RoleSource, Kind: v1alpha1.StageKind, Name: "dev-stage", Landscape: "dev"}}, nil,
-			metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: SourceNotFoundReason, Message: "source Stage dev-stage in Landscape dev not found"}},
+			metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.SourceNotFoundReason, Message: "source Stage dev-stage in Landscape dev not found"}},
 		{"target stage missing", tmplSource, []MissingReference{{Role: RoleTarget, Kind: v1alpha1.StageKind, Name: "test-stage", Landscape: "test"}}, nil,
-			metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: TargetNotFoundReason, Message: "target Stage test-stage in Landscape test not found"}},
+			metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.TargetNotFoundReason, Message: "target Stage test-stage in Landscape test not found"}},
 		{"target landscape missing", tmplSource, []MissingReference{{Role: RoleTarget, Kind: v1alpha1.LandscapeKind, Name: "test"}}, nil,
-			metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: LandscapeNotFoundReason, Message: "Landscape test of the target not found"}},
+			metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.LandscapeNotFoundReason, Message: "Landscape test of the target not found"}},
 		{"several missing: the first names the reason, the message names all", devSource, []MissingReference{
 			{Role: RoleTarget, Kind: v1alpha1.StageKind, Name: "test-stage", Landscape: "test"},
 			{Role: RoleSource, Kind: v1alpha1.LandscapeKind, Name: "dev"},
 		}, nil,
-			metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: LandscapeNotFoundReason, Message: "Landscape dev of the source not found; target Stage test-stage in Landscape test not found"}},
+			metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.LandscapeNotFoundReason, Message: "Landscape dev of the source not found; target Stage test-stage in Landscape test not found"}},
 		{"source is the target", devSource, nil, func(s *v1alpha1.VectorPromotionConfigSpec) {
 			s.Target = v1alpha1.StageReference{Kind: v1alpha1.StageKind, Name: "dev-stage", Landscape: "dev"}
 		},
-			metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: InvalidSpecReason,
+			metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.InvalidSpecReason,
 				Message: "spec.source and spec.target are the same Stage dev-stage in Landscape dev; a stage cannot promote to itself"}},
 		{"invalid spec", devSource, nil, func(s *v1alpha1.VectorPromotionConfigSpec) {
 			s.Source.Landscape = ""
 			s.Target.Kind = "VectorTemplate"
 			s.KeepLastPromotions = ptr(int32(-1))
 		},
-			metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: InvalidSpecReason,
+			metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.InvalidSpecReason,
 				Message: "spec.source.landscape is required for a Stage source; spec.target.kind is \"VectorTemplate\", only Stage can be a target; spec.keepLastPromotions is -1, it cannot be negative"}},
 	}
 	for _, tt := range tests {
@@ -135,7 +135,7 @@ func TestReadyCondition(t *testing.T) {
 			plan := w.pass(t, at(0))
 			tt.want.ObservedGeneration = 1
 			tt.want.LastTransitionTime = mt(0)
-			got := findCondition(plan.Status.Conditions, ReadyCondition)
+			got := findCondition(plan.Status.Conditions, v1alpha1.ReadyCondition)
 			if diff := cmp.Diff(&tt.want, got); diff != "" {
 				t.Errorf("Ready (-want +got):\n%s", diff)
 			}
@@ -148,8 +148,8 @@ func TestReadyCondition(t *testing.T) {
 			// It recovers by itself once everything resolves.
 			w.in.Missing = nil
 			plan = w.pass(t, at(time.Minute))
-			got = findCondition(plan.Status.Conditions, ReadyCondition)
-			if got.Status != metav1.ConditionTrue || got.Reason != ResolvedReason {
+			got = findCondition(plan.Status.Conditions, v1alpha1.ReadyCondition)
+			if got.Status != metav1.ConditionTrue || got.Reason != v1alpha1.ResolvedReason {
 				t.Errorf("after recovery: %+v", got)
 			}
 			wantLTT := mt(0)
@@ -370,7 +370,7 @@ func TestPromoteErrors(t *testing.T) {
 func TestUpdateDelay(t *testing.T) {
 	delay := 10 * time.Minute
 	delayed := func(w *world) *metav1.Condition {
-		return findCondition(w.in.Config.Status.Conditions, UpdateDelayedCondition)
+		return findCondition(w.in.Config.Status.Conditions, v1alpha1.UpdateDelayedCondition)
 	}
 	t.Run("waiting, then exactly at the boundary", func(t *testing.T) {
 		w := newWorld(tmplSource, "dev-vector:v2", "dev-vector:v1")
@@ -380,7 +380,7 @@ func TestUpdateDelay(t *testing.T) {
 			t.Fatalf("created %v, requeue %s", names(plan.Create), plan.RequeueAfter)
 		}
 		plan = w.pass(t, at(4*time.Minute))
-		want := metav1.Condition{Type: UpdateDelayedCondition, Status: metav1.ConditionTrue, Reason: UpdateDelayedReason, ObservedGeneration: 1,
+		want := metav1.Condition{Type: v1alpha1.UpdateDelayedCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.UpdateDelayedReason, ObservedGeneration: 1,
 			LastTransitionTime: mt(0),
 			Message:            "vector dev-vector:v2 must stay current at the source until 2026-07-27T14:40:52Z (updateDelay 10m0s)"}
 		if diff := cmp.Diff(&want, delayed(w)); diff != "" {

@@ -53,78 +53,78 @@ func TestDriftRules(t *testing.T) {
 		wantReason     string
 		wantMessage    []string // substrings
 	}{
-		{name: "in sync", source: a, target: a, wantDrift: metav1.ConditionFalse, wantReason: InSyncReason},
-		{name: "no source vector", source: "", target: a, wantDrift: metav1.ConditionFalse, wantReason: NoSourceVectorReason},
+		{name: "in sync", source: a, target: a, wantDrift: metav1.ConditionFalse, wantReason: v1alpha1.InSyncReason},
+		{name: "no source vector", source: "", target: a, wantDrift: metav1.ConditionFalse, wantReason: v1alpha1.NoSourceVectorReason},
 		{name: "new vector: automatic", source: a, target: o, wantCreate: true, wantDrift: metav1.ConditionTrue,
-			wantReason: PromotionOfferedReason, wantMessage: []string{"the source offers vector app:a, the target names app:old", "promotion dev-to-test-1 offers it"}},
+			wantReason: v1alpha1.PromotionOfferedReason, wantMessage: []string{"the source offers vector app:a, the target names app:old", "promotion dev-to-test-1 offers it"}},
 		{name: "new vector: approval", approval: true, source: a, target: "", wantCreate: true, wantDrift: metav1.ConditionTrue,
-			wantReason: PromotionOfferedReason, wantMessage: []string{"the target names no vector"}},
+			wantReason: v1alpha1.PromotionOfferedReason, wantMessage: []string{"the target names no vector"}},
 		{name: "waiting candidate", approval: true, source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, true, waitingCond())},
-			wantDrift:  metav1.ConditionTrue, wantReason: PromotionOfferedReason, wantMessage: []string{"promotion dev-to-test-1 offers it"}},
+			wantDrift:  metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason, wantMessage: []string{"promotion dev-to-test-1 offers it"}},
 		{name: "ready candidate", approval: true, source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, true, approvedCond())},
-			wantDrift:  metav1.ConditionTrue, wantReason: PromotionOfferedReason},
+			wantDrift:  metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason},
 		{name: "blocked candidate", source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, false, blockedCond(0))},
-			wantDrift:  metav1.ConditionTrue, wantReason: PromotionOfferedReason},
+			wantDrift:  metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason},
 		{name: "running candidate", source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, false, runningCond(0))},
-			wantDrift:  metav1.ConditionTrue, wantReason: PromotionOfferedReason},
+			wantDrift:  metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason},
 		{name: "failed: not retried (automatic)", source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, false, failedCond(-time.Hour))},
-			wantDrift:  metav1.ConditionTrue, wantReason: FailedNotRetriedReason,
+			wantDrift:  metav1.ConditionTrue, wantReason: v1alpha1.FailedNotRetriedReason,
 			wantMessage: []string{"promotion dev-to-test-1 of it failed (PromotionFailed)", "vectorflow promote --config dev-to-test makes a fresh candidate"}},
 		{name: "failed: not retried (approval)", approval: true, source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, true, approvedCond(), failedCond(-time.Hour))},
-			wantDrift:  metav1.ConditionTrue, wantReason: FailedNotRetriedReason},
+			wantDrift:  metav1.ConditionTrue, wantReason: v1alpha1.FailedNotRetriedReason},
 		{name: "timed out: not retried", source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, false, timedOutCond(-time.Hour))},
-			wantDrift:  metav1.ConditionTrue, wantReason: FailedNotRetriedReason, wantMessage: []string{"(PromotionTimedOut)"}},
+			wantDrift:  metav1.ConditionTrue, wantReason: v1alpha1.FailedNotRetriedReason, wantMessage: []string{"(PromotionTimedOut)"}},
 		{name: "failed and deleted by the TTL: still not retried", source: a, target: o,
 			history:   []v1alpha1.PromotionRecord{record(a, 1, failed, v1alpha1.PromotionFailedReason, -48*time.Hour)},
-			wantDrift: metav1.ConditionTrue, wantReason: FailedNotRetriedReason},
+			wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.FailedNotRetriedReason},
 		{name: "timed out and deleted by the TTL: still not retried (approval)", approval: true, source: a, target: o,
 			history:   []v1alpha1.PromotionRecord{record(a, 1, failed, v1alpha1.PromotionTimedOutReason, -48*time.Hour)},
-			wantDrift: metav1.ConditionTrue, wantReason: FailedNotRetriedReason},
+			wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.FailedNotRetriedReason},
 		{name: "superseded never ran: offered again", approval: true, source: a, target: b,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, true, waitingCond(), supersededCond(-time.Hour)),
 				promoOf(b, 2, true, approvedCond(), succeededCond(-time.Hour))},
-			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: PromotionOfferedReason},
+			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason},
 		{name: "reverted by hand, approval: a new candidate", approval: true, source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, true, approvedCond(), succeededCond(-time.Hour))},
-			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: PromotionOfferedReason, wantMessage: []string{"promotion dev-to-test-2 offers it"}},
+			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason, wantMessage: []string{"promotion dev-to-test-2 offers it"}},
 		{name: "reverted by hand, approval, promotion deleted by the TTL: a new candidate", approval: true, source: a, target: o,
 			history:    []v1alpha1.PromotionRecord{record(a, 1, succeeded, v1alpha1.PromotionSucceededReason, -48*time.Hour)},
-			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: PromotionOfferedReason},
+			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason},
 		{name: "reverted by hand, automatic: not undone", source: a, target: o,
 			promotions: []v1alpha1.VectorPromotion{promoOf(a, 1, false, succeededCond(-time.Hour))},
-			wantDrift:  metav1.ConditionTrue, wantReason: TargetChangedByHandReason,
+			wantDrift:  metav1.ConditionTrue, wantReason: v1alpha1.TargetChangedByHandReason,
 			wantMessage: []string{"the source offers vector app:a, the target names app:old", "promotion dev-to-test-1 wrote it",
 				"vectorflow promote --config dev-to-test applies it again"}},
 		{name: "reverted by hand, automatic, promotion deleted by the TTL: not undone", source: a, target: o,
 			history:   []v1alpha1.PromotionRecord{record(a, 1, succeeded, v1alpha1.PromotionSucceededReason, -48*time.Hour)},
-			wantDrift: metav1.ConditionTrue, wantReason: TargetChangedByHandReason},
+			wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.TargetChangedByHandReason},
 		{name: "the source came back to a vector promoted before another: offered", source: a, target: b,
 			history: []v1alpha1.PromotionRecord{
 				record(b, 2, succeeded, v1alpha1.PromotionSucceededReason, -24*time.Hour),
 				record(a, 1, succeeded, v1alpha1.PromotionSucceededReason, -48*time.Hour)},
-			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: PromotionOfferedReason},
+			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason},
 		{name: "a name reused after a reset is another execution", source: a, target: b,
 			history: []v1alpha1.PromotionRecord{
 				record(b, 1, succeeded, v1alpha1.PromotionSucceededReason, -24*time.Hour),
 				record(a, 1, succeeded, v1alpha1.PromotionSucceededReason, -48*time.Hour)},
-			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: PromotionOfferedReason},
+			wantCreate: true, wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.PromotionOfferedReason},
 		{name: "the newest execution of the vector counts: failed, then succeeded by hand, then reverted", source: a, target: o,
 			history: []v1alpha1.PromotionRecord{
 				record(a, 2, succeeded, v1alpha1.PromotionSucceededReason, -24*time.Hour),
 				record(a, 1, failed, v1alpha1.PromotionFailedReason, -48*time.Hour)},
-			wantDrift: metav1.ConditionTrue, wantReason: TargetChangedByHandReason},
+			wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.TargetChangedByHandReason},
 		{name: "the newest execution of the vector counts: succeeded, then a manual promote failed", approval: true, source: a, target: o,
 			history: []v1alpha1.PromotionRecord{
 				record(a, 2, failed, v1alpha1.PromotionFailedReason, -24*time.Hour),
 				record(a, 1, succeeded, v1alpha1.PromotionSucceededReason, -48*time.Hour)},
-			wantDrift: metav1.ConditionTrue, wantReason: FailedNotRetriedReason, wantMessage: []string{"promotion dev-to-test-2 of it failed"}},
+			wantDrift: metav1.ConditionTrue, wantReason: v1alpha1.FailedNotRetriedReason, wantMessage: []string{"promotion dev-to-test-2 of it failed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +144,7 @@ func TestDriftRules(t *testing.T) {
 					t.Errorf("created a promotion of %s (requireApproval %v)", plan.Create[0].Spec.Vector, plan.Create[0].Spec.RequireApproval)
 				}
 			}
-			d := findCondition(plan.Status.Conditions, DriftCondition)
+			d := findCondition(plan.Status.Conditions, v1alpha1.DriftCondition)
 			if d == nil {
 				t.Fatalf("no Drift condition: %+v", plan.Status.Conditions)
 			}
@@ -199,8 +199,8 @@ func TestFailedIsNotRetriedAfterTheTTL(t *testing.T) {
 	if diff := cmp.Diff(want, w.in.Config.Status.PromotionHistory); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
-	if d := findCondition(w.in.Config.Status.Conditions, DriftCondition); d == nil || d.Reason != FailedNotRetriedReason {
-		t.Errorf("Drift %+v, want %s", d, FailedNotRetriedReason)
+	if d := findCondition(w.in.Config.Status.Conditions, v1alpha1.DriftCondition); d == nil || d.Reason != v1alpha1.FailedNotRetriedReason {
+		t.Errorf("Drift %+v, want %s", d, v1alpha1.FailedNotRetriedReason)
 	}
 	w.in.Source.Vector = "dev-vector:v3"
 	if plan := w.pass(t, at(6*time.Hour)); len(plan.Create) != 1 || plan.Create[0].Spec.Vector != "dev-vector:v3" {
@@ -244,7 +244,7 @@ func TestRevertAfterTheTTL(t *testing.T) {
 			for i := 3; i < 6; i++ {
 				created = append(created, names(w.pass(t, at(time.Duration(i)*time.Hour)).Create)...)
 			}
-			d := findCondition(w.in.Config.Status.Conditions, DriftCondition)
+			d := findCondition(w.in.Config.Status.Conditions, v1alpha1.DriftCondition)
 			if approval {
 				if diff := cmp.Diff([]string{"dev-to-test-2"}, created); diff != "" {
 					t.Errorf("a reverted vector of a config that requires approval is offered again (-want +got):\n%s", diff)
@@ -257,8 +257,8 @@ func TestRevertAfterTheTTL(t *testing.T) {
 			if len(created) != 0 {
 				t.Errorf("an automatic config re-promoted a reverted vector on its own: created %v", created)
 			}
-			if d == nil || d.Reason != TargetChangedByHandReason || !strings.Contains(d.Message, "app:v2") || !strings.Contains(d.Message, "names app:v1") {
-				t.Errorf("Drift %+v, want %s naming both vectors", d, TargetChangedByHandReason)
+			if d == nil || d.Reason != v1alpha1.TargetChangedByHandReason || !strings.Contains(d.Message, "app:v2") || !strings.Contains(d.Message, "names app:v1") {
+				t.Errorf("Drift %+v, want %s naming both vectors", d, v1alpha1.TargetChangedByHandReason)
 			}
 		})
 	}
@@ -335,9 +335,9 @@ func TestConflictsMakeAConfigNotReady(t *testing.T) {
 	if len(plan.Create) != 0 {
 		t.Errorf("created %v while in conflict", names(plan.Create))
 	}
-	want := &metav1.Condition{Type: ReadyCondition, Status: metav1.ConditionFalse, Reason: ConfigConflictReason,
+	want := &metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.ConfigConflictReason,
 		Message: w.in.Conflicts[0], ObservedGeneration: 1, LastTransitionTime: mt(0)}
-	if diff := cmp.Diff(want, findCondition(plan.Status.Conditions, ReadyCondition)); diff != "" {
+	if diff := cmp.Diff(want, findCondition(plan.Status.Conditions, v1alpha1.ReadyCondition)); diff != "" {
 		t.Errorf("Ready (-want +got):\n%s", diff)
 	}
 	if _, err := Promote(w.in, at(time.Minute)); err == nil || !strings.Contains(err.Error(), "also the target of VectorPromotionConfig hotfix") {

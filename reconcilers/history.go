@@ -44,7 +44,8 @@ func RecordHistory(history []v1alpha1.PromotionRecord, promotions []v1alpha1.Vec
 	return out[:min(len(out), v1alpha1.MaxPromotionHistory)]
 }
 
-func orNone(vector string) string {
+// VectorOrNone is how messages name a vector that may be empty.
+func VectorOrNone(vector string) string {
 	if vector == "" {
 		return "no vector"
 	}

@@ -102,7 +102,7 @@ func NewPromotion(cfg *v1alpha1.VectorPromotionConfig, vector string, sequence i
 		approved = metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
 			Reason: v1alpha1.WaitingForApprovalReason, Message: msg}
 	}
-	setCondition(&p.Status.Conditions, approved, now)
+	SetCondition(&p.Status.Conditions, approved, now)
 	p.Status.State = DeriveState(&p)
 	return p
 }
@@ -196,7 +196,7 @@ func Start(p v1alpha1.VectorPromotion, now time.Time) (v1alpha1.VectorPromotion,
 	}
 	out := *p.DeepCopy()
 	tr := transition(&out, metav1.Condition{Type: v1alpha1.SucceededCondition, Status: metav1.ConditionFalse,
-		Reason: v1alpha1.PromotionRunningReason, Message: "promoting " + p.Spec.Vector + " to " + describeStage(p.Spec.Target)}, now)
+		Reason: v1alpha1.PromotionRunningReason, Message: "promoting " + p.Spec.Vector + " to " + p.Spec.Target.Describe()}, now)
 	return out, tr, nil
 }
 
@@ -251,7 +251,7 @@ func Complete(p v1alpha1.VectorPromotion, r Result, now time.Time) (v1alpha1.Vec
 		out.Status.Commit = r.Commit
 		out.Status.PromotedStageRef = &stage
 		c.Status, c.Reason = metav1.ConditionTrue, v1alpha1.PromotionSucceededReason
-		c.Message = fmt.Sprintf("promoted %s to %s at %s", p.Spec.Vector, describeStage(stage), r.Commit)
+		c.Message = fmt.Sprintf("promoted %s to %s at %s", p.Spec.Vector, stage.Describe(), r.Commit)
 	case OutcomeFailed:
 		c.Reason = orDefault(r.Reason, v1alpha1.PromotionFailedReason)
 	case OutcomeSuperseded:
@@ -327,7 +327,7 @@ func untilOverdue(p *v1alpha1.VectorPromotion, now time.Time) time.Duration {
 func transition(p *v1alpha1.VectorPromotion, c metav1.Condition, now time.Time) Transition {
 	from := DeriveState(p)
 	c.ObservedGeneration = p.Generation
-	setCondition(&p.Status.Conditions, c, now)
+	SetCondition(&p.Status.Conditions, c, now)
 	p.Status.State = DeriveState(p)
 	return Transition{Promotion: p.Name, From: from, To: p.Status.State, Reason: c.Reason}
 }
@@ -342,10 +342,6 @@ func refreshState(p *v1alpha1.VectorPromotion) (Transition, bool) {
 	tr := Transition{Promotion: p.Name, From: p.Status.State, To: want}
 	p.Status.State = want
 	return tr, true
-}
-
-func describeStage(s v1alpha1.StageReference) string {
-	return fmt.Sprintf("Stage %s in Landscape %s", s.Name, s.Landscape)
 }
 
 func orDefault(s, def string) string {

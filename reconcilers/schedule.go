@@ -110,7 +110,7 @@ func (s *Schedule) startOrBlock(next int, targetResolves func(v1alpha1.StageRefe
 		if p.Status.State != v1alpha1.PromotionBlocked {
 			s.note(transition(s.own(next), metav1.Condition{Type: v1alpha1.SucceededCondition, Status: metav1.ConditionFalse,
 				Reason:  v1alpha1.PromotionTargetUnresolvedReason,
-				Message: "target " + describeStage(p.Spec.Target) + " does not resolve; retried when it does"}, now))
+				Message: "target " + p.Spec.Target.Describe() + " does not resolve; retried when it does"}, now))
 		}
 		return
 	}

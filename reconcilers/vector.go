@@ -150,7 +150,7 @@ func resolvedComponents(template string, specs []v1alpha1.ComponentSpec, resolve
 				return nil, fmt.Errorf("VectorTemplate %s: component %q picks its tag by policy %s and was not resolved; resolve it against the registry first",
 					template, s.Name, s.Policy)
 			}
-			if isVersionRange(s.Version) {
+			if v1alpha1.IsVersionRange(s.Version) {
 				return nil, fmt.Errorf("VectorTemplate %s: component %q version %q is a range and was not resolved; resolve it against the registry first",
 					template, s.Name, s.Version)
 			}
@@ -176,30 +176,13 @@ func resolvedComponents(template string, specs []v1alpha1.ComponentSpec, resolve
 // NeedsRegistry reports whether a component's version is picked from the
 // registry's tags (a range or a tag policy) rather than written out.
 func NeedsRegistry(s v1alpha1.ComponentSpec) bool {
-	return picksByPolicy(s) || isVersionRange(s.Version)
+	return picksByPolicy(s) || v1alpha1.IsVersionRange(s.Version)
 }
 
 // picksByPolicy: an alphabetical or numerical policy picks among the tags
 // that pass filterTags, as Flux's ImagePolicy does; it has no version.
 func picksByPolicy(s v1alpha1.ComponentSpec) bool {
 	return s.Policy == v1alpha1.PolicyAlphabetical || s.Policy == v1alpha1.PolicyNumerical
-}
-
-// isVersionRange tells a semver range (">=1.2.0 <2.0.0", "1.4.x", "^1.2")
-// from an exact tag ("1.20", "v1.2.3", "latest") or a digest.
-func isVersionRange(v string) bool {
-	if strings.HasPrefix(v, "sha256:") {
-		return false
-	}
-	if strings.ContainsAny(v, "<>=~^*|, ") {
-		return true
-	}
-	for _, part := range strings.Split(v, ".") {
-		if part == "x" || part == "X" {
-			return true
-		}
-	}
-	return false
 }
 
 // ComponentsDigest is the content identity of a vector: sha256 over the

@@ -160,12 +160,12 @@ func TestAssembleVectorErrors(t *testing.T) {
 		t.Errorf("unresolved range: want %q, got %v", want, err)
 	}
 	for _, v := range []string{"1.4.x", "^1.2", "~1.2.3", "1.*", ">1", "1.2 || 1.3"} {
-		if !isVersionRange(v) {
+		if !v1alpha1.IsVersionRange(v) {
 			t.Errorf("isVersionRange(%q) = false", v)
 		}
 	}
 	for _, v := range []string{"1.20", "v1.2.3", "latest", "1.4.2", digestD, "2026.7.27-143052000Z", "main-abc"} {
-		if isVersionRange(v) {
+		if v1alpha1.IsVersionRange(v) {
 			t.Errorf("isVersionRange(%q) = true", v)
 		}
 	}

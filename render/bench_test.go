@@ -12,6 +12,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 const benchOverlays = 1000
@@ -70,7 +72,7 @@ func reportPerOverlay(b *testing.B) {
 
 // benchRepo writes a repository of n overlays sharing one base straight
 // into an in-memory go-git object storage.
-func benchRepo(b *testing.B, n int) (Tree, []string) {
+func benchRepo(b *testing.B, n int) (repofs.Tree, []string) {
 	b.Helper()
 	files := map[string]string{
 		"apps/base/kustomization.yaml": "resources:\n- deployment.yaml\n- service.yaml\nconfigMapGenerator:\n- name: app-config\n  literals:\n  - LOG_LEVEL=info\n",
@@ -102,7 +104,7 @@ patches:
 	if err != nil {
 		b.Fatal(err)
 	}
-	return GitTree(tree), dirs
+	return repofs.GitTree(tree), dirs
 }
 
 // storeDir stores the files below prefix as a tree object and returns its hash.
@@ -148,7 +150,7 @@ func storeDir(b *testing.B, s *memory.Storage, files map[string]string, prefix s
 
 func mustReadFixture(b *testing.B, name string) string {
 	b.Helper()
-	data, err := DirTree(fixtureRepo).ReadFile(path.Clean(name))
+	data, err := repofs.DirTree(fixtureRepo).ReadFile(path.Clean(name))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // mountRoot is where the repository appears inside kustomize's in-memory
@@ -23,20 +25,20 @@ const mountRoot = "/repository"
 // (the cache key) and refuses every load that leaves the repository.
 type buildFS struct {
 	ctx         context.Context // once done, every read fails, so kustomize stops early
-	tree        Tree
+	tree        repofs.Tree
 	mem         filesys.FileSystem
 	allowRemote bool
-	limits      Limits
-	budget      *readBudget
+	limits      repofs.Limits
+	budget      *repofs.ReadBudget
 	work        int64 // mapping work of the files read (Limits.MaxMappingWork)
 
 	deps     map[string]dep // tree name -> what the build learnt about it
 	loaded   map[string]bool
-	escape   *EscapeError // the first refusal; the build fails with it
-	limit    *LimitError  // the first file refused by Limits; the build fails with it
-	remote   bool         // the build used a remote base: its output is not cacheable
-	lastKust string       // the last kustomization file read, to name in escape errors
-	lastRead string       // the last file read, to name in build errors
+	escape   *repofs.EscapeError // the first refusal; the build fails with it
+	limit    *repofs.LimitError  // the first file refused by Limits; the build fails with it
+	remote   bool                // the build used a remote base: its output is not cacheable
+	lastKust string              // the last kustomization file read, to name in escape errors
+	lastRead string              // the last file read, to name in build errors
 	// originsFor is the directory whose kustomization gets originAnnotations
 	// (BuildWithOrigins); empty for none.
 	originsFor string
@@ -61,7 +63,7 @@ const (
 
 var errReadOnly = errors.New("the repository is read-only during a build")
 
-func newBuildFS(ctx context.Context, tree Tree, allowRemote bool, limits Limits) *buildFS {
+func newBuildFS(ctx context.Context, tree repofs.Tree, allowRemote bool, limits repofs.Limits) *buildFS {
 	limits = limits.WithDefaults()
 	return &buildFS{
 		ctx:         ctx,
@@ -69,7 +71,7 @@ func newBuildFS(ctx context.Context, tree Tree, allowRemote bool, limits Limits)
 		mem:         filesys.MakeFsInMemory(),
 		allowRemote: allowRemote,
 		limits:      limits,
-		budget:      &readBudget{max: limits.MaxRepositorySize},
+		budget:      repofs.NewReadBudget(limits.MaxRepositorySize),
 		deps:        map[string]dep{},
 		loaded:      map[string]bool{},
 	}
@@ -101,7 +103,7 @@ func (b *buildFS) onDisk(p string) bool {
 
 func (b *buildFS) outside(p string) error {
 	if b.escape == nil {
-		b.escape = &EscapeError{Ref: strings.TrimPrefix(p, mountRoot+"/"), Kind: ErrOutsideRoot}
+		b.escape = &repofs.EscapeError{Ref: strings.TrimPrefix(p, mountRoot+"/"), Kind: repofs.ErrOutsideRoot}
 		if b.lastKust != "" {
 			b.escape.File = b.lastKust
 		}
@@ -133,14 +135,14 @@ func (b *buildFS) stat(name string) (fs.FileInfo, error) {
 }
 
 func (b *buildFS) noteLimit(err error) {
-	var le *LimitError
+	var le *repofs.LimitError
 	if b.limit == nil && errors.As(err, &le) {
 		b.limit = le
 	}
 }
 
 func (b *buildFS) noteEscape(err error) {
-	var esc *EscapeError
+	var esc *repofs.EscapeError
 	if b.escape == nil && errors.As(err, &esc) {
 		c := *esc
 		c.File = b.lastKust
@@ -158,14 +160,14 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	if b.loaded[name] {
 		budget = nil // counted once per build
 	}
-	data, err := checkedRead(b.tree, name, b.limits, budget)
+	data, err := repofs.CheckedRead(b.tree, name, b.limits, budget)
 	if err == nil {
 		var work int64
-		work, err = checkYAML(name, data, b.limits)
+		work, err = repofs.CheckYAMLWork(name, data, b.limits)
 		if err == nil && budget != nil {
 			b.work += work
 			if b.work > b.limits.MaxMappingWork {
-				err = &LimitError{File: name, Reason: fmt.Sprintf(
+				err = &repofs.LimitError{File: name, Reason: fmt.Sprintf(
 					"the YAML mappings this build reads are too large together (their keys squared add up to more than %d; kyaml's decode costs that much); split the build or shrink the largest mappings",
 					b.limits.MaxMappingWork)}
 			}
@@ -212,13 +214,13 @@ func (b *buildFS) load(name string) ([]byte, error) {
 func (b *buildFS) checkRefs(file string, data []byte) error {
 	for _, ref := range kustomizationRefs(data) {
 		kind := refEscape(path.Dir(file), ref)
-		if kind == ErrRemoteBase && b.allowRemote {
+		if kind == repofs.ErrRemoteBase && b.allowRemote {
 			b.remote = true
 			continue
 		}
 		if kind != nil {
 			if b.escape == nil {
-				b.escape = &EscapeError{File: file, Ref: ref, Kind: kind}
+				b.escape = &repofs.EscapeError{File: file, Ref: ref, Kind: kind}
 			}
 			return &fs.PathError{Op: "read", Path: file, Err: b.escape}
 		}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // DefaultCacheBytes bounds the render cache when Options.CacheBytes is zero:
@@ -55,7 +57,7 @@ func newRenderCache(max int64) *renderCache {
 
 // lookup returns a rendering of dir whose dependencies are unchanged in tree.
 // Checking runs outside the lock: a tree may be on disk.
-func (c *renderCache) lookup(tree Tree, dir string) ([]byte, bool) {
+func (c *renderCache) lookup(tree repofs.Tree, dir string) ([]byte, bool) {
 	c.mu.Lock()
 	candidates := make([]*rendering, 0, len(c.byDir[dir]))
 	for _, el := range c.byDir[dir] {
@@ -82,7 +84,7 @@ func (c *renderCache) lookup(tree Tree, dir string) ([]byte, bool) {
 	return nil, false
 }
 
-func depsHold(tree Tree, deps []dep) bool {
+func depsHold(tree repofs.Tree, deps []dep) bool {
 	for _, d := range deps {
 		switch d.kind {
 		case depHash:

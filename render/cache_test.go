@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 func cacheFixture() map[string]file {
@@ -49,12 +50,12 @@ func TestCache(t *testing.T) {
 		{name: "overlay changed", git: true, change: edit("apps/overlays/dev/kustomization.yaml", "resources:\n- ../../base\nnamePrefix: development-\n")},
 	}
 	r := NewRenderer(Options{})
-	var tree Tree
+	var tree repofs.Tree
 	for _, step := range steps {
 		if step.change != nil {
 			step.change(t)
 		}
-		tree = DirTree(dir)
+		tree = repofs.DirTree(dir)
 		if step.git {
 			tree = commitDir(t, dir)
 		}
@@ -85,7 +86,7 @@ func TestCacheSeesNewKustomizationFile(t *testing.T) {
 	}
 	files["apps/base/kustomization.yml"] = file{content: "resources: []\n"}
 	_, err := r.Build(commitDir(t, writeFiles(t, files)), "apps/overlays/dev")
-	var be *BuildError
+	var be *repofs.BuildError
 	if !errors.As(err, &be) {
 		t.Fatalf("Build with two kustomization files in the base = %v, want a *BuildError", err)
 	}

@@ -12,11 +12,13 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // commitDir commits the files under dir (symlinks as links) into a new
 // in-memory go-git repository and returns the commit's tree.
-func commitDir(t testing.TB, dir string) Tree {
+func commitDir(t testing.TB, dir string) repofs.Tree {
 	t.Helper()
 	wt := memfs.New()
 	repo, err := git.Init(memory.NewStorage(), wt)
@@ -57,7 +59,7 @@ func commitDir(t testing.TB, dir string) Tree {
 	return commitWorktree(t, repo)
 }
 
-func commitWorktree(t testing.TB, repo *git.Repository) Tree {
+func commitWorktree(t testing.TB, repo *git.Repository) repofs.Tree {
 	t.Helper()
 	w, err := repo.Worktree()
 	if err != nil {
@@ -79,7 +81,7 @@ func commitWorktree(t testing.TB, repo *git.Repository) Tree {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return GitTree(tree)
+	return repofs.GitTree(tree)
 }
 
 // file is one entry of a generated fixture: content, or a symlink target.
@@ -111,8 +113,8 @@ func writeFiles(t testing.TB, files map[string]file) string {
 }
 
 // bothTrees writes a fixture to disk and commits it, for tests that must hold for both trees.
-func bothTrees(t testing.TB, files map[string]file) (dir string, trees map[string]Tree) {
+func bothTrees(t testing.TB, files map[string]file) (dir string, trees map[string]repofs.Tree) {
 	t.Helper()
 	dir = writeFiles(t, files)
-	return dir, map[string]Tree{"DirTree": DirTree(dir), "GitTree": commitDir(t, dir)}
+	return dir, map[string]repofs.Tree{"repofs.DirTree": repofs.DirTree(dir), "repofs.GitTree": commitDir(t, dir)}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 const (
@@ -25,7 +26,7 @@ func TestSplitImage(t *testing.T) {
 		{"registry.example.com/shop/api:1.0@" + imgDigestA, "registry.example.com/shop/api", "1.0", imgDigestA},
 	}
 	for _, tt := range tests {
-		name, tag, digest := SplitImage(tt.image)
+		name, tag, digest := overlays.SplitImage(tt.image)
 		if diff := cmp.Diff([]string{tt.name, tt.tag, tt.digest}, []string{name, tag, digest}); diff != "" {
 			t.Errorf("SplitImage(%q) (-want +got):\n%s", tt.image, diff)
 		}
@@ -46,7 +47,7 @@ func TestImageMatches(t *testing.T) {
 		{"api:1", "[", false}, // kustomize matches nothing with a name that is no expression
 	}
 	for _, tt := range tests {
-		if got := ImageMatches(tt.image, tt.name); got != tt.want {
+		if got := overlays.ImageMatches(tt.image, tt.name); got != tt.want {
 			t.Errorf("ImageMatches(%q, %q) = %v, want %v", tt.image, tt.name, got, tt.want)
 		}
 	}
@@ -89,11 +90,11 @@ metadata:
 data:
   image: not-a-container
 `
-	got, err := Images([]byte(manifests))
+	got, err := overlays.Images([]byte(manifests))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []RenderedImage{
+	want := []overlays.RenderedImage{
 		{Object: "Deployment dev/shop", Container: "migrate", Image: "registry.example.com/shop/api:1.0.0"},
 		{Object: "Deployment dev/shop", Container: "api", Image: "registry.example.com/shop/api:1.0.0"},
 		{Object: "Deployment dev/shop", Container: "spec.template.spec.containers[1]", Image: "busybox"},
@@ -102,52 +103,52 @@ data:
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if _, err := Images([]byte("kind: [unclosed\n")); err == nil {
+	if _, err := overlays.Images([]byte("kind: [unclosed\n")); err == nil {
 		t.Errorf("manifests that do not parse must be an error")
 	}
 }
 
 func TestCheckComponents(t *testing.T) {
-	api := func(image string) RenderedImage {
-		return RenderedImage{Object: "Deployment dev/shop", Container: "api", Image: image}
+	api := func(image string) overlays.RenderedImage {
+		return overlays.RenderedImage{Object: "Deployment dev/shop", Container: "api", Image: image}
 	}
-	worker := func(image string) RenderedImage {
-		return RenderedImage{Object: "Deployment dev/worker", Container: "worker", Image: image}
+	worker := func(image string) overlays.RenderedImage {
+		return overlays.RenderedImage{Object: "Deployment dev/worker", Container: "worker", Image: image}
 	}
 	component := v1alpha1.VectorComponent{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0"}
 	tests := []struct {
 		name       string
-		images     []RenderedImage
-		entries    []v1alpha1.VectorComponent // the overlay's images entries, as StageVector reads them
+		images     []overlays.RenderedImage
+		entries    []v1alpha1.VectorComponent // the overlay's images entries, as overlays.StageVector reads them
 		components []v1alpha1.VectorComponent
 		want       []string // the problems; nil means the overlay runs the vector
 	}{{
 		name:       "runs the tag",
-		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0"), worker("busybox")},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0"), worker("busybox")},
 		components: []v1alpha1.VectorComponent{component},
 	}, {
 		name:       "runs the digest",
-		images:     []RenderedImage{api("registry.example.com/shop/api@" + imgDigestB)},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api@" + imgDigestB)},
 		components: []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Digest: imgDigestB}},
 	}, {
 		name:       "runs tag and digest",
-		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0@" + imgDigestB)},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0@" + imgDigestB)},
 		components: []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0", Digest: imgDigestB}},
 	}, {
 		name:       "still the old tag",
-		images:     []RenderedImage{api("registry.example.com/shop/api:1.0.0")},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.0.0")},
 		components: []v1alpha1.VectorComponent{component},
 		want: []string{"component api (registry.example.com/shop/api) renders nowhere at registry.example.com/shop/api:1.1.0: " +
 			"the overlay's containers use registry.example.com/shop/api:1.0.0 (container api of Deployment dev/shop)"},
 	}, {
 		name:       "the tag without the digest",
-		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0")},
 		components: []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0", Digest: imgDigestB}},
 		want: []string{"component api (registry.example.com/shop/api) renders nowhere at registry.example.com/shop/api:1.1.0@" + imgDigestB +
 			": the overlay's containers use registry.example.com/shop/api:1.1.0 (container api of Deployment dev/shop)"},
 	}, {
 		name:       "matches no container",
-		images:     []RenderedImage{api("api:1.1.0"), worker("busybox"), worker("busybox")},
+		images:     []overlays.RenderedImage{api("api:1.1.0"), worker("busybox"), worker("busybox")},
 		components: []v1alpha1.VectorComponent{component},
 		want: []string{"component api (registry.example.com/shop/api) renders nowhere: no container uses registry.example.com/shop/api; " +
 			"the overlay's containers use api:1.1.0, busybox"},
@@ -157,42 +158,42 @@ func TestCheckComponents(t *testing.T) {
 		want:       []string{"component api renders nowhere: no container uses api; the overlay's containers use no images (the overlay has no containers)"},
 	}, {
 		name:       "one container left behind",
-		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0"), worker("registry.example.com/shop/api:1.0.0")},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0"), worker("registry.example.com/shop/api:1.0.0")},
 		components: []v1alpha1.VectorComponent{component},
 		want: []string{"component api (registry.example.com/shop/api) renders at registry.example.com/shop/api:1.1.0, " +
 			"but other containers still use registry.example.com/shop/api:1.0.0 (container worker of Deployment dev/worker)"},
 	}, {
 		name:       "placeholder entry: runs the image its newName names",
-		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0")},
 		entries:    []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0"}},
 		components: []v1alpha1.VectorComponent{component},
 	}, {
 		name:       "mirror entry: runs the mirror's image at the tag",
-		images:     []RenderedImage{api("mirror.example.com/shop/api:1.1.0"), worker("busybox")},
+		images:     []overlays.RenderedImage{api("mirror.example.com/shop/api:1.1.0"), worker("busybox")},
 		entries:    []v1alpha1.VectorComponent{{Name: "registry.example.com/shop/api", Image: "mirror.example.com/shop/api", Tag: "1.1.0"}},
 		components: []v1alpha1.VectorComponent{component},
 	}, {
 		name:       "mirror entry: a container left behind on the mirror",
-		images:     []RenderedImage{api("mirror.example.com/shop/api:1.1.0"), worker("mirror.example.com/shop/api:1.0.0")},
+		images:     []overlays.RenderedImage{api("mirror.example.com/shop/api:1.1.0"), worker("mirror.example.com/shop/api:1.0.0")},
 		entries:    []v1alpha1.VectorComponent{{Name: "registry.example.com/shop/api", Image: "mirror.example.com/shop/api", Tag: "1.1.0"}},
 		components: []v1alpha1.VectorComponent{component},
 		want: []string{"component api (registry.example.com/shop/api, run as mirror.example.com/shop/api) renders at mirror.example.com/shop/api:1.1.0, " +
 			"but other containers still use mirror.example.com/shop/api:1.0.0 (container worker of Deployment dev/worker)"},
 	}, {
 		name:       "mirror entry: the registry's image does not count",
-		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0")},
 		entries:    []v1alpha1.VectorComponent{{Name: "registry.example.com/shop/api", Image: "mirror.example.com/shop/api", Tag: "1.1.0"}},
 		components: []v1alpha1.VectorComponent{component},
 		want: []string{"component api (registry.example.com/shop/api, run as mirror.example.com/shop/api) renders nowhere: no container uses mirror.example.com/shop/api; " +
 			"the overlay's containers use registry.example.com/shop/api:1.1.0"},
 	}, {
 		name:       "an entry for another image changes nothing",
-		images:     []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0")},
 		entries:    []v1alpha1.VectorComponent{{Name: "web", Image: "mirror.example.com/shop/web", Tag: "2"}},
 		components: []v1alpha1.VectorComponent{component},
 	}, {
 		name:   "every component is checked",
-		images: []RenderedImage{api("registry.example.com/shop/api:1.1.0")},
+		images: []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0")},
 		components: []v1alpha1.VectorComponent{
 			{Name: "web", Tag: "2"}, component, {Name: "db", Image: "postgres", Tag: "16"},
 		},
@@ -203,7 +204,7 @@ func TestCheckComponents(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckComponents(tt.images, StageVector{Images: tt.entries}, tt.components)
+			err := CheckComponents(tt.images, overlays.StageVector{Images: tt.entries}, tt.components)
 			var got []string
 			if err != nil {
 				ne, ok := err.(*NoEffectError)

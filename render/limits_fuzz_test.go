@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // FuzzCheckYAML: CheckYAML never panics, and whatever it accepts expands,
@@ -23,13 +24,13 @@ func FuzzCheckYAML(f *testing.F) {
 	f.Add([]byte("a: &a {x: 1}\nb: *a\n"))
 	f.Add([]byte("a: &a [*a]\n"))
 	f.Add([]byte("{<<: &a {x: 1}, y: *a}\n"))
-	limits := Limits{MaxMappingKeys: 50, MaxAliasNodes: 200}.WithDefaults()
+	limits := repofs.Limits{MaxMappingKeys: 50, MaxAliasNodes: 200}.WithDefaults()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		err := CheckYAML("f.yaml", data, limits)
+		err := repofs.CheckYAML("f.yaml", data, limits)
 		if err != nil {
-			var le *LimitError
+			var le *repofs.LimitError
 			if !errors.As(err, &le) || le.File != "f.yaml" {
-				t.Fatalf("error %v is not a *LimitError naming the file", err)
+				t.Fatalf("error %v is not a *repofs.LimitError naming the file", err)
 			}
 			return
 		}
@@ -103,11 +104,11 @@ func FuzzBuild(f *testing.F) {
 	f.Add([]byte("resources: [r.yaml]\nbuildMetadata: [originAnnotations]\n"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"))
 	f.Add([]byte("resources: [../x, /etc/passwd, https://example.com/x]\n"), []byte(""))
 	f.Add([]byte("configMapGenerator: [{name: g, files: [r.yaml]}]\n"), []byte("a: b\n"))
-	r := NewRenderer(Options{Limits: Limits{MaxFileSize: 1 << 20}})
+	r := NewRenderer(Options{Limits: repofs.Limits{MaxFileSize: 1 << 20}})
 	f.Fuzz(func(t *testing.T, kustomization, resource []byte) {
-		tree := DirTree(writeFiles(t, map[string]file{"k/kustomization.yaml": {content: string(kustomization)}, "k/r.yaml": {content: string(resource)}}))
+		tree := repofs.DirTree(writeFiles(t, map[string]file{"k/kustomization.yaml": {content: string(kustomization)}, "k/r.yaml": {content: string(resource)}}))
 		_, err := r.BuildWithOrigins(t.Context(), tree, "k")
-		var le *LimitError
+		var le *repofs.LimitError
 		if errors.As(err, &le) && le.File != "k/kustomization.yaml" && le.File != "k/r.yaml" {
 			t.Fatalf("limit error names %q, not a file of the tree: %v", le.File, err)
 		}

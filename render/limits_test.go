@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // aliasBomb is a "billion laughs" document: each level names the previous
@@ -44,14 +46,14 @@ func wideMapping(n int) string {
 func TestBuildRefusesHostileYAML(t *testing.T) {
 	cases := map[string]struct {
 		resource string
-		limits   Limits
+		limits   repofs.Limits
 		want     []string
 	}{
 		"alias bomb":        {resource: aliasBomb(4, 9), want: []string{"apps/cm.yaml", "aliases expand", "10000"}},
 		"billion laughs":    {resource: aliasBomb(9, 9), want: []string{"apps/cm.yaml", "aliases expand"}},
 		"40,000 keys":       {resource: wideMapping(40000), want: []string{"apps/cm.yaml", "40000 keys", "at most 5000"}},
-		"oversized file":    {resource: wideMapping(100), limits: Limits{MaxFileSize: 512}, want: []string{"apps/cm.yaml", "512 bytes", "--max-file-size"}},
-		"repository budget": {resource: wideMapping(200), limits: Limits{MaxRepositorySize: 1024}, want: []string{"apps/cm.yaml", "1024 bytes", "--max-repository-size"}},
+		"oversized file":    {resource: wideMapping(100), limits: repofs.Limits{MaxFileSize: 512}, want: []string{"apps/cm.yaml", "512 bytes", "--max-file-size"}},
+		"repository budget": {resource: wideMapping(200), limits: repofs.Limits{MaxRepositorySize: 1024}, want: []string{"apps/cm.yaml", "1024 bytes", "--max-repository-size"}},
 	}
 	for name, c := range cases {
 		if c.resource == "" {
@@ -67,7 +69,7 @@ func TestBuildRefusesHostileYAML(t *testing.T) {
 				if err == nil {
 					t.Fatal("Build succeeded; want the file refused")
 				}
-				var le *LimitError
+				var le *repofs.LimitError
 				if !errors.As(err, &le) {
 					t.Fatalf("Build error is not a *LimitError: %v", err)
 				}
@@ -93,12 +95,12 @@ func TestBuildBoundsMappingWork(t *testing.T) {
 		resources = append(resources, name)
 	}
 	files["apps/kustomization.yaml"] = file{content: "resources: [" + strings.Join(resources, ", ") + "]\n"}
-	tree := DirTree(writeFiles(t, files))
-	if _, err := NewRenderer(Options{Limits: Limits{MaxMappingWork: 5*1000*1000 + 1000}}).Build(tree, "apps"); err != nil {
+	tree := repofs.DirTree(writeFiles(t, files))
+	if _, err := NewRenderer(Options{Limits: repofs.Limits{MaxMappingWork: 5*1000*1000 + 1000}}).Build(tree, "apps"); err != nil {
 		t.Fatalf("five mappings of 1000 keys within a bound of 5,001,000: %v", err)
 	}
-	_, err := NewRenderer(Options{Limits: Limits{MaxMappingWork: 4*1000*1000 + 999}}).Build(tree, "apps")
-	var le *LimitError
+	_, err := NewRenderer(Options{Limits: repofs.Limits{MaxMappingWork: 4*1000*1000 + 999}}).Build(tree, "apps")
+	var le *repofs.LimitError
 	if !errors.As(err, &le) || le.File != "apps/cm-4.yaml" || !strings.Contains(err.Error(), "keys squared add up to more than 4000999") {
 		t.Fatalf("Build = %v, want the fifth file refused for mapping work", err)
 	}
@@ -113,8 +115,8 @@ func TestCheckYAMLAllowsOrdinaryFiles(t *testing.T) {
 		"not YAML":       "KEY=VALUE\n\tOTHER=1: [\n",
 		"many documents": strings.Repeat("---\na: 1\n", 1000),
 	} {
-		if err := CheckYAML("f.yaml", []byte(content), Limits{}); err != nil {
-			t.Errorf("%s: CheckYAML = %v, want nil", name, err)
+		if err := repofs.CheckYAML("f.yaml", []byte(content), repofs.Limits{}); err != nil {
+			t.Errorf("%s: repofs.CheckYAML = %v, want nil", name, err)
 		}
 	}
 }
@@ -131,7 +133,7 @@ func TestBuildContextStopsWaiting(t *testing.T) {
 		resources = append(resources, name)
 	}
 	files["apps/kustomization.yaml"] = file{content: "resources: [" + strings.Join(resources, ", ") + "]\n"}
-	tree := DirTree(writeFiles(t, files))
+	tree := repofs.DirTree(writeFiles(t, files))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()

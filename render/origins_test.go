@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // TestBuildWithOriginsNamesFiles: every resource of a composed build names
@@ -31,9 +33,9 @@ func TestBuildWithOriginsNamesFiles(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, n := range nodes {
-				file, ok := OriginFile("vectorflow", n.GetAnnotations()[OriginAnnotation])
+				file, ok := repofs.OriginFile("vectorflow", n.GetAnnotations()[repofs.OriginAnnotation])
 				if !ok {
-					t.Errorf("%s has no usable origin: %q", n.GetName(), n.GetAnnotations()[OriginAnnotation])
+					t.Errorf("%s has no usable origin: %q", n.GetName(), n.GetAnnotations()[repofs.OriginAnnotation])
 				}
 				got[n.GetName()] = file
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // kustomizationRefs lists every file or directory a kustomization file
@@ -83,14 +85,14 @@ func kustomizationRefs(data []byte) []string {
 // repository, or nil when it stays inside.
 func refEscape(dir, ref string) error {
 	if isRemote(ref) {
-		return ErrRemoteBase
+		return repofs.ErrRemoteBase
 	}
 	if strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, `\`) || (len(ref) > 1 && ref[1] == ':') {
-		return ErrAbsolutePath
+		return repofs.ErrAbsolutePath
 	}
 	joined := path.Join(dir, strings.ReplaceAll(ref, `\`, "/"))
 	if joined == ".." || strings.HasPrefix(joined, "../") {
-		return ErrOutsideRoot
+		return repofs.ErrOutsideRoot
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // Options configures a Renderer.
@@ -23,7 +25,7 @@ type Options struct {
 	// zero means DefaultCacheBytes (64 MiB).
 	CacheBytes int64
 	// Limits bound every file a build reads, and all of them together.
-	Limits Limits
+	Limits repofs.Limits
 }
 
 // Renderer builds kustomizations and caches the output. It is safe for
@@ -51,9 +53,9 @@ func NewRenderer(opts Options) *Renderer {
 
 // Build renders dir of tree, byte for byte what `kubectl kustomize <dir>` prints.
 // Loads that leave the repository fail with an *EscapeError, files over the
-// Limits with a *LimitError, kustomize failures with a *BuildError. Builds
+// Limits with a *LimitError, kustomize failures with a *repofs.BuildError. Builds
 // that used a remote base are not cached.
-func (r *Renderer) Build(tree Tree, dir string) ([]byte, error) {
+func (r *Renderer) Build(tree repofs.Tree, dir string) ([]byte, error) {
 	return r.BuildContext(context.Background(), tree, dir)
 }
 
@@ -61,12 +63,12 @@ func (r *Renderer) Build(tree Tree, dir string) ([]byte, error) {
 // itself cannot be interrupted: the build runs on in the background until
 // its next file read (which fails once ctx is done) or its end, both
 // bounded by the Limits.
-func (r *Renderer) BuildContext(ctx context.Context, tree Tree, dir string) ([]byte, error) {
+func (r *Renderer) BuildContext(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
 	return r.build(ctx, tree, dir, false)
 }
 
-func (r *Renderer) build(ctx context.Context, tree Tree, dir string, origins bool) ([]byte, error) {
-	dir, err := cleanDir(dir)
+func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, origins bool) ([]byte, error) {
+	dir, err := repofs.CleanDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +110,7 @@ func (r *Renderer) build(ctx context.Context, tree Tree, dir string, origins boo
 // Stats reports cache hits and misses, for tests and metrics.
 func (r *Renderer) Stats() Stats { return r.cache.stats() }
 
-func (r *Renderer) render(ctx context.Context, tree Tree, dir string, origins bool) (out []byte, fsys *buildFS, err error) {
+func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, origins bool) (out []byte, fsys *buildFS, err error) {
 	fsys = newBuildFS(ctx, tree, r.opts.AllowRemoteBases, r.opts.Limits)
 	if origins {
 		fsys.originsFor = path.Join(dir, "")
@@ -120,7 +122,7 @@ func (r *Renderer) render(ctx context.Context, tree Tree, dir string, origins bo
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, &BuildError{Dir: dir, File: fsys.lastKust, Err: fmt.Errorf("kustomize panicked: %v", p)}
+			out, err = nil, &repofs.BuildError{Dir: dir, File: fsys.lastKust, Err: fmt.Errorf("kustomize panicked: %v", p)}
 		}
 		if fsys.escape != nil {
 			esc := *fsys.escape
@@ -142,21 +144,6 @@ func (r *Renderer) render(ctx context.Context, tree Tree, dir string, origins bo
 	return out, fsys, nil
 }
 
-// cleanDir accepts a directory name relative to the repository root.
-func cleanDir(dir string) (string, error) {
-	if dir == "" {
-		dir = "."
-	}
-	clean := path.Clean(strings.ReplaceAll(dir, `\`, "/"))
-	switch {
-	case path.IsAbs(clean):
-		return "", &EscapeError{Dir: dir, Ref: dir, Kind: ErrAbsolutePath}
-	case clean == ".." || strings.HasPrefix(clean, "../"):
-		return "", &EscapeError{Dir: dir, Ref: dir, Kind: ErrOutsideRoot}
-	}
-	return clean, nil
-}
-
 var mountedPath = regexp.MustCompile(regexp.QuoteMeta(mountRoot) + `(/[^\s'"\x60:,;()\[\]{}]*)?`)
 
 // buildError names the directory and the file kustomize complained about,
@@ -164,8 +151,8 @@ var mountedPath = regexp.MustCompile(regexp.QuoteMeta(mountRoot) + `(/[^\s'"\x60
 // files relative to the kustomization it was in, so when its message holds
 // no full path the file is the last one the build read: the one whose
 // content kustomize was processing when it failed.
-func buildError(tree Tree, dir, lastRead string, err error) error {
-	be := &BuildError{Dir: dir, File: lastRead, Err: &kustomizeError{cause: err}}
+func buildError(tree repofs.Tree, dir, lastRead string, err error) error {
+	be := &repofs.BuildError{Dir: dir, File: lastRead, Err: &kustomizeError{cause: err}}
 	for _, m := range mountedPath.FindAllString(err.Error(), -1) {
 		name := strings.TrimPrefix(strings.TrimPrefix(m, mountRoot), "/")
 		if name == "" {
@@ -189,34 +176,12 @@ func (e *kustomizeError) Error() string {
 
 func (e *kustomizeError) Unwrap() error { return e.cause }
 
-// OriginAnnotation is the annotation kustomize's originAnnotations build
-// option puts on every resource: the file it came from.
-const OriginAnnotation = "config.kubernetes.io/origin"
-
 // BuildWithOrigins is BuildContext with kustomize's originAnnotations build
 // option on in dir's kustomization, so every resource names the file it came
-// from (see OriginFile). The output differs from `kubectl kustomize` by
+// from (see repofs.OriginFile). The output differs from `kubectl kustomize` by
 // these annotations; it is for telling users where an object is written.
-func (r *Renderer) BuildWithOrigins(ctx context.Context, tree Tree, dir string) ([]byte, error) {
+func (r *Renderer) BuildWithOrigins(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
 	return r.build(ctx, tree, dir, true)
-}
-
-// OriginFile reads an OriginAnnotation value of a build of dir: the file,
-// relative to the repository root, that holds the resource; ok is false for
-// a resource kustomize generated or fetched from a remote base.
-func OriginFile(dir, annotation string) (file string, ok bool) {
-	var origin struct {
-		Path string `yaml:"path"`
-		Repo string `yaml:"repo"`
-	}
-	if err := yaml.Unmarshal([]byte(annotation), &origin); err != nil || origin.Path == "" || origin.Repo != "" {
-		return "", false
-	}
-	file = path.Join(dir, origin.Path)
-	if file == ".." || strings.HasPrefix(file, "../") || path.IsAbs(file) {
-		return "", false
-	}
-	return file, true
 }
 
 // withOriginAnnotations adds originAnnotations to a kustomization's

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 const fixtureRepo = "testdata/repo"
@@ -25,7 +26,7 @@ var fixtureDirs = []string{
 // TestBuildMatchesKustomizeCLI compares every fixture with the real
 // kustomize CLI, through a disk tree and a commit in an in-memory repository.
 func TestBuildMatchesKustomizeCLI(t *testing.T) {
-	trees := map[string]Tree{"DirTree": DirTree(fixtureRepo), "GitTree": commitDir(t, fixtureRepo)}
+	trees := map[string]repofs.Tree{"repofs.DirTree": repofs.DirTree(fixtureRepo), "repofs.GitTree": commitDir(t, fixtureRepo)}
 	for _, dir := range fixtureDirs {
 		want := testutil.KustomizeBuild(t, filepath.Join(fixtureRepo, dir))
 		buildsLikeCLI(t, trees, dir, want)
@@ -34,7 +35,7 @@ func TestBuildMatchesKustomizeCLI(t *testing.T) {
 
 // buildsLikeCLI renders dir of every tree and compares it with want, the
 // kustomize CLI's output.
-func buildsLikeCLI(t *testing.T, trees map[string]Tree, dir string, want []byte) {
+func buildsLikeCLI(t *testing.T, trees map[string]repofs.Tree, dir string, want []byte) {
 	t.Helper()
 	for name, tree := range trees {
 		t.Run(name+"/"+dir, func(t *testing.T) {
@@ -56,7 +57,7 @@ func TestBuildMatchesKustomizeCLIQuickstart(t *testing.T) {
 	if err != nil || len(overlays) == 0 {
 		t.Fatalf("examples/quickstart has no apps/overlays/*: %v", err)
 	}
-	trees := map[string]Tree{"DirTree": DirTree(root), "GitTree": commitDir(t, root)}
+	trees := map[string]repofs.Tree{"repofs.DirTree": repofs.DirTree(root), "repofs.GitTree": commitDir(t, root)}
 	for _, overlay := range overlays {
 		dir := path.Join("apps", "overlays", filepath.Base(overlay))
 		want := testutil.KustomizeBuild(t, overlay)
@@ -69,7 +70,7 @@ func TestBuildMatchesKustomizeCLIQuickstart(t *testing.T) {
 				if err != nil {
 					t.Fatalf("kubectl kustomize %s: %v", overlay, err)
 				}
-				got, err := NewRenderer(Options{}).Build(trees["GitTree"], dir)
+				got, err := NewRenderer(Options{}).Build(trees["repofs.GitTree"], dir)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -109,11 +110,11 @@ func TestBuildRefusesEscapes(t *testing.T) {
 	tests := []struct {
 		name  string
 		files map[string]file
-		want  EscapeError
+		want  repofs.EscapeError
 	}{{
 		name:  "base above the root",
 		files: map[string]file{"apps/dev/kustomization.yaml": {content: "resources:\n- ../../../..\n"}},
-		want:  EscapeError{Dir: "apps/dev", File: "apps/dev/kustomization.yaml", Ref: "../../../..", Kind: ErrOutsideRoot},
+		want:  repofs.EscapeError{Dir: "apps/dev", File: "apps/dev/kustomization.yaml", Ref: "../../../..", Kind: repofs.ErrOutsideRoot},
 	}, {
 		name: "patch file above the root, in a base",
 		files: map[string]file{
@@ -121,57 +122,57 @@ func TestBuildRefusesEscapes(t *testing.T) {
 			"apps/base/kustomization.yaml": {content: "resources:\n- cm.yaml\npatches:\n- path: ../../../etc/patch.yaml\n"},
 			"apps/base/cm.yaml":            {content: cm},
 		},
-		want: EscapeError{Dir: "apps/dev", File: "apps/base/kustomization.yaml", Ref: "../../../etc/patch.yaml", Kind: ErrOutsideRoot},
+		want: repofs.EscapeError{Dir: "apps/dev", File: "apps/base/kustomization.yaml", Ref: "../../../etc/patch.yaml", Kind: repofs.ErrOutsideRoot},
 	}, {
 		name:  "generator file above the root",
 		files: map[string]file{"dev/kustomization.yaml": {content: "configMapGenerator:\n- name: x\n  files:\n  - key=../../secret\n"}},
-		want:  EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "../../secret", Kind: ErrOutsideRoot},
+		want:  repofs.EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "../../secret", Kind: repofs.ErrOutsideRoot},
 	}, {
 		name:  "absolute resource",
 		files: map[string]file{"dev/kustomization.yaml": {content: "resources:\n- /etc/passwd\n"}},
-		want:  EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "/etc/passwd", Kind: ErrAbsolutePath},
+		want:  repofs.EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "/etc/passwd", Kind: repofs.ErrAbsolutePath},
 	}, {
 		name:  "absolute component",
 		files: map[string]file{"dev/kustomization.yaml": {content: "components:\n- /srv/components/x\n"}},
-		want:  EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "/srv/components/x", Kind: ErrAbsolutePath},
+		want:  repofs.EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "/srv/components/x", Kind: repofs.ErrAbsolutePath},
 	}, {
 		name: "resource file linked to an absolute path",
 		files: map[string]file{
 			"dev/kustomization.yaml": {content: "resources:\n- cm.yaml\n"},
 			"dev/cm.yaml":            {link: "/etc/hostname"},
 		},
-		want: EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "dev/cm.yaml", Target: "/etc/hostname", Kind: ErrSymlinkEscape},
+		want: repofs.EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "dev/cm.yaml", Target: "/etc/hostname", Kind: repofs.ErrSymlinkEscape},
 	}, {
 		name: "base directory linked above the root",
 		files: map[string]file{
 			"dev/kustomization.yaml": {content: "resources:\n- base\n"},
 			"dev/base":               {link: "../../outside"},
 		},
-		want: EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "dev/base", Target: "../../outside", Kind: ErrSymlinkEscape},
+		want: repofs.EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "dev/base", Target: "../../outside", Kind: repofs.ErrSymlinkEscape},
 	}, {
 		name:  "remote git base",
 		files: map[string]file{"dev/kustomization.yaml": {content: "resources:\n- github.com/kubernetes-sigs/kustomize//examples/multibases?ref=v1.0.6\n"}},
-		want:  EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "github.com/kubernetes-sigs/kustomize//examples/multibases?ref=v1.0.6", Kind: ErrRemoteBase},
+		want:  repofs.EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "github.com/kubernetes-sigs/kustomize//examples/multibases?ref=v1.0.6", Kind: repofs.ErrRemoteBase},
 	}, {
 		name: "remote http resource in a base",
 		files: map[string]file{
 			"dev/kustomization.yaml":  {content: "resources:\n- ../base\n"},
 			"base/kustomization.yaml": {content: "resources:\n- https://example.com/manifests/app.yaml\n"},
 		},
-		want: EscapeError{Dir: "dev", File: "base/kustomization.yaml", Ref: "https://example.com/manifests/app.yaml", Kind: ErrRemoteBase},
+		want: repofs.EscapeError{Dir: "dev", File: "base/kustomization.yaml", Ref: "https://example.com/manifests/app.yaml", Kind: repofs.ErrRemoteBase},
 	}, {
 		name:  "scp-style remote component",
 		files: map[string]file{"dev/kustomization.yaml": {content: "components:\n- git@gitlab.example.com:team/repo.git//comp\n"}},
-		want:  EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "git@gitlab.example.com:team/repo.git//comp", Kind: ErrRemoteBase},
+		want:  repofs.EscapeError{Dir: "dev", File: "dev/kustomization.yaml", Ref: "git@gitlab.example.com:team/repo.git//comp", Kind: repofs.ErrRemoteBase},
 	}}
 	for _, tt := range tests {
 		_, trees := bothTrees(t, tt.files)
 		for treeName, tree := range trees {
 			t.Run(tt.name+"/"+treeName, func(t *testing.T) {
 				out, err := NewRenderer(Options{}).Build(tree, tt.want.Dir)
-				var got *EscapeError
+				var got *repofs.EscapeError
 				if !errors.As(err, &got) {
-					t.Fatalf("Build = %q, %v; want an *EscapeError", out, err)
+					t.Fatalf("Build = %q, %v; want an *repofs.EscapeError", out, err)
 				}
 				if diff := cmp.Diff(tt.want, *got, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
 					t.Errorf("(-want +got):\n%s", diff)
@@ -185,8 +186,8 @@ func TestBuildRefusesEscapes(t *testing.T) {
 }
 
 func TestBuildRefusesDirOutsideTheRoot(t *testing.T) {
-	tree := DirTree(fixtureRepo)
-	for dir, kind := range map[string]error{"../repo/apps/base": ErrOutsideRoot, "/apps/base": ErrAbsolutePath} {
+	tree := repofs.DirTree(fixtureRepo)
+	for dir, kind := range map[string]error{"../repo/apps/base": repofs.ErrOutsideRoot, "/apps/base": repofs.ErrAbsolutePath} {
 		if _, err := NewRenderer(Options{}).Build(tree, dir); !errors.Is(err, kind) {
 			t.Errorf("Build(%q) = %v, want %v", dir, err, kind)
 		}
@@ -228,9 +229,9 @@ func TestBuildErrorsNameDirAndFile(t *testing.T) {
 		for treeName, tree := range trees {
 			t.Run(tt.name+"/"+treeName, func(t *testing.T) {
 				_, err := NewRenderer(Options{}).Build(tree, tt.dir)
-				var be *BuildError
+				var be *repofs.BuildError
 				if !errors.As(err, &be) {
-					t.Fatalf("Build = %v, want a *BuildError", err)
+					t.Fatalf("Build = %v, want a *repofs.BuildError", err)
 				}
 				if be.Dir != tt.dir || be.File != tt.wantFile {
 					t.Errorf("BuildError{Dir: %q, File: %q}, want {%q, %q}: %v", be.Dir, be.File, tt.dir, tt.wantFile, err)

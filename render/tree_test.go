@@ -7,10 +7,12 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 func TestTreesAreFileSystems(t *testing.T) {
-	trees := map[string]Tree{"DirTree": DirTree(fixtureRepo), "GitTree": commitDir(t, fixtureRepo)}
+	trees := map[string]repofs.Tree{"repofs.DirTree": repofs.DirTree(fixtureRepo), "repofs.GitTree": commitDir(t, fixtureRepo)}
 	for name, tree := range trees {
 		t.Run(name, func(t *testing.T) {
 			if err := fstest.TestFS(tree, "apps/base/kustomization.yaml", "apps/overlays/staging/kustomization.yml", "apps/overlays/dev/settings.properties"); err != nil {
@@ -33,16 +35,16 @@ func TestTreeHashesAgree(t *testing.T) {
 	})
 	_ = dir
 	for _, name := range []string{".", "a", "a/b", "a/x.yaml", "a/link", "copy"} {
-		d, err := trees["DirTree"].Hash(name)
+		d, err := trees["repofs.DirTree"].Hash(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := trees["GitTree"].Hash(name)
+		g, err := trees["repofs.GitTree"].Hash(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d != g {
-			t.Errorf("Hash(%q): DirTree %s, GitTree %s", name, d, g)
+			t.Errorf("Hash(%q): repofs.DirTree %s, repofs.GitTree %s", name, d, g)
 		}
 	}
 	for treeName, tree := range trees {
@@ -77,10 +79,10 @@ func TestTreeLinks(t *testing.T) {
 		{name: "base/missing", wantErr: fs.ErrNotExist},
 		{name: "dev/dangling", wantErr: fs.ErrNotExist},
 		{name: "base/cm.yaml/below-a-file", wantErr: fs.ErrNotExist},
-		{name: "dev/abs", wantErr: ErrSymlinkEscape},
-		{name: "dev/up", wantErr: ErrSymlinkEscape},
-		{name: "dev/via-up", wantErr: ErrSymlinkEscape},
-		{name: "dev/inner/up2", wantErr: ErrSymlinkEscape},
+		{name: "dev/abs", wantErr: repofs.ErrSymlinkEscape},
+		{name: "dev/up", wantErr: repofs.ErrSymlinkEscape},
+		{name: "dev/via-up", wantErr: repofs.ErrSymlinkEscape},
+		{name: "dev/inner/up2", wantErr: repofs.ErrSymlinkEscape},
 		{name: "dev/loop"}, // any error: too many links
 		{name: "../outside", wantErr: fs.ErrInvalid},
 		{name: "/etc/hostname", wantErr: fs.ErrInvalid},
@@ -110,12 +112,12 @@ func TestTreeLinks(t *testing.T) {
 				}
 			}
 		}
-		var esc *EscapeError
+		var esc *repofs.EscapeError
 		_, err := tree.ReadFile("dev/up")
 		if !errors.As(err, &esc) {
-			t.Fatalf("%s: %v is not an *EscapeError", treeName, err)
+			t.Fatalf("%s: %v is not an *repofs.EscapeError", treeName, err)
 		}
-		if diff := cmp.Diff(EscapeError{Ref: "dev/up", Target: "../../etc/hostname", Kind: ErrSymlinkEscape}, *esc,
+		if diff := cmp.Diff(repofs.EscapeError{Ref: "dev/up", Target: "../../etc/hostname", Kind: repofs.ErrSymlinkEscape}, *esc,
 			cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
 			t.Errorf("%s: (-want +got):\n%s", treeName, diff)
 		}

@@ -29,7 +29,7 @@ spec:
   path: [apps/overlays/qa]
   overlay: typo
 `)
-	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestLoadReportsSymlinkOut(t *testing.T) {
 		if err := os.Symlink(outside, filepath.Join(dir, "vectorflow", "extra.yaml")); err != nil {
 			t.Fatal(err)
 		}
-		snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+		snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestBuildStagesReportsSymlinkOut(t *testing.T) {
 	if err := os.WriteFile(kustomization, []byte(strings.Replace(string(data), "  - ../../base\n", "  - ../../base\n  - extra.yaml\n", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // BuildStages renders every indexed stage overlay with kustomize, as Flux or
@@ -16,7 +16,7 @@ import (
 // It also reports template components whose image is no valid reference or
 // matches no container of a stage their vectors are promoted to. The error
 // is only for ctx being done.
-func BuildStages(ctx context.Context, s *Snapshot, renderer *render.Renderer) ([]Problem, error) {
+func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem, error) {
 	keys := make([]string, 0, len(s.StageIndex))
 	for k := range s.StageIndex {
 		keys = append(keys, k)
@@ -48,7 +48,7 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer *render.Renderer) ([
 // isBuildErrorOnly is a plain kustomize failure, already reported on the
 // Stage's spec.path with kustomize's own message.
 func isBuildErrorOnly(err error) bool {
-	var esc *render.EscapeError
-	var le *render.LimitError
+	var esc *repofs.EscapeError
+	var le *repofs.LimitError
 	return !errors.As(err, &esc) && !errors.As(err, &le)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 // componentImageProblems is what validate says about the images of the
@@ -20,7 +20,7 @@ import (
 // template's vectors are promoted to, or a promotion there changes nothing.
 // A stage's images entry for the image (named after it, or a placeholder's
 // entry whose newName is it) says which name the containers run it under.
-func componentImageProblems(s *Snapshot, renderer *render.Renderer) []Problem {
+func componentImageProblems(s *Snapshot, renderer Builder) []Problem {
 	var problems []Problem
 	for _, t := range sortedNames(s.Templates) {
 		tmpl := s.Templates[t]
@@ -51,7 +51,7 @@ func componentImageProblems(s *Snapshot, renderer *render.Renderer) []Problem {
 		if err != nil {
 			continue // BuildStages reports it
 		}
-		images, err := render.Images(out)
+		images, err := overlays.Images(out)
 		if err != nil {
 			continue
 		}
@@ -159,7 +159,7 @@ func (s *Snapshot) templateComponents(template string) []templateComponent {
 // runsAs is the image name the containers of the component whose image is
 // image run under in an overlay: the one its images entry gives (a
 // mirror's newName), as a promotion's edit and render check take it.
-func runsAs(overlay render.StageVector, image string) string {
+func runsAs(overlay overlays.StageVector, image string) string {
 	if entry, ok := overlay.Entry(image); ok {
 		return entry.ImageName()
 	}
@@ -178,9 +178,9 @@ func describeEntries(entries []v1alpha1.VectorComponent) string {
 	return strings.Join(out, "; ")
 }
 
-func matchesAny(images []render.RenderedImage, image string) bool {
+func matchesAny(images []overlays.RenderedImage, image string) bool {
 	for _, r := range images {
-		if render.ImageMatches(r.Image, image) {
+		if overlays.ImageMatches(r.Image, image) {
 			return true
 		}
 	}
@@ -189,10 +189,10 @@ func matchesAny(images []render.RenderedImage, image string) bool {
 
 // containerImageNames lists the distinct image names (without tag or
 // digest) the containers use.
-func containerImageNames(images []render.RenderedImage) string {
+func containerImageNames(images []overlays.RenderedImage) string {
 	set := map[string]bool{}
 	for _, r := range images {
-		n, _, _ := render.SplitImage(r.Image)
+		n, _, _ := overlays.SplitImage(r.Image)
 		set[n] = true
 	}
 	if len(set) == 0 {

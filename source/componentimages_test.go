@@ -36,7 +36,7 @@ func TestBuildStagesChecksComponentImages(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Replace(string(data), serviceB, added, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "main")
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestBuildStagesAcceptsEntriesThatNameTheImage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "main")
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, "main")
 	if err != nil {
 		t.Fatal(err)
 	}

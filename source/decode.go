@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // Object is one decoded, defaulted config object and where it came from.
@@ -90,8 +90,8 @@ func decodeRendered(dir, kustFile string, data []byte) ([]Object, []Problem) {
 }
 
 func decode(file string, data []byte, originDir string) ([]Object, []Problem) {
-	if err := render.CheckYAML(file, data, render.Limits{}); err != nil {
-		var le *render.LimitError
+	if err := repofs.CheckYAML(file, data, repofs.Limits{}); err != nil {
+		var le *repofs.LimitError
 		if errors.As(err, &le) {
 			return nil, []Problem{{File: le.File, Reason: le.Reason}}
 		}
@@ -218,15 +218,15 @@ func decodeDocument(file string, doc int, raw []byte, originDir string) (*Object
 // and returns the file it names.
 func takeOrigin(generic map[string]any, dir string) (string, bool) {
 	annotations, _ := lookup(generic, "metadata", "annotations").(map[string]any)
-	value, _ := annotations[render.OriginAnnotation].(string)
+	value, _ := annotations[repofs.OriginAnnotation].(string)
 	if value == "" {
 		return "", false
 	}
-	delete(annotations, render.OriginAnnotation)
+	delete(annotations, repofs.OriginAnnotation)
 	if len(annotations) == 0 {
 		delete(generic["metadata"].(map[string]any), "annotations")
 	}
-	return render.OriginFile(dir, value)
+	return repofs.OriginFile(dir, value)
 }
 
 // deletePath removes a field, in every element of the lists along the path

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 func TestDecode(t *testing.T) {
@@ -198,7 +198,7 @@ func FuzzDecode(f *testing.F) {
 			if o.Kind == "" || o.Name == "" || o.Value == nil || !fs.ValidPath(o.File) {
 				t.Fatalf("bad object %+v", o)
 			}
-			if _, ok := o.Value.GetAnnotations()[render.OriginAnnotation]; ok {
+			if _, ok := o.Value.GetAnnotations()[repofs.OriginAnnotation]; ok {
 				t.Fatalf("object %s kept the origin annotation", o.Name)
 			}
 		}

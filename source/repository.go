@@ -70,7 +70,7 @@ func (r *Repository) ShowProgress(w io.Writer) {
 }
 
 // ErrNotGitRepository is returned by Open for a local directory that is not a
-// Git repository; read such a directory with render.DirTree instead.
+// Git repository; read such a directory with repofs.DirTree instead.
 var ErrNotGitRepository = errors.New("not a git repository")
 
 // Open prepares url for fetching: file://, http(s)://, ssh://, scp-like

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // resolver fills a snapshot's indexes from the decoded objects and reports
@@ -27,7 +28,7 @@ type resolver struct {
 // it could not be read (the Landscape then carries a Problem).
 type landscapeRoot struct {
 	url, branch, commit string
-	tree                render.Tree
+	tree                repofs.Tree
 	root                string
 	ok                  bool
 }
@@ -155,7 +156,7 @@ func (r *resolver) resolveStages() {
 		}
 		vr, cached := r.old.vectors[hash]
 		if !cached {
-			vr.vector, vr.err = render.ReadStageVector(lr.tree, overlay)
+			vr.vector, vr.err = overlays.ReadStageVector(lr.tree, overlay)
 		}
 		r.next.vectors[hash] = vr
 		if vr.err != nil {

@@ -15,9 +15,11 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // DefaultConfigPath is where the promotion configs live in a repository.
@@ -33,7 +35,7 @@ type Snapshot struct {
 	// Commit is empty for a plain directory.
 	Commit     string      `json:"commit,omitempty"`
 	ConfigPath string      `json:"configPath"`
-	Tree       render.Tree `json:"-"`
+	Tree       repofs.Tree `json:"-"`
 
 	// Objects are all config objects that decoded and validated, ordered by
 	// kind (ConfigKinds) then name.
@@ -61,10 +63,10 @@ type StageRef struct {
 	Branch string `json:"branch,omitempty"`
 	Commit string `json:"commit,omitempty"`
 	// Overlay is the overlay directory inside that repository.
-	Overlay     string             `json:"overlay"`
-	OverlayHash string             `json:"overlayHash"`
-	Vector      render.StageVector `json:"vector"`
-	Tree        render.Tree        `json:"-"`
+	Overlay     string               `json:"overlay"`
+	OverlayHash string               `json:"overlayHash"`
+	Vector      overlays.StageVector `json:"vector"`
+	Tree        repofs.Tree          `json:"-"`
 }
 
 // OverlayOf names where a resolved stage's overlay is, its directory in its
@@ -91,6 +93,18 @@ func (s *Snapshot) Object(kind, name string) (Object, bool) {
 	return Object{}, false
 }
 
+// Builder is what source asks of render: kustomize builds of a directory
+// of a tree. *render.Renderer is one. The shell (controller, cmd) passes it
+// in, so that source never imports render and data goes one way:
+// source → render.
+type Builder interface {
+	Build(tree repofs.Tree, dir string) ([]byte, error)
+	BuildContext(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error)
+	// BuildWithOrigins is BuildContext with every object annotated with
+	// the file it came from (repofs.OriginAnnotation).
+	BuildWithOrigins(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error)
+}
+
 // Options configure a Loader.
 type Options struct {
 	// ConfigPath is the config directory inside the repository; default
@@ -98,15 +112,16 @@ type Options struct {
 	ConfigPath string
 	// Auth gives the credentials for a repository URL; nil means none.
 	Auth func(url string) Auth
-	// Renderer renders a config directory holding a kustomization file;
-	// nil means render.NewRenderer(render.Options{}).
-	Renderer *render.Renderer
+	// Renderer builds a config directory holding a kustomization file
+	// (render.NewRenderer gives one); a load of such a directory fails
+	// without it.
+	Renderer Builder
 	// Progress receives the servers' fetch progress (for a terminal); nil
 	// means none.
 	Progress io.Writer
 	// Limits bound what one load reads from each repository, and every file
 	// before kustomize or kyaml parse it; zero fields take the defaults.
-	Limits render.Limits
+	Limits repofs.Limits
 }
 
 // Loader loads snapshots. It keeps one in-memory Repository per URL, so
@@ -132,7 +147,7 @@ type decodedConfig struct {
 }
 
 type vectorResult struct {
-	vector render.StageVector
+	vector overlays.StageVector
 	err    error
 }
 
@@ -140,9 +155,6 @@ type vectorResult struct {
 func NewLoader(opts Options) *Loader {
 	if opts.ConfigPath == "" {
 		opts.ConfigPath = DefaultConfigPath
-	}
-	if opts.Renderer == nil {
-		opts.Renderer = render.NewRenderer(render.Options{Limits: opts.Limits})
 	}
 	return &Loader{opts: opts, repos: map[string]*Repository{}, caches: map[string]*loadCache{}}
 }
@@ -152,13 +164,13 @@ func NewLoader(opts Options) *Loader {
 // error is only for a repository that cannot be read at all; every fault
 // inside it is a Problem in the snapshot.
 func (l *Loader) Load(ctx context.Context, url, branch string) (*Snapshot, error) {
-	return l.load(ctx, url, branch, func() (render.Tree, string, error) { return l.tree(ctx, url, branch) })
+	return l.load(ctx, url, branch, func() (repofs.Tree, string, error) { return l.tree(ctx, url, branch) })
 }
 
 // LoadDir reads the directory dir as it is on disk, whether or not it is a
 // Git checkout: what a pre-merge check of a working tree wants.
 func (l *Loader) LoadDir(ctx context.Context, dir string) (*Snapshot, error) {
-	return l.load(ctx, dir, "", func() (render.Tree, string, error) { return dirTree(dir) })
+	return l.load(ctx, dir, "", func() (repofs.Tree, string, error) { return dirTree(dir) })
 }
 
 // LoadRevision reads the commit that revision names in the repository at
@@ -166,10 +178,10 @@ func (l *Loader) LoadDir(ctx context.Context, dir string) (*Snapshot, error) {
 // HEAD~1). A local repository is read in place, detached HEAD included; a
 // remote one is fetched with its branches and tags first.
 func (l *Loader) LoadRevision(ctx context.Context, url, revision string) (*Snapshot, error) {
-	return l.load(ctx, url, "", func() (render.Tree, string, error) { return l.revisionTree(ctx, url, revision) })
+	return l.load(ctx, url, "", func() (repofs.Tree, string, error) { return l.revisionTree(ctx, url, revision) })
 }
 
-func (l *Loader) load(ctx context.Context, url, branch string, read func() (render.Tree, string, error)) (*Snapshot, error) {
+func (l *Loader) load(ctx context.Context, url, branch string, read func() (repofs.Tree, string, error)) (*Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	snap := &Snapshot{URL: url, Branch: branch, ConfigPath: l.opts.ConfigPath}
@@ -212,7 +224,7 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (rend
 // tree returns the root tree of branch at url and its commit, or a plain
 // directory's tree and an empty commit. Every tree is bounded by the
 // Limits, afresh for each load.
-func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, string, error) {
+func (l *Loader) tree(ctx context.Context, url, branch string) (repofs.Tree, string, error) {
 	if IsLocalPath(url) && !isGitRepository(url) {
 		return l.limited(dirTree(url))
 	}
@@ -228,7 +240,7 @@ func (l *Loader) tree(ctx context.Context, url, branch string) (render.Tree, str
 }
 
 // revisionTree returns the tree of the commit revision names at url.
-func (l *Loader) revisionTree(ctx context.Context, url, revision string) (render.Tree, string, error) {
+func (l *Loader) revisionTree(ctx context.Context, url, revision string) (repofs.Tree, string, error) {
 	if revision == "" {
 		return nil, "", fmt.Errorf("read %s: the revision is empty", url)
 	}
@@ -288,14 +300,14 @@ func (l *Loader) repository(url string) (*Repository, error) {
 	return repo, nil
 }
 
-func (l *Loader) limited(tree render.Tree, commit string, err error) (render.Tree, string, error) {
+func (l *Loader) limited(tree repofs.Tree, commit string, err error) (repofs.Tree, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return render.LimitTree(tree, l.opts.Limits), commit, nil
+	return repofs.LimitTree(tree, l.opts.Limits), commit, nil
 }
 
-func dirTree(dir string) (render.Tree, string, error) {
+func dirTree(dir string) (repofs.Tree, string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", dir, err)
@@ -303,10 +315,10 @@ func dirTree(dir string) (render.Tree, string, error) {
 	if !st.IsDir() {
 		return nil, "", fmt.Errorf("read %s: not a directory", dir)
 	}
-	return render.DirTree(dir), "", nil
+	return repofs.DirTree(dir), "", nil
 }
 
-func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (render.Tree, string, error) {
+func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (repofs.Tree, string, error) {
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
 		return nil, "", fmt.Errorf("read commit %s of %s: %w", hash, url, err)
@@ -315,7 +327,7 @@ func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (render.Tr
 	if err != nil {
 		return nil, "", fmt.Errorf("read the tree of commit %s of %s: %w", hash, url, err)
 	}
-	return render.GitTree(tree), hash.String(), nil
+	return repofs.GitTree(tree), hash.String(), nil
 }
 
 // decodeConfig decodes the config directory, or takes it from the cache.
@@ -323,7 +335,7 @@ func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (render.Tr
 // directory is keyed by its rendered output instead: its bases and patches
 // may live outside the directory, and the renderer caches the build by
 // everything it read. The error is only for ctx being done.
-func (l *Loader) decodeConfig(ctx context.Context, tree render.Tree, old, next *loadCache) (decodedConfig, error) {
+func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *loadCache) (decodedConfig, error) {
 	dir := l.opts.ConfigPath
 	if _, err := tree.ReadDir(dir); err != nil {
 		return decodedConfig{problems: []Problem{readProblem(dir,
@@ -334,6 +346,9 @@ func (l *Loader) decodeConfig(ctx context.Context, tree render.Tree, old, next *
 	if k := kustomizationFile(tree, dir); k != "" {
 		// Built with origin annotations, so each object is attributed to
 		// the file that holds it rather than to the kustomization.
+		if l.opts.Renderer == nil {
+			return decodedConfig{}, fmt.Errorf("config directory %s has a kustomization, and the loader was given no Renderer to build it", dir)
+		}
 		out, err := l.opts.Renderer.BuildWithOrigins(ctx, tree, dir)
 		if ctx.Err() != nil {
 			return decodedConfig{}, ctx.Err()
@@ -370,9 +385,9 @@ func (l *Loader) decodeConfig(ctx context.Context, tree render.Tree, old, next *
 // that caused it where that is known: a link out of the repository, a file
 // over a limit, or the file kustomize names.
 func buildProblem(kustomization string, err error) Problem {
-	var esc *render.EscapeError
-	var le *render.LimitError
-	var be *render.BuildError
+	var esc *repofs.EscapeError
+	var le *repofs.LimitError
+	var be *repofs.BuildError
 	switch {
 	case errors.As(err, &esc) && esc.Target != "":
 		return symlinkProblem(esc)
@@ -387,18 +402,18 @@ func buildProblem(kustomization string, err error) Problem {
 // readProblem is a file or directory that cannot be read, at the link that
 // leaves the repository when that is why.
 func readProblem(file, what string, err error) Problem {
-	var esc *render.EscapeError
+	var esc *repofs.EscapeError
 	if errors.As(err, &esc) && esc.Target != "" {
 		return symlinkProblem(esc)
 	}
-	var le *render.LimitError
+	var le *repofs.LimitError
 	if errors.As(err, &le) {
 		return Problem{File: le.File, Reason: le.Reason}
 	}
 	return Problem{File: file, Reason: what + ": " + err.Error()}
 }
 
-func symlinkProblem(esc *render.EscapeError) Problem {
+func symlinkProblem(esc *repofs.EscapeError) Problem {
 	return Problem{File: esc.Ref, Reason: fmt.Sprintf(
 		"symbolic link to %q points outside the repository: vectorflow reads only what the repository holds; copy the file in or make the link relative inside the repository",
 		esc.Target)}
@@ -417,7 +432,7 @@ func copyDecoded(d decodedConfig) decodedConfig {
 
 // decodeFiles decodes every YAML file directly in dir, until ctx is done
 // (Load then discards the result).
-func decodeFiles(ctx context.Context, tree render.Tree, dir string) decodedConfig {
+func decodeFiles(ctx context.Context, tree repofs.Tree, dir string) decodedConfig {
 	var d decodedConfig
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
@@ -446,9 +461,9 @@ func decodeFiles(ctx context.Context, tree render.Tree, dir string) decodedConfi
 }
 
 // kustomizationFile is the kustomization file in dir, or "" when there is
-// none; kustomize accepts these three names.
-func kustomizationFile(tree render.Tree, dir string) string {
-	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+// none; kustomize accepts the names konfig lists.
+func kustomizationFile(tree repofs.Tree, dir string) string {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		p := path.Join(dir, name)
 		if st, err := tree.Stat(p); err == nil && !st.IsDir() {
 			return p

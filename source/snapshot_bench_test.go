@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
 )
 
 // BenchmarkLoadSnapshot1000 loads a repository of 10 landscapes, 1,000
@@ -30,7 +31,7 @@ func BenchmarkLoadSnapshot1000(b *testing.B) {
 
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
-			s, err := NewLoader(Options{}).Load(ctx, dir, fixtureBranch)
+			s, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(ctx, dir, fixtureBranch)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -38,7 +39,7 @@ func BenchmarkLoadSnapshot1000(b *testing.B) {
 		}
 	})
 	b.Run("warm", func(b *testing.B) {
-		loader := NewLoader(Options{})
+		loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
 		if _, err := loader.Load(ctx, dir, fixtureBranch); err != nil {
 			b.Fatal(err)
 		}

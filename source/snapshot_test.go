@@ -14,6 +14,8 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // goodObjects are the objects of testdata/good, in snapshot order.
@@ -39,7 +41,7 @@ func goodStages(url, branch, commit string) map[string]StageRef {
 			images = append(images, v1alpha1.VectorComponent{Name: "ghcr.io/acme/service-b", Tag: tags[1]})
 		}
 		return StageRef{Landscape: landscape, Name: name, URL: url, Branch: branch, Commit: commit, Overlay: overlay,
-			Vector: render.StageVector{Vector: vector, Images: images}}
+			Vector: overlays.StageVector{Vector: vector, Images: images}}
 	}
 	return map[string]StageRef{
 		"dev/dev":   ref("dev", "dev", "apps/overlays/dev", "app:2026.7.27-dev", "1.4.2", "1.4.0"),
@@ -65,7 +67,7 @@ func TestLoadGood(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			loader := NewLoader(Options{Auth: func(string) Auth { return auth }})
+			loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), Auth: func(string) Auth { return auth }})
 			snap, err := loader.Load(context.Background(), tt.url, tt.branch)
 			if err != nil {
 				t.Fatal(err)
@@ -99,7 +101,7 @@ func TestLoadGood(t *testing.T) {
 // each is reported at its file, object and field, and the good objects
 // still load.
 func TestLoadBroken(t *testing.T) {
-	snap, err := NewLoader(Options{}).Load(context.Background(), "testdata/broken", "")
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), "testdata/broken", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ patches:
 	}
 	writeFile(t, dir, "shared/kustomization.yaml", "resources: [templates.yaml]\n")
 	writeFile(t, dir, "shared/templates.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: VectorTemplate\nmetadata:\n  name: shared\n")
-	loader := NewLoader(Options{})
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
 	snap, err := loader.Load(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +197,7 @@ patches:
 	if o, _ := snap.Object(v1alpha1.VectorTemplateKind, "shared"); o.File != "shared/templates.yaml" {
 		t.Errorf("object of a base: file = %q, want the base's file", o.File)
 	}
-	if a := snap.Stages["dev/dev"].GetAnnotations(); a[render.OriginAnnotation] != "" {
+	if a := snap.Stages["dev/dev"].GetAnnotations(); a[repofs.OriginAnnotation] != "" {
 		t.Errorf("the origin annotation stayed on the object: %v", a)
 	}
 
@@ -239,7 +241,7 @@ spec:
 	prodCommit := strings.TrimSpace(testutil.Git(t, srv.BarePath("prod"), nil, "rev-parse", "release"))
 
 	auth := Auth{Username: srv.Username, Password: srv.Password}
-	snap, err := NewLoader(Options{Auth: func(string) Auth { return auth }}).Load(context.Background(), srv.HTTPURL("config"), fixtureBranch)
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), Auth: func(string) Auth { return auth }}).Load(context.Background(), srv.HTTPURL("config"), fixtureBranch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +259,7 @@ spec:
 func TestLoadFollowsNewCommits(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
-	loader := NewLoader(Options{})
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
 	url := srv.BarePath("config")
 	first, err := loader.Load(context.Background(), url, fixtureBranch)
 	if err != nil {
@@ -345,7 +347,7 @@ spec:
   repository:
     url: `+missing+`
 `)
-	snap, err := NewLoader(Options{}).Load(context.Background(), dir, "")
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +370,7 @@ spec:
 func TestSnapshotReadDuringLoad(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
-	loader := NewLoader(Options{})
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
 	url := srv.BarePath("config")
 	first, err := loader.Load(context.Background(), url, fixtureBranch)
 	if err != nil {
@@ -388,7 +390,7 @@ func TestSnapshotReadDuringLoad(t *testing.T) {
 			}
 			reading = false
 		default:
-			if _, err := render.ReadStageVector(first.Tree, "apps/overlays/dev"); err != nil {
+			if _, err := overlays.ReadStageVector(first.Tree, "apps/overlays/dev"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -72,9 +72,9 @@ func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name stri
 				names = append(names, name)
 			}
 			out[c.Name] = append(out[c.Name], field.Invalid(target, t.Landscape+"/"+t.Name, fmt.Sprintf(
-				"Stage %s in Landscape %s%s is also the target of %s; a stage takes its promotions from one config, "+
+				"%s%s is also the target of %s; a stage takes its promotions from one config, "+
 					"or they overwrite each other's vector: remove one or point its spec.target at another stage",
-				t.Name, t.Landscape, shared, strings.Join(names, ", "))))
+				t.Describe(), shared, strings.Join(names, ", "))))
 		}
 		if cycle := configCycle(c, fromStage, stageKey); cycle != nil {
 			steps := make([]string, len(cycle))

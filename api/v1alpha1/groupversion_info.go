@@ -35,6 +35,14 @@ const (
 	StageVersionUsageKind     = "StageVersionUsage"
 )
 
-// VectorAnnotation is the overlay annotation that names the vector a stage
-// runs, as `<template>:<version>`.
-const VectorAnnotation = "vectorflow.dev/vector"
+// Annotations vectorflow keeps on a stage overlay's kustomization.yaml: the
+// contract between the overlay and everything that reads it.
+const (
+	// VectorAnnotation names the vector a stage runs, as
+	// `<template>:<version>`.
+	VectorAnnotation = "vectorflow.dev/vector"
+	// ComponentsAnnotation lists, comma-separated, the images entries
+	// vectorflow wrote, so that it removes only its own entries, never one
+	// a human added.
+	ComponentsAnnotation = "vectorflow.dev/components"
+)

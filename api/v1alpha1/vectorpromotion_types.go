@@ -128,6 +128,13 @@ type PullRequestStatus struct {
 	State string `json:"state,omitempty"`
 }
 
+// PullRequestStatus.State values (the forge package's words).
+const (
+	PullRequestOpen   = "open"
+	PullRequestClosed = "closed"
+	PullRequestMerged = "merged"
+)
+
 // ApprovalRecord is who approved a promotion and when.
 type ApprovalRecord struct {
 	ApprovedBy string      `json:"approvedBy"`

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -127,4 +129,23 @@ type VectorTemplateList struct {
 
 func init() {
 	SchemeBuilder.Register(&VectorTemplate{}, &VectorTemplateList{})
+}
+
+// IsVersionRange tells a semver range (">=1.2.0 <2.0.0", "1.4.x", "^1.2")
+// in a component's version from an exact tag ("1.20", "v1.2.3", "latest") or
+// a digest: a range has an operator, a space, or an x or * part. A bare "1.4"
+// is the tag 1.4.
+func IsVersionRange(version string) bool {
+	if strings.HasPrefix(version, "sha256:") {
+		return false
+	}
+	if strings.ContainsAny(version, "<>=~^*|, ") {
+		return true
+	}
+	for part := range strings.SplitSeq(version, ".") {
+		if part == "x" || part == "X" {
+			return true
+		}
+	}
+	return false
 }

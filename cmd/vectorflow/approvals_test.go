@@ -114,7 +114,7 @@ func TestBadApprovalNeverHidesAGoodOne(t *testing.T) {
 	carolCommit := f.pushApprovalFile(t, f.carol, "approvals/dev-to-test-2/carol.yaml", approvalYAML("dev-to-test-2", p.Spec.Vector))
 	f.run(t)
 	c := condition(f.promotions(t)["dev-to-test-2"], v1alpha1.ApprovedCondition)
-	if c.Reason != controller.ApprovalRefusedReason || !strings.Contains(c.Message, carolCommit[:12]) ||
+	if c.Reason != v1alpha1.ApprovalRefusedReason || !strings.Contains(c.Message, carolCommit[:12]) ||
 		!strings.Contains(c.Message, "carol") || !strings.Contains(c.Message, "not an approver of dev-to-test") {
 		t.Fatalf("approval signed by carol: Approved %+v, want ApprovalRefused naming %s and carol", c, carolCommit[:12])
 	}

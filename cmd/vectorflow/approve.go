@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -58,7 +59,7 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 			if err != nil {
 				return err
 			}
-			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress(), Renderer: render.NewRenderer(render.Options{})}).Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
 			}
@@ -67,8 +68,8 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 				return err
 			}
 			now := time.Now()
-			content, err := yaml.Marshal(controller.Approval{
-				APIVersion: v1alpha1.GroupVersion.String(), Kind: controller.ApprovalKind,
+			content, err := yaml.Marshal(reconcilers.Approval{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind,
 				Promotion: name, Vector: p.Spec.Vector, ApprovedBy: sf.identity,
 				ApprovedAt: metav1.NewTime(now.UTC().Truncate(time.Second)),
 			})

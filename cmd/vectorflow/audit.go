@@ -10,6 +10,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -46,7 +47,7 @@ verify.`,
 			if err != nil {
 				return err
 			}
-			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Renderer: render.NewRenderer(render.Options{})}).Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
 			}

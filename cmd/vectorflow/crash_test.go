@@ -14,6 +14,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // TestRunSurvivesSIGKILL runs the built binary as a real process against the
@@ -120,7 +121,7 @@ func checkPromotionsOnce(t *testing.T, bare string, observed []string, automatic
 	for _, p := range strings.Fields(testutil.Git(t, bare, nil, "ls-tree", "-r", "--name-only", controller.DefaultStateBranch)) {
 		files[p] = []byte(testutil.Git(t, bare, nil, "show", controller.DefaultStateBranch+":"+p))
 	}
-	state, errs := controller.DecodeState(files)
+	state, errs := reconcilers.DecodeState(files)
 	if len(errs) > 0 {
 		t.Fatalf("the state branch does not decode: %v", errs)
 	}
@@ -162,7 +163,7 @@ func checkPromotionsOnce(t *testing.T, bare string, observed []string, automatic
 		case strings.HasPrefix(line, "commit "):
 			deletedIn = strings.TrimPrefix(line, "commit ")
 		case line != "":
-			before, errs := controller.DecodeState(map[string][]byte{line: []byte(testutil.Git(t, bare, nil, "show", deletedIn+"^:"+line))})
+			before, errs := reconcilers.DecodeState(map[string][]byte{line: []byte(testutil.Git(t, bare, nil, "show", deletedIn+"^:"+line))})
 			if len(errs) > 0 {
 				t.Fatalf("%s before %s does not decode: %v", line, deletedIn, errs)
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/examples"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/demo"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 )
@@ -69,7 +70,7 @@ type demoRun struct {
 	passwordFile string
 	controller   *controller.Controller
 	stateRepo    *source.Repository
-	state        *controller.State
+	state        *reconcilers.State
 	bare         *git.Repository
 }
 
@@ -89,7 +90,7 @@ func runDemo(ctx context.Context, out io.Writer, keep string) (err error) {
 		return fmt.Errorf("demo: make a working directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	d := &demoRun{out: out, dir: dir, state: controller.NewState()}
+	d := &demoRun{out: out, dir: dir, state: reconcilers.NewState()}
 	if d.srv, err = demo.StartServers(dir); err != nil {
 		return err
 	}

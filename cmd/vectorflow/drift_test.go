@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -76,23 +75,23 @@ func promotionStates(ps map[string]v1alpha1.VectorPromotion) map[string]v1alpha1
 // TestConfigsTableSaysWhyDriftIsLeftAlone: get configs shows the Drift
 // message when the config leaves a drift to a person, and Ready's otherwise.
 func TestConfigsTableSaysWhyDriftIsLeftAlone(t *testing.T) {
-	ready := metav1.Condition{Type: reconcilers.ReadyCondition, Status: metav1.ConditionTrue, Reason: reconcilers.ResolvedReason, Message: "resolve"}
+	ready := metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ResolvedReason, Message: "resolve"}
 	drift := func(reason string) metav1.Condition {
-		return metav1.Condition{Type: reconcilers.DriftCondition, Status: metav1.ConditionTrue, Reason: reason, Message: "drift: " + reason}
+		return metav1.Condition{Type: v1alpha1.DriftCondition, Status: metav1.ConditionTrue, Reason: reason, Message: "drift: " + reason}
 	}
 	tests := []struct {
 		conds []metav1.Condition
 		want  string
 	}{
-		{[]metav1.Condition{ready, drift(reconcilers.TargetChangedByHandReason)}, "drift: " + reconcilers.TargetChangedByHandReason},
-		{[]metav1.Condition{ready, drift(reconcilers.FailedNotRetriedReason)}, "drift: " + reconcilers.FailedNotRetriedReason},
-		{[]metav1.Condition{ready, drift(reconcilers.PromotionOfferedReason)}, "resolve"},
+		{[]metav1.Condition{ready, drift(v1alpha1.TargetChangedByHandReason)}, "drift: " + v1alpha1.TargetChangedByHandReason},
+		{[]metav1.Condition{ready, drift(v1alpha1.FailedNotRetriedReason)}, "drift: " + v1alpha1.FailedNotRetriedReason},
+		{[]metav1.Condition{ready, drift(v1alpha1.PromotionOfferedReason)}, "resolve"},
 	}
 	for _, tt := range tests {
 		cfg := &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: "latest-to-dev"},
 			Spec: v1alpha1.VectorPromotionConfigSpec{Source: v1alpha1.SourceReference{Kind: v1alpha1.VectorTemplateKind, Name: "acme"},
 				Target: v1alpha1.StageReference{Kind: v1alpha1.StageKind, Name: "dev", Landscape: "dev"}}}
-		state := controller.NewState()
+		state := reconcilers.NewState()
 		state.Configs["latest-to-dev"] = &v1alpha1.VectorPromotionConfig{ObjectMeta: cfg.ObjectMeta,
 			Status: v1alpha1.VectorPromotionConfigStatus{Conditions: tt.conds}}
 		_, table := configsTable(&source.Snapshot{Configs: map[string]*v1alpha1.VectorPromotionConfig{"latest-to-dev": cfg}}, state, time.Now())

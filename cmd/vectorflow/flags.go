@@ -14,6 +14,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -106,7 +107,7 @@ func (f *repoFlags) openRepository(auth func(string) source.Auth) (*source.Repos
 type stateView struct {
 	auth  func(string) source.Auth
 	repo  *source.Repository
-	state *controller.State
+	state *reconcilers.State
 }
 
 // readState opens the config repository and reads its state branch, what

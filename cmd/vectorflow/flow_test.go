@@ -57,7 +57,7 @@ func TestPromotionFlow(t *testing.T) {
 	f.run(t)
 	ps = f.promotions(t)
 	wantState(t, ps, "dev-to-test-3", v1alpha1.PromotionWaiting)
-	if c := condition(ps["dev-to-test-3"], v1alpha1.ApprovedCondition); c.Reason != controller.ApprovalRefusedReason ||
+	if c := condition(ps["dev-to-test-3"], v1alpha1.ApprovedCondition); c.Reason != v1alpha1.ApprovalRefusedReason ||
 		!strings.Contains(c.Message, "not one of the approvers") {
 		t.Fatalf("untrusted approval: Approved condition %+v, want ApprovalRefused naming the untrusted key", c)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -52,7 +53,7 @@ last trusted commit.`,
 			if err != nil {
 				return err
 			}
-			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Renderer: render.NewRenderer(render.Options{})}).Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
 			}
@@ -76,14 +77,14 @@ last trusted commit.`,
 				var ps []v1alpha1.VectorPromotion
 				ps, t = promotionsTable(state)
 				for _, p := range ps {
-					paths = append(paths, controller.PromotionPath(p.Spec.VectorPromotionConfigName, p.Name))
+					paths = append(paths, reconcilers.PromotionPath(p.Spec.VectorPromotionConfigName, p.Name))
 				}
 				list = ps
 			case "vectors", "vector":
 				var vs []v1alpha1.Vector
 				vs, t = vectorsTable(state)
 				for _, v := range vs {
-					paths = append(paths, controller.VectorPath(v.Spec.Template, v.Spec.Version))
+					paths = append(paths, reconcilers.VectorPath(v.Spec.Template, v.Spec.Version))
 				}
 				list = vs
 			case "configs", "config", "vectorpromotionconfigs":
@@ -159,7 +160,7 @@ func sortedNames[V any](m map[string]V) []string {
 	return names
 }
 
-func promotionsTable(s *controller.State) ([]v1alpha1.VectorPromotion, *table) {
+func promotionsTable(s *reconcilers.State) ([]v1alpha1.VectorPromotion, *table) {
 	list := make([]v1alpha1.VectorPromotion, 0, len(s.Promotions))
 	for _, p := range s.Promotions {
 		list = append(list, *p)
@@ -191,7 +192,7 @@ func promotionsTable(s *controller.State) ([]v1alpha1.VectorPromotion, *table) {
 	return list, t
 }
 
-func vectorsTable(s *controller.State) ([]v1alpha1.Vector, *table) {
+func vectorsTable(s *reconcilers.State) ([]v1alpha1.Vector, *table) {
 	list := make([]v1alpha1.Vector, 0, len(s.Vectors))
 	for _, v := range s.Vectors {
 		list = append(list, *v)
@@ -214,12 +215,12 @@ func vectorsTable(s *controller.State) ([]v1alpha1.Vector, *table) {
 			}
 			comps += c.Name + ":" + orDash(c.Tag)
 		}
-		t.add(v.Ref(), comps, shortDigest(v.Spec.Digest))
+		t.add(v.Ref(), comps, orDash(v1alpha1.ShortDigest(v.Spec.Digest)))
 	}
 	return list, t
 }
 
-func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]v1alpha1.VectorPromotionConfig, *table) {
+func configsTable(snap *source.Snapshot, s *reconcilers.State, now time.Time) ([]v1alpha1.VectorPromotionConfig, *table) {
 	list := make([]v1alpha1.VectorPromotionConfig, 0, len(snap.Configs))
 	for _, c := range snap.Configs {
 		cfg := *c.DeepCopy()
@@ -236,10 +237,10 @@ func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]
 			src = c.Spec.Source.Kind + "/" + c.Spec.Source.Landscape + "/" + c.Spec.Source.Name
 		}
 		ready, msg := "Unknown", ""
-		if r := meta.FindStatusCondition(c.Status.Conditions, reconcilers.ReadyCondition); r != nil {
+		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ReadyCondition); r != nil {
 			ready, msg = string(r.Status), r.Message
 		}
-		if d := meta.FindStatusCondition(c.Status.Conditions, reconcilers.UpdateDelayedCondition); d != nil {
+		if d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.UpdateDelayedCondition); d != nil {
 			msg = d.Message
 			if c.Status.SourceVectorSince != nil && c.Spec.UpdateDelay != nil {
 				left := c.Status.SourceVectorSince.Add(c.Spec.UpdateDelay.Duration).Sub(now).Round(time.Second)
@@ -247,8 +248,8 @@ func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]
 			}
 		}
 		// A drift the config leaves alone needs a person: say why.
-		if d := meta.FindStatusCondition(c.Status.Conditions, reconcilers.DriftCondition); d != nil && ready == string(metav1.ConditionTrue) &&
-			(d.Reason == reconcilers.FailedNotRetriedReason || d.Reason == reconcilers.TargetChangedByHandReason) {
+		if d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.DriftCondition); d != nil && ready == string(metav1.ConditionTrue) &&
+			(d.Reason == v1alpha1.FailedNotRetriedReason || d.Reason == v1alpha1.TargetChangedByHandReason) {
 			msg = d.Message
 		}
 		t.add(c.Name, src, c.Spec.Target.Landscape+"/"+c.Spec.Target.Name, strconv.FormatInt(c.Status.Sequence, 10),
@@ -257,13 +258,13 @@ func configsTable(snap *source.Snapshot, s *controller.State, now time.Time) ([]
 	return list, t
 }
 
-func stagesTable(s *controller.State) ([]v1alpha1.Stage, *table) {
+func stagesTable(s *reconcilers.State) ([]v1alpha1.Stage, *table) {
 	list := make([]v1alpha1.Stage, 0, len(s.Stages))
 	for _, st := range s.Stages {
 		list = append(list, *st)
 	}
 	sort.Slice(list, func(i, j int) bool {
-		return controller.StageKey(list[i].Spec.Landscape, list[i].Name) < controller.StageKey(list[j].Spec.Landscape, list[j].Name)
+		return reconcilers.StageKey(list[i].Spec.Landscape, list[i].Name) < reconcilers.StageKey(list[j].Spec.Landscape, list[j].Name)
 	})
 	t := &table{header: []string{"STAGE", "PATH", "VECTOR", "SINCE"}}
 	for _, st := range list {
@@ -271,7 +272,7 @@ func stagesTable(s *controller.State) ([]v1alpha1.Stage, *table) {
 		if st.Status.VectorSince != nil {
 			since = st.Status.VectorSince.UTC().Format(time.RFC3339)
 		}
-		t.add(controller.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since)
+		t.add(reconcilers.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since)
 	}
 	return list, t
 }
@@ -284,11 +285,4 @@ func lastReason(conds []metav1.Condition) string {
 		return c.Reason
 	}
 	return "-"
-}
-
-func shortDigest(d string) string {
-	if len(d) > len("sha256:")+12 {
-		return d[:len("sha256:")+12]
-	}
-	return orDash(d)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -46,7 +48,7 @@ any other.`,
 			if err != nil {
 				return err
 			}
-			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress()}).Load(cmd.Context(), rf.repo, rf.branch)
+			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress(), Renderer: render.NewRenderer(render.Options{})}).Load(cmd.Context(), rf.repo, rf.branch)
 			if err != nil {
 				return err
 			}
@@ -74,14 +76,14 @@ any other.`,
 			if err != nil {
 				return err
 			}
-			content, err := yaml.Marshal(controller.PromotionRequest{
-				APIVersion: v1alpha1.GroupVersion.String(), Kind: controller.PromotionRequestKind,
+			content, err := yaml.Marshal(reconcilers.PromotionRequest{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.PromotionRequestKind,
 				Config: config, Vector: vector, RequestedBy: sf.identity, RequestedAt: metav1.NewTime(now),
 			})
 			if err != nil {
 				return err
 			}
-			file := controller.RequestPath(config, id)
+			file := reconcilers.RequestPath(config, id)
 			change := gitwriter.Change{
 				Message: func([]gitwriter.FileDiff) string {
 					return fmt.Sprintf("request a promotion of %s\n\nRequested-by: %s\n", config, sf.identity)

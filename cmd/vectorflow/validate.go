@@ -19,6 +19,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 func newValidateCommand() *cobra.Command {
@@ -83,7 +84,7 @@ or the flags below; secrets are read from files so they stay out of the process 
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			limits := lf.limits()
-			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits})
+			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits, Renderer: render.NewRenderer(render.Options{Limits: limits})})
 			var snap *source.Snapshot
 			switch {
 			case len(args) == 1:
@@ -139,21 +140,21 @@ func interrupted(ctx context.Context, err error) error {
 	return err
 }
 
-// limitFlags bound what is read from a repository (render.Limits); run and
+// limitFlags bound what is read from a repository (repofs.Limits); run and
 // validate share them.
 type limitFlags struct {
 	maxFileSize, maxRepositorySize byteSize
 }
 
 func (f *limitFlags) register(fs *pflag.FlagSet) {
-	f.maxFileSize = render.DefaultMaxFileSize
-	f.maxRepositorySize = render.DefaultMaxRepositorySize
+	f.maxFileSize = repofs.DefaultMaxFileSize
+	f.maxRepositorySize = repofs.DefaultMaxRepositorySize
 	fs.Var(&f.maxFileSize, "max-file-size", "largest file read from a repository (bytes, or with a unit: 8Mi, 10M)")
 	fs.Var(&f.maxRepositorySize, "max-repository-size", "most bytes read from one repository per pass (bytes, or with a unit: 1Gi)")
 }
 
-func (f *limitFlags) limits() render.Limits {
-	return render.Limits{MaxFileSize: int64(f.maxFileSize), MaxRepositorySize: int64(f.maxRepositorySize)}
+func (f *limitFlags) limits() repofs.Limits {
+	return repofs.Limits{MaxFileSize: int64(f.maxFileSize), MaxRepositorySize: int64(f.maxRepositorySize)}
 }
 
 // byteSize is a flag holding a size such as 4194304, 4Mi or 4M.

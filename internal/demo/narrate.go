@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 // Narration is what changed between two readings of the state branch, told
@@ -21,7 +21,7 @@ type Narration struct {
 
 // Narrate tells what changed from before to after: vectors assembled,
 // promotions created, approved, committed, superseded, failed or removed.
-func Narrate(before, after *controller.State) Narration {
+func Narrate(before, after *reconcilers.State) Narration {
 	var n Narration
 	for _, ref := range sortedKeys(after.Vectors) {
 		if before.Vectors[ref] != nil {
@@ -53,7 +53,7 @@ func Narrate(before, after *controller.State) Narration {
 		case v1alpha1.PromotionSucceeded:
 			n.Promoted = append(n.Promoted, p)
 			finished = append(finished, fmt.Sprintf("Promotion %s committed %s into %s: commit %s.",
-				p.Name, p.Spec.Vector, describeTarget(p.Spec.Target), short(p.Status.Commit)))
+				p.Name, p.Spec.Vector, describeTarget(p.Spec.Target), v1alpha1.ShortCommit(p.Status.Commit)))
 		case v1alpha1.PromotionSuperseded:
 			by := "a newer promotion to " + describeTarget(p.Spec.Target)
 			if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition); c != nil {
@@ -103,7 +103,7 @@ func Trailers(message string) []string {
 }
 
 // runningStages are the stages whose overlay names vector ref.
-func runningStages(s *controller.State, ref string) []string {
+func runningStages(s *reconcilers.State, ref string) []string {
 	var out []string
 	for _, key := range sortedKeys(s.Stages) {
 		if s.Stages[key].Status.Vector == ref {
@@ -114,14 +114,14 @@ func runningStages(s *controller.State, ref string) []string {
 }
 
 // isLatest reports whether v is its template's newest assembled vector.
-func isLatest(s *controller.State, v *v1alpha1.Vector) bool {
+func isLatest(s *reconcilers.State, v *v1alpha1.Vector) bool {
 	t := s.Templates[v.Spec.Template]
 	return t != nil && t.Status.LatestVector == v.Ref()
 }
 
 // promotionsInOrder sorts by the order a change flows (configs fed by a
 // template first), then by sequence.
-func promotionsInOrder(s *controller.State) []*v1alpha1.VectorPromotion {
+func promotionsInOrder(s *reconcilers.State) []*v1alpha1.VectorPromotion {
 	list := make([]*v1alpha1.VectorPromotion, 0, len(s.Promotions))
 	for _, p := range s.Promotions {
 		list = append(list, p)
@@ -144,7 +144,7 @@ func components(v *v1alpha1.Vector) string {
 	for _, c := range v.Spec.Components {
 		version := c.Tag
 		if version == "" {
-			version = shortDigest(c.Digest)
+			version = v1alpha1.ShortDigest(c.Digest)
 		}
 		parts = append(parts, path.Base(c.Name)+" "+version)
 	}
@@ -170,20 +170,6 @@ func describeState(s v1alpha1.PromotionState) string {
 		return string(s) + ", no approval needed"
 	}
 	return string(s)
-}
-
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
-}
-
-func shortDigest(d string) string {
-	if len(d) > len("sha256:")+12 {
-		return d[:len("sha256:")+12]
-	}
-	return d
 }
 
 func sortedKeys[V any](m map[string]V) []string {

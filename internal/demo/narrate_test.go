@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
 func TestNarrate(t *testing.T) {
@@ -28,8 +28,8 @@ func TestNarrate(t *testing.T) {
 	}
 	fromTemplate := v1alpha1.SourceReference{Kind: v1alpha1.VectorTemplateKind, Name: "acme"}
 	fromDev := v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Landscape: "dev", Name: "dev"}
-	state := func(fill func(*controller.State)) *controller.State {
-		s := controller.NewState()
+	state := func(fill func(*reconcilers.State)) *reconcilers.State {
+		s := reconcilers.NewState()
 		fill(s)
 		return s
 	}
@@ -44,19 +44,19 @@ func TestNarrate(t *testing.T) {
 
 	tests := []struct {
 		name          string
-		before, after *controller.State
+		before, after *reconcilers.State
 		want          []string
 		promoted      []string
 	}{
 		{
 			name:   "nothing changed",
-			before: state(func(s *controller.State) { s.Vectors["acme:1"] = vector("1", "1.0.0") }),
-			after:  state(func(s *controller.State) { s.Vectors["acme:1"] = vector("1", "1.0.0") }),
+			before: state(func(s *reconcilers.State) { s.Vectors["acme:1"] = vector("1", "1.0.0") }),
+			after:  state(func(s *reconcilers.State) { s.Vectors["acme:1"] = vector("1", "1.0.0") }),
 		},
 		{
 			name:   "a vector read from an overlay and one assembled from the registry",
-			before: controller.NewState(),
-			after: state(func(s *controller.State) {
+			before: reconcilers.NewState(),
+			after: state(func(s *reconcilers.State) {
 				s.Vectors["acme:0"] = vector("0", "1.0.0")
 				s.Vectors["acme:1"] = vector("1", "1.2.0")
 				s.Stages["dev/dev"] = &v1alpha1.Stage{Status: v1alpha1.StageStatus{Vector: "acme:0"}}
@@ -69,8 +69,8 @@ func TestNarrate(t *testing.T) {
 		},
 		{
 			name:   "created promotions, template-fed first",
-			before: controller.NewState(),
-			after: state(func(s *controller.State) {
+			before: reconcilers.NewState(),
+			after: state(func(s *reconcilers.State) {
 				s.Promotions["dev-to-test-1"] = promotion("dev-to-test-1", "dev-to-test", 1, fromDev, "acme:0", v1alpha1.PromotionWaiting)
 				s.Promotions["latest-to-dev-1"] = promotion("latest-to-dev-1", "latest-to-dev", 1, fromTemplate, "acme:1", v1alpha1.PromotionInProgress)
 			}),
@@ -81,12 +81,12 @@ func TestNarrate(t *testing.T) {
 		},
 		{
 			name: "approved and committed, the older candidate superseded, a finished one removed",
-			before: state(func(s *controller.State) {
+			before: state(func(s *reconcilers.State) {
 				s.Promotions["dev-to-test-1"] = promotion("dev-to-test-1", "dev-to-test", 1, fromDev, "acme:0", v1alpha1.PromotionWaiting)
 				s.Promotions["dev-to-test-2"] = promotion("dev-to-test-2", "dev-to-test", 2, fromDev, "acme:2", v1alpha1.PromotionWaiting)
 				s.Promotions["latest-to-dev-0"] = promotion("latest-to-dev-0", "latest-to-dev", 0, fromTemplate, "acme:0", v1alpha1.PromotionSucceeded)
 			}),
-			after: state(func(s *controller.State) {
+			after: state(func(s *reconcilers.State) {
 				s.Promotions["dev-to-test-1"] = promotion("dev-to-test-1", "dev-to-test", 1, fromDev, "acme:0", v1alpha1.PromotionSuperseded, superseded)
 				s.Promotions["dev-to-test-2"] = promotion("dev-to-test-2", "dev-to-test", 2, fromDev, "acme:2", v1alpha1.PromotionSucceeded, succeeded)
 			}),

@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 )
 
 // DefaultTagListTTL is how long a repository's tag list is reused when
@@ -277,7 +279,7 @@ func (v ComponentVersion) kind() (versionKind, error) {
 			return 0, errors.New("version is empty: give an exact tag (1.4.2), a semver range (>=1.2.0 <2.0.0, 1.4.x, ^1.2) or a digest (sha256:...)")
 		case strings.HasPrefix(v.Version, "sha256:"):
 			return kindDigest, nil
-		case IsRange(v.Version):
+		case v1alpha1.IsVersionRange(v.Version):
 			return kindRange, nil
 		}
 		return kindTag, nil
@@ -314,24 +316,6 @@ func (v ComponentVersion) describe() string {
 		parts = append(parts, fmt.Sprintf("extract %q", v.Extract))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// IsRange tells a semver range (">=1.2.0 <2.0.0", "1.4.x", "^1.2") from an
-// exact tag ("1.20", "v1.2.3", "latest") or a digest: a range has an
-// operator, a space, or an x or * part. A bare "1.4" is the tag 1.4.
-func IsRange(version string) bool {
-	if strings.HasPrefix(version, "sha256:") {
-		return false
-	}
-	if strings.ContainsAny(version, "<>=~^*|, ") {
-		return true
-	}
-	for part := range strings.SplitSeq(version, ".") {
-		if part == "x" || part == "X" {
-			return true
-		}
-	}
-	return false
 }
 
 func first(s []string, n int) []string {

@@ -1,4 +1,4 @@
-package render
+package repofs
 
 import (
 	"bytes"
@@ -79,14 +79,18 @@ func fileTooLarge(name string, size, max int64) *LimitError {
 		"file is %d bytes, more than the limit of %d bytes (raise it with --max-file-size)", size, max)}
 }
 
-// readBudget counts the bytes read from one tree against MaxRepositorySize.
-type readBudget struct {
+// ReadBudget counts the bytes read from one tree against MaxRepositorySize.
+type ReadBudget struct {
 	mu   sync.Mutex
 	max  int64
 	used int64
 }
 
-func (b *readBudget) take(name string, n int64) error {
+// NewReadBudget is a budget of max bytes, shared by the reads of one build
+// or one load.
+func NewReadBudget(max int64) *ReadBudget { return &ReadBudget{max: max} }
+
+func (b *ReadBudget) take(name string, n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.used+n > b.max {
@@ -97,9 +101,9 @@ func (b *readBudget) take(name string, n int64) error {
 	return nil
 }
 
-// checkedRead reads name from tree if its size (known before reading, for
+// CheckedRead reads name from tree if its size (known before reading, for
 // both trees) stays within the file limit and the budget.
-func checkedRead(tree Tree, name string, l Limits, budget *readBudget) ([]byte, error) {
+func CheckedRead(tree Tree, name string, l Limits, budget *ReadBudget) ([]byte, error) {
 	info, err := tree.Stat(name)
 	if err != nil {
 		return nil, err
@@ -128,17 +132,17 @@ func checkedRead(tree Tree, name string, l Limits, budget *readBudget) ([]byte, 
 // once per load, so one load of a repository reads a bounded amount.
 func LimitTree(tree Tree, l Limits) Tree {
 	l = l.WithDefaults()
-	return &limitTree{Tree: tree, limits: l, budget: &readBudget{max: l.MaxRepositorySize}}
+	return &limitTree{Tree: tree, limits: l, budget: &ReadBudget{max: l.MaxRepositorySize}}
 }
 
 type limitTree struct {
 	Tree
 	limits Limits
-	budget *readBudget
+	budget *ReadBudget
 }
 
 func (t *limitTree) ReadFile(name string) ([]byte, error) {
-	return checkedRead(t.Tree, name, t.limits, t.budget)
+	return CheckedRead(t.Tree, name, t.limits, t.budget)
 }
 
 func (t *limitTree) Open(name string) (fs.File, error) { return openFromTree(t, name) }
@@ -151,13 +155,13 @@ func (t *limitTree) Open(name string) (fs.File, error) { return openFromTree(t, 
 // kustomize reads some files (generator sources) as plain text, and its own
 // parser reports YAML errors with better context.
 func CheckYAML(file string, data []byte, l Limits) error {
-	_, err := checkYAML(file, data, l.WithDefaults())
+	_, err := CheckYAMLWork(file, data, l.WithDefaults())
 	return err
 }
 
-// checkYAML is CheckYAML that also returns the file's mapping work: its
+// CheckYAMLWork is CheckYAML that also returns the file's mapping work: its
 // mappings' keys squared, summed (aliases counted once).
-func checkYAML(file string, data []byte, l Limits) (int64, error) {
+func CheckYAMLWork(file string, data []byte, l Limits) (int64, error) {
 	var work int64
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for doc := 1; ; doc++ {

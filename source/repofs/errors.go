@@ -1,8 +1,10 @@
-package render
+package repofs
 
 import (
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 )
 
 // The kinds of EscapeError; test with errors.Is.
@@ -48,6 +50,21 @@ func (e *EscapeError) Error() string {
 }
 
 func (e *EscapeError) Unwrap() error { return e.Kind }
+
+// CleanDir accepts a directory name relative to the repository root.
+func CleanDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	clean := path.Clean(strings.ReplaceAll(dir, `\`, "/"))
+	switch {
+	case path.IsAbs(clean):
+		return "", &EscapeError{Dir: dir, Ref: dir, Kind: ErrAbsolutePath}
+	case clean == ".." || strings.HasPrefix(clean, "../"):
+		return "", &EscapeError{Dir: dir, Ref: dir, Kind: ErrOutsideRoot}
+	}
+	return clean, nil
+}
 
 // BuildError is kustomize refusing a kustomization.
 type BuildError struct {

@@ -1,7 +1,8 @@
-package controller
+package pass
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -14,26 +15,10 @@ import (
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
-// Condition reasons the controller sets on top of the reconcilers' own.
-const (
-	// ApprovalRefusedReason is on Approved=False when approval files exist
-	// but none counts: its commit does not verify against the config's
-	// approvers, or it names another vector. The promotion stays Waiting.
-	ApprovalRefusedReason = "ApprovalRefused"
-	// AssemblyFailedReason is on a template's Ready=False when its
-	// components do not resolve.
-	AssemblyFailedReason = "AssemblyFailed"
-	// VectorAssembledReason is on a template's Ready=True.
-	VectorAssembledReason = "VectorAssembled"
-	// RegistryUnavailableReason is on a template's Ready=False when a
-	// registry could not be asked and the last resolved version was kept.
-	RegistryUnavailableReason = "RegistryUnavailable"
-)
-
 // Inputs are everything one pass decides from, read before deciding.
 type Inputs struct {
 	Snapshot *source.Snapshot
-	State    *State
+	State    *reconcilers.State
 	// Approvals are what the approval files of promotions that are not
 	// approved yet add up to, by promotion name (CountApprovals).
 	Approvals map[string]ApprovalCount
@@ -61,7 +46,7 @@ type Inputs struct {
 // Decision is a pass's plan: the state to write, what changed, and the
 // promotions to execute once the state is written.
 type Decision struct {
-	State       *State
+	State       *reconcilers.State
 	Transitions []string
 	// Start names promotions that are InProgress in State and must now be
 	// written to their target.
@@ -189,7 +174,7 @@ func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int
 	}
 	offered := d.sourceState(&c)
 	if vector != "" && offered.Vector != vector {
-		return "", fmt.Errorf("promote %s: the source offers %s now, not the requested %s; promote again", config, orNone(offered.Vector), vector)
+		return "", fmt.Errorf("promote %s: the source offers %s now, not the requested %s; promote again", config, reconcilers.VectorOrNone(offered.Vector), vector)
 	}
 	plan, err := reconcilers.Promote(reconcilers.ConfigInput{
 		Config:         c,
@@ -231,7 +216,7 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 		if st.Status.Vector != observed || st.Status.VectorSince == nil {
 			since := metav1.NewTime(now.UTC().Truncate(time.Second))
 			st.Status.Vector, st.Status.VectorSince, st.Status.Commit = observed, &since, ref.Commit
-			d.note("stage %s: now runs %s", key, orNone(observed))
+			d.note("stage %s: now runs %s", key, reconcilers.VectorOrNone(observed))
 		}
 		if observed != "" {
 			d.recordOverlayVector(observed, ref)
@@ -290,11 +275,11 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 		if err == nil && plan.Vector != nil && latest == nil {
 			d.adoptRecordedVector(&plan, now)
 		}
-		cond := metav1.Condition{Type: reconcilers.ReadyCondition, Status: metav1.ConditionTrue,
-			Reason: VectorAssembledReason, ObservedGeneration: tmpl.Generation}
+		cond := metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue,
+			Reason: v1alpha1.VectorAssembledReason, ObservedGeneration: tmpl.Generation}
 		problem := registryProblems[name]
 		if err != nil {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, AssemblyFailedReason, err.Error()
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1alpha1.AssemblyFailedReason, err.Error()
 			if problem != "" {
 				cond.Message += "; " + problem
 			}
@@ -306,11 +291,11 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 				d.note("template %s: assembled vector %s", name, plan.Vector.Ref())
 			}
 			if problem != "" {
-				cond.Status, cond.Reason = metav1.ConditionFalse, RegistryUnavailableReason
+				cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.RegistryUnavailableReason
 				cond.Message = problem
 			}
 		}
-		setCondition(&status.Conditions, cond, now)
+		reconcilers.SetCondition(&status.Conditions, cond, now)
 		d.State.Templates[name] = &v1alpha1.VectorTemplate{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: status}
 	}
 	for _, name := range sortedKeys(d.State.Templates) {
@@ -383,15 +368,15 @@ func (d *Decision) recordApprovals(counts map[string]ApprovalCount, now time.Tim
 		}
 		reason := v1alpha1.WaitingForApprovalReason
 		if len(count.Grants) == 0 {
-			reason = ApprovalRefusedReason
+			reason = v1alpha1.ApprovalRefusedReason
 		}
 		msg := count.Waiting(p.Spec.VectorPromotionConfigName)
 		changed := false
 		// Another channel's word on the condition (a closed pull request)
 		// stays; the signed approvals so far still show in status.approvals.
 		if cur := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); cur == nil ||
-			cur.Reason == v1alpha1.WaitingForApprovalReason || cur.Reason == ApprovalRefusedReason {
-			changed = setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
+			cur.Reason == v1alpha1.WaitingForApprovalReason || cur.Reason == v1alpha1.ApprovalRefusedReason {
+			changed = reconcilers.SetCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition,
 				Status: metav1.ConditionFalse, Reason: reason, Message: msg}, now)
 		}
 		if !slices.Equal(approverNames(p.Status.Approvals), count.Approvers()) {
@@ -495,7 +480,7 @@ func (d *Decision) sourceState(cfg *v1alpha1.VectorPromotionConfig) reconcilers.
 			return reconcilers.SourceState{Vector: t.Status.LatestVector, Since: timeOf(t.Status.LatestVectorSince)}
 		}
 	case v1alpha1.StageKind:
-		if st := d.State.Stages[StageKey(src.Landscape, src.Name)]; st != nil {
+		if st := d.State.Stages[reconcilers.StageKey(src.Landscape, src.Name)]; st != nil {
 			return reconcilers.SourceState{Vector: st.Status.Vector, Since: timeOf(st.Status.VectorSince)}
 		}
 	}
@@ -566,22 +551,6 @@ func (d *Decision) note(format string, args ...any) {
 	d.Transitions = append(d.Transitions, fmt.Sprintf(format, args...))
 }
 
-// setCondition sets c with lastTransitionTime now when its status or reason
-// changes, and reports whether anything changed.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) bool {
-	old := meta.FindStatusCondition(*conds, c.Type)
-	if old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message &&
-		old.ObservedGeneration == c.ObservedGeneration {
-		return false
-	}
-	c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
-	if old != nil && old.Status == c.Status && old.Reason == c.Reason {
-		c.LastTransitionTime = old.LastTransitionTime
-	}
-	meta.SetStatusCondition(conds, c)
-	return true
-}
-
 func timeOf(t *metav1.Time) time.Time {
 	if t == nil {
 		return time.Time{}
@@ -589,18 +558,4 @@ func timeOf(t *metav1.Time) time.Time {
 	return t.Time
 }
 
-func orNone(vector string) string {
-	if vector == "" {
-		return "no vector"
-	}
-	return vector
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"fmt"
@@ -11,24 +11,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
-)
-
-// StalePromotionMergedReason is on a config's Ready=False when the pull
-// request of a superseded promotion was merged anyway: the target runs an
-// older vector than the one that superseded it, and vectorflow does not roll
-// it back on its own.
-const StalePromotionMergedReason = "StalePromotionMerged"
-
-// PullRequestClosedReason is on a waiting promotion's Approved=False when its
-// pull request was closed without merging: nobody will approve it there.
-const PullRequestClosedReason = "PullRequestClosed"
-
-// Pull-request states as recorded in a promotion's status.pullRequest.state
-// (the forge package's words).
-const (
-	pullRequestOpen   = "open"
-	pullRequestClosed = "closed"
-	pullRequestMerged = "merged"
 )
 
 // PullRequestFacts is what the forge says about a promotion's pull request,
@@ -64,9 +46,9 @@ type PullRequestAction struct {
 	Comment   string
 }
 
-// pullRequestPolicy is spec.approval.pullRequest of the promotion's config,
+// PullRequestPolicy is spec.approval.pullRequest of the promotion's config,
 // nil when its approvals do not go through pull requests.
-func pullRequestPolicy(snap *source.Snapshot, p *v1alpha1.VectorPromotion) *v1alpha1.PullRequestApproval {
+func PullRequestPolicy(snap *source.Snapshot, p *v1alpha1.VectorPromotion) *v1alpha1.PullRequestApproval {
 	cfg := snap.Configs[p.Spec.VectorPromotionConfigName]
 	if cfg == nil || cfg.Spec.Approval == nil || !p.Spec.RequireApproval {
 		return nil
@@ -104,20 +86,20 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 			pr.State = f.State
 			d.note("%s: pull request #%d is %s", name, pr.Number, f.State)
 		}
-		policy := pullRequestPolicy(snap, p)
+		policy := PullRequestPolicy(snap, p)
 		if policy == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionWaiting {
 			continue
 		}
-		if f.State == pullRequestClosed {
+		if f.State == v1alpha1.PullRequestClosed {
 			// A rejection by closing: the pull request is not reopened, and
 			// the promotion says why it waits and what to do.
-			setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
-				Reason: PullRequestClosedReason, Message: fmt.Sprintf("pull request #%d was closed without merging; reopen it, or run vectorflow promote --config %s for a fresh one",
+			reconcilers.SetCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
+				Reason: v1alpha1.PullRequestClosedReason, Message: fmt.Sprintf("pull request #%d was closed without merging; reopen it, or run vectorflow promote --config %s for a fresh one",
 					p.Status.PullRequest.Number, p.Spec.VectorPromotionConfigName)}, now)
 			continue
 		}
-		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); c != nil && c.Reason == PullRequestClosedReason {
-			setCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
+		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition); c != nil && c.Reason == v1alpha1.PullRequestClosedReason {
+			reconcilers.SetCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
 				Reason: v1alpha1.WaitingForApprovalReason, Message: fmt.Sprintf("pull request #%d was reopened; waiting for its approval", p.Status.PullRequest.Number)}, now)
 		}
 		approver, at := pullRequestApprover(snap, p, policy, f, now)
@@ -144,7 +126,7 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 // not the promotion vectorflow will write.
 func pullRequestApprover(snap *source.Snapshot, p *v1alpha1.VectorPromotion, policy *v1alpha1.PullRequestApproval, f PullRequestFacts, now time.Time) (string, time.Time) {
 	switch {
-	case f.State == pullRequestMerged:
+	case f.State == v1alpha1.PullRequestMerged:
 		// The merge is only the execution once the target names the vector:
 		// until the snapshot shows it, the next pass decides.
 		t := p.Spec.Target
@@ -155,7 +137,7 @@ func pullRequestApprover(snap *source.Snapshot, p *v1alpha1.VectorPromotion, pol
 			return f.Reviewer, reviewTime(f, now)
 		}
 		return f.MergedBy, now
-	case f.State == pullRequestOpen && policy.MergeMode() == v1alpha1.PullRequestMergeVectorflow && f.Reviewer != "" &&
+	case f.State == v1alpha1.PullRequestOpen && policy.MergeMode() == v1alpha1.PullRequestMergeVectorflow && f.Reviewer != "" &&
 		f.HeadSHA == p.Status.PullRequest.HeadSHA:
 		return f.Reviewer, reviewTime(f, now)
 	}
@@ -174,11 +156,11 @@ func reviewTime(f PullRequestFacts, now time.Time) time.Time {
 // of each finished promotion saying why. It also reports a merged pull
 // request of a superseded promotion on its config's Ready condition; prev is
 // the state before this pass, so an unchanged report keeps its time.
-func (d *Decision) planPullRequests(snap *source.Snapshot, prev *State, now time.Time) {
+func (d *Decision) planPullRequests(snap *source.Snapshot, prev *reconcilers.State, now time.Time) {
 	stale := map[string][]string{}
 	for _, name := range sortedKeys(d.State.Promotions) {
 		p := d.State.Promotions[name]
-		if pullRequestPolicy(snap, p) == nil {
+		if PullRequestPolicy(snap, p) == nil {
 			continue
 		}
 		state := reconcilers.DeriveState(p)
@@ -188,13 +170,13 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *State, now time
 			if state == v1alpha1.PromotionWaiting {
 				d.PullRequestActions = append(d.PullRequestActions, PullRequestAction{Kind: OpenPullRequest, Promotion: name})
 			}
-		case pr.State == pullRequestOpen && reconcilers.IsTerminal(state):
+		case pr.State == v1alpha1.PullRequestOpen && reconcilers.IsTerminal(state):
 			d.PullRequestActions = append(d.PullRequestActions, PullRequestAction{
 				Kind: ClosePullRequest, Promotion: name, Number: pr.Number, Comment: d.closeComment(p, state)})
-		case pr.State == pullRequestMerged && state == v1alpha1.PromotionSuperseded:
+		case pr.State == v1alpha1.PullRequestMerged && state == v1alpha1.PromotionSuperseded:
 			cfg := p.Spec.VectorPromotionConfigName
 			stale[cfg] = append(stale[cfg], fmt.Sprintf("pull request #%d (%s) of superseded promotion %s was merged anyway, so %s now runs its older vector %s",
-				pr.Number, pr.URL, name, describeTarget(p.Spec.Target), p.Spec.Vector))
+				pr.Number, pr.URL, name, p.Spec.Target.Ref(), p.Spec.Vector))
 		}
 	}
 	for _, cfg := range sortedKeys(stale) {
@@ -202,7 +184,7 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *State, now time
 		if st == nil {
 			continue
 		}
-		c := metav1.Condition{Type: reconcilers.ReadyCondition, Status: metav1.ConditionFalse, Reason: StalePromotionMergedReason,
+		c := metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.StalePromotionMergedReason,
 			ObservedGeneration: st.Status.ObservedGeneration,
 			Message:            strings.Join(stale[cfg], "; ") + ". Nothing was rolled back: check the target and promote the vector it should run."}
 		c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
@@ -227,7 +209,7 @@ func (d *Decision) closeComment(p *v1alpha1.VectorPromotion, state v1alpha1.Prom
 			by = " after the approval of " + a.ApprovedBy
 		}
 		return fmt.Sprintf("vectorflow promoted %s to %s%s with the signed commit %s on the target branch; this pull request is no longer needed.",
-			p.Spec.Vector, describeTarget(p.Spec.Target), by, p.Status.Commit)
+			p.Spec.Vector, p.Spec.Target.Ref(), by, p.Status.Commit)
 	case v1alpha1.PromotionSuperseded:
 		newer := d.supersededBy(p)
 		if newer == nil {

@@ -1,4 +1,4 @@
-package controller
+package reconcilers
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // that carries its problem, or fails with an error; never a panic, and the alias bombs and wide mappings that
 // exhausted kustomize cost no more than their text.
 func FuzzDecodeStateFile(f *testing.F) {
-	dirs := []string{vectorsDir, promotionsDir, configsDir, templatesDir, stagesDir, approvalsDir, "elsewhere"}
+	dirs := []string{VectorsDir, PromotionsDir, ConfigsDir, TemplatesDir, StagesDir, ApprovalsDir, "elsewhere"}
 	seeds := [][]byte{
 		[]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Approval\npromotion: latest-to-dev-1\nvector: app:1\napprovedBy: alice\napprovedAt: \"2026-01-01T00:00:00Z\"\n"),
 		[]byte("apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotion\nmetadata: {name: latest-to-dev-1}\nspec: {sequence: 1}\n"),

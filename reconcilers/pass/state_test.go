@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"strings"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 )
 
 // TestStateRoundTrip encodes a state holding every kind of object and
@@ -18,11 +19,11 @@ import (
 // the same bytes (a steady state makes no commit).
 func TestStateRoundTrip(t *testing.T) {
 	s := richState(t)
-	files, err := EncodeState(s.Clone())
+	files, err := reconcilers.EncodeState(s.Clone())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, errs := DecodeState(files)
+	got, errs := reconcilers.DecodeState(files)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -30,7 +31,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(s, got, cmpopts.IgnoreTypes(metav1.TypeMeta{})); diff != "" {
 		t.Errorf("decode(encode(state)) (-want +got):\n%s", diff)
 	}
-	again, err := EncodeState(got)
+	again, err := reconcilers.EncodeState(got)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestStateRoundTrip(t *testing.T) {
 }
 
 func TestStateFilePaths(t *testing.T) {
-	s := NewState()
+	s := reconcilers.NewState()
 	s.Vectors["acme:2026.11.29-100000000Z"] = &v1alpha1.Vector{ObjectMeta: metav1.ObjectMeta{Name: "acme-2026.11.29-100000000z"},
 		Spec: v1alpha1.VectorSpec{Template: "acme", Version: "2026.11.29-100000000Z"}}
 	s.Promotions["dev-to-test-3"] = &v1alpha1.VectorPromotion{ObjectMeta: metav1.ObjectMeta{Name: "dev-to-test-3"},
@@ -53,8 +54,8 @@ func TestStateFilePaths(t *testing.T) {
 	s.Configs["dev-to-test"] = &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: "dev-to-test"}}
 	s.Templates["acme"] = &v1alpha1.VectorTemplate{ObjectMeta: metav1.ObjectMeta{Name: "acme"}}
 	s.Stages["test/eu-1"] = &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: "eu-1"}, Spec: v1alpha1.StageSpec{Landscape: "test"}}
-	s.Approvals[LegacyApprovalPath("dev-to-test-3")] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind, Promotion: "dev-to-test-3"}
-	files, err := EncodeState(s)
+	s.Approvals[reconcilers.LegacyApprovalPath("dev-to-test-3")] = &reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind, Promotion: "dev-to-test-3"}
+	files, err := reconcilers.EncodeState(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +71,10 @@ func TestStateFilePaths(t *testing.T) {
 		t.Errorf("state files (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct{ got, want string }{
-		{VectorPath("acme", "2026.11.29-100000000Z"), "vectors/acme/2026.11.29-100000000Z.yaml"},
-		{PromotionPath("dev-to-test", "dev-to-test-3"), "promotions/dev-to-test/dev-to-test-3.yaml"},
-		{LegacyApprovalPath("dev-to-test-3"), "approvals/dev-to-test-3.yaml"},
-		{ApprovalDir("dev-to-test-3"), "approvals/dev-to-test-3"},
+		{reconcilers.VectorPath("acme", "2026.11.29-100000000Z"), "vectors/acme/2026.11.29-100000000Z.yaml"},
+		{reconcilers.PromotionPath("dev-to-test", "dev-to-test-3"), "promotions/dev-to-test/dev-to-test-3.yaml"},
+		{reconcilers.LegacyApprovalPath("dev-to-test-3"), "approvals/dev-to-test-3.yaml"},
+		{reconcilers.ApprovalDir("dev-to-test-3"), "approvals/dev-to-test-3"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("path %q, want %q", tc.got, tc.want)
@@ -127,7 +128,7 @@ func TestStateDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := StateDiff(tt.before, tt.after)
+			got := reconcilers.StateDiff(tt.before, tt.after)
 			// nil (remove) and empty content (write an empty file) must
 			// not be confused.
 			if diff := cmp.Diff(tt.want, got); diff != "" {
@@ -145,16 +146,16 @@ func TestStateDiff(t *testing.T) {
 // TestDecodeStateSkipsMalformedFiles: one bad file is reported by name and
 // every other object still decodes.
 func TestDecodeStateSkipsMalformedFiles(t *testing.T) {
-	files, err := EncodeState(richState(t))
+	files, err := reconcilers.EncodeState(richState(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := DecodeState(files)
+	want, _ := reconcilers.DecodeState(files)
 	files["promotions/dev-to-test/dev-to-test-9.yaml"] = []byte("apiVersion: [unclosed\n")
 	files["vectors/acme/bad.yaml"] = []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Vector\nspec:\n  colour: blue\n")
 	files["approvals/nobody.yaml"] = []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Approval\npromotion: \"\"\napprovedAt: null\n")
 	files["README.md"] = []byte("not a state object, ignored\n")
-	got, errs := DecodeState(files)
+	got, errs := reconcilers.DecodeState(files)
 	var msgs []string
 	for _, e := range errs {
 		msgs = append(msgs, e.Error())
@@ -185,18 +186,18 @@ func TestDecodeStateSkipsMalformedFiles(t *testing.T) {
 // richState is a state after a few passes over the quickstart's shape:
 // vectors (assembled and recorded), promotions in several states, config,
 // template and stage statuses, and an approval.
-func richState(t *testing.T) *State {
+func richState(t *testing.T) *reconcilers.State {
 	t.Helper()
-	spec := defaultSnapshotSpec()
-	spec.devVector = "acme:v1"
-	spec.devImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"}}
-	d := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0)
-	d = Decide(Inputs{Snapshot: spec.build(), State: d.State,
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector = "acme:v1"
+	spec.DevImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"}}
+	d := Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0)
+	d = Decide(Inputs{Snapshot: spec.Build(), State: d.State,
 		Approvals: map[string]ApprovalCount{"dev-to-test-1": {Needed: 1, Grants: []v1alpha1.ApprovalRecord{
 			{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(time.Second)), Commit: strings.Repeat("a", 40)}}}},
 		Results: map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: strings.Repeat("c", 40)}},
 	}, t0.Add(time.Minute))
-	d.State.Approvals["approvals/dev-to-test-1/0123456789abcdef-20260101T000000Z-00000000.yaml"] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind,
+	d.State.Approvals["approvals/dev-to-test-1/0123456789abcdef-20260101T000000Z-00000000.yaml"] = &reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind,
 		Promotion: "dev-to-test-1", Vector: "acme:v1", ApprovedBy: "Alice <alice@example.com>", ApprovedAt: metav1.NewTime(t0.Add(time.Second))}
 	if len(d.State.Vectors) < 2 || len(d.State.Promotions) < 2 || len(d.State.Stages) != 3 {
 		t.Fatalf("the rich state is not rich: %d vectors, %d promotions, %d stages", len(d.State.Vectors), len(d.State.Promotions), len(d.State.Stages))

@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"fmt"
@@ -13,19 +13,19 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
-	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 // t0 is when the first decision of every scenario is made.
-var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+var t0 = passtest.T0
 
 // TestDecide walks the promotion lifecycle one decision at a time over
 // hand-built snapshots: each step decides from the state the previous one
 // produced, at an injected time.
 func TestDecide(t *testing.T) {
 	type step struct {
-		snap  func(*snapshotSpec)
+		snap  func(*passtest.SnapshotSpec)
 		in    func(*Inputs)
 		at    time.Duration // after t0
 		check func(t *testing.T, d Decision)
@@ -51,7 +51,7 @@ func TestDecide(t *testing.T) {
 					if diff := cmp.Diff(want, v.Spec.Components); diff != "" {
 						t.Errorf("vector components (-want +got):\n%s", diff)
 					}
-					wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionInProgress, ref)
+					passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionInProgress, ref)
 					if diff := cmp.Diff([]string{"latest-to-dev-1"}, d.Start); diff != "" {
 						t.Errorf("Start (-want +got):\n%s", diff)
 					}
@@ -61,9 +61,9 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a stage source drift makes a Waiting promotion that does not start",
 			steps: []step{{
-				snap: func(s *snapshotSpec) { s.devVector = "acme:v1" },
+				snap: func(s *passtest.SnapshotSpec) { s.DevVector = "acme:v1" },
 				check: func(t *testing.T, d Decision) {
-					wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+					passtest.WantPromotion(t, d.State, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 					if slices.Contains(d.Start, "dev-to-test-1") {
 						t.Errorf("Start %v names a promotion that waits for approval", d.Start)
 					}
@@ -77,15 +77,15 @@ func TestDecide(t *testing.T) {
 		{
 			name: "an accepted approval verdict approves the promotion and starts it",
 			steps: []step{
-				{snap: func(s *snapshotSpec) { s.devVector = "acme:v1" }},
+				{snap: func(s *passtest.SnapshotSpec) { s.DevVector = "acme:v1" }},
 				{
-					snap: func(s *snapshotSpec) { s.devVector = "acme:v1" },
+					snap: func(s *passtest.SnapshotSpec) { s.DevVector = "acme:v1" },
 					in: func(in *Inputs) {
 						in.Approvals = map[string]ApprovalCount{"dev-to-test-1": ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(30 * time.Second)), Commit: "c1"}}}}
 					},
 					at: time.Minute,
 					check: func(t *testing.T, d Decision) {
-						p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
+						p := passtest.WantPromotion(t, d.State, "dev-to-test-1", v1alpha1.PromotionInProgress, "acme:v1")
 						want := &v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(30 * time.Second)), Commit: "c1"}
 						if diff := cmp.Diff(want, p.Status.Approval); diff != "" {
 							t.Errorf("status.approval (-want +got):\n%s", diff)
@@ -103,17 +103,17 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a refused approval verdict keeps the promotion Waiting and says why",
 			steps: []step{
-				{snap: func(s *snapshotSpec) { s.devVector = "acme:v1" }},
+				{snap: func(s *passtest.SnapshotSpec) { s.DevVector = "acme:v1" }},
 				{
-					snap: func(s *snapshotSpec) { s.devVector = "acme:v1" },
+					snap: func(s *passtest.SnapshotSpec) { s.DevVector = "acme:v1" },
 					in: func(in *Inputs) {
 						in.Approvals = map[string]ApprovalCount{"dev-to-test-1": {Needed: 1, Refusals: []string{"signed by mallory, who is not an approver"}}}
 					},
 					at: time.Minute,
 					check: func(t *testing.T, d Decision) {
-						p := wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+						p := passtest.WantPromotion(t, d.State, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 						c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
-						if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ApprovalRefusedReason ||
+						if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ApprovalRefusedReason ||
 							c.Message != "signed by mallory, who is not an approver" {
 							t.Errorf("Approved condition %+v, want False/ApprovalRefused with the refusal as message", c)
 						}
@@ -134,7 +134,7 @@ func TestDecide(t *testing.T) {
 					},
 					at: time.Minute,
 					check: func(t *testing.T, d Decision) {
-						p := wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionSucceeded, "")
+						p := passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionSucceeded, "")
 						if p.Status.Commit != "0123abcd" {
 							t.Errorf("status.commit %q, want 0123abcd", p.Status.Commit)
 						}
@@ -152,7 +152,7 @@ func TestDecide(t *testing.T) {
 				{
 					at: reconcilers.ExecutionDeadline - time.Second,
 					check: func(t *testing.T, d Decision) {
-						wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionInProgress, "")
+						passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionInProgress, "")
 						if diff := cmp.Diff([]string{"latest-to-dev-1"}, d.Start); diff != "" {
 							t.Errorf("Start (-want +got):\n%s", diff)
 						}
@@ -165,26 +165,26 @@ func TestDecide(t *testing.T) {
 			steps: []step{
 				{},
 				{
-					snap: func(s *snapshotSpec) { s.serviceA = "1.0.2" },
+					snap: func(s *passtest.SnapshotSpec) { s.ServiceA = "1.0.2" },
 					at:   time.Minute,
 					check: func(t *testing.T, d Decision) {
-						wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionInProgress, "")
-						wantPromotion(t, d, "latest-to-dev-2", v1alpha1.PromotionReady, "acme:"+reconcilers.VectorVersion(t0.Add(time.Minute)))
+						passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionInProgress, "")
+						passtest.WantPromotion(t, d.State, "latest-to-dev-2", v1alpha1.PromotionReady, "acme:"+reconcilers.VectorVersion(t0.Add(time.Minute)))
 						if slices.Contains(d.Start, "latest-to-dev-2") {
 							t.Errorf("Start %v: a second promotion of the config started while one runs", d.Start)
 						}
 					},
 				},
 				{
-					snap: func(s *snapshotSpec) { s.serviceA = "1.0.2" },
+					snap: func(s *passtest.SnapshotSpec) { s.ServiceA = "1.0.2" },
 					at:   reconcilers.ExecutionDeadline + 2*time.Minute,
 					check: func(t *testing.T, d Decision) {
-						p := wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionFailed, "")
+						p := passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionFailed, "")
 						if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition); c == nil ||
 							c.Reason != v1alpha1.PromotionTimedOutReason {
 							t.Errorf("Succeeded condition %+v, want PromotionTimedOut", c)
 						}
-						wantPromotion(t, d, "latest-to-dev-2", v1alpha1.PromotionInProgress, "")
+						passtest.WantPromotion(t, d.State, "latest-to-dev-2", v1alpha1.PromotionInProgress, "")
 						if diff := cmp.Diff([]string{"latest-to-dev-2"}, d.Start); diff != "" {
 							t.Errorf("Start (-want +got):\n%s", diff)
 						}
@@ -195,9 +195,9 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a config deleted from the repository deletes its promotions",
 			steps: []step{
-				{snap: func(s *snapshotSpec) { s.devVector = "acme:v1" }},
+				{snap: func(s *passtest.SnapshotSpec) { s.DevVector = "acme:v1" }},
 				{
-					snap: func(s *snapshotSpec) { s.devVector = "acme:v1"; s.withoutConfig = "dev-to-test" },
+					snap: func(s *passtest.SnapshotSpec) { s.DevVector = "acme:v1"; s.WithoutConfig = "dev-to-test" },
 					at:   time.Minute,
 					check: func(t *testing.T, d Decision) {
 						if p := d.State.Promotions["dev-to-test-1"]; p != nil {
@@ -216,17 +216,17 @@ func TestDecide(t *testing.T) {
 		{
 			name: "with a problem in the repository nothing is pruned",
 			steps: []step{
-				{snap: func(s *snapshotSpec) { s.devVector = "acme:v1" }},
+				{snap: func(s *passtest.SnapshotSpec) { s.DevVector = "acme:v1" }},
 				{
-					snap: func(s *snapshotSpec) {
-						s.devVector = "acme:v1"
-						s.withoutConfig, s.withoutStage = "dev-to-test", "test/test"
-						s.problems = []source.Problem{{File: "vectorflow/promotions.yaml", Kind: "VectorPromotionConfig",
+					snap: func(s *passtest.SnapshotSpec) {
+						s.DevVector = "acme:v1"
+						s.WithoutConfig, s.WithoutStage = "dev-to-test", "test/test"
+						s.Problems = []source.Problem{{File: "vectorflow/promotions.yaml", Kind: "VectorPromotionConfig",
 							Name: "dev-to-test", Reason: "does not decode"}}
 					},
 					at: time.Minute,
 					check: func(t *testing.T, d Decision) {
-						wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+						passtest.WantPromotion(t, d.State, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 						if _, ok := d.State.Configs["dev-to-test"]; !ok {
 							t.Error("the config's status was pruned although the snapshot has a problem")
 						}
@@ -242,7 +242,7 @@ func TestDecide(t *testing.T) {
 			steps: []step{
 				{},
 				{
-					snap: func(s *snapshotSpec) { s.withoutStage = "test/test" },
+					snap: func(s *passtest.SnapshotSpec) { s.WithoutStage = "test/test" },
 					at:   time.Minute,
 					check: func(t *testing.T, d Decision) {
 						if _, ok := d.State.Stages["test/test"]; ok {
@@ -261,9 +261,9 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a vector the state never saw is recorded from the overlay, components sorted",
 			steps: []step{{
-				snap: func(s *snapshotSpec) {
-					s.devVector = "acme:2026.11.3-090000000Z"
-					s.devImages = []v1alpha1.VectorComponent{
+				snap: func(s *passtest.SnapshotSpec) {
+					s.DevVector = "acme:2026.11.3-090000000Z"
+					s.DevImages = []v1alpha1.VectorComponent{
 						{Name: "registry.example.com/acme/service-b", Tag: "1.0.0"},
 						{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"},
 						{Name: "registry.example.com/acme/service-a", Digest: "sha256:" + strings.Repeat("ab", 32)},
@@ -293,13 +293,13 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			state := NewState()
+			state := reconcilers.NewState()
 			for i, s := range tt.steps {
-				spec := defaultSnapshotSpec()
+				spec := passtest.DefaultSnapshotSpec()
 				if s.snap != nil {
 					s.snap(&spec)
 				}
-				in := Inputs{Snapshot: spec.build(), State: state}
+				in := Inputs{Snapshot: spec.Build(), State: state}
 				if s.in != nil {
 					s.in(&in)
 				}
@@ -307,7 +307,7 @@ func TestDecide(t *testing.T) {
 				if s.check != nil {
 					t.Run(fmt.Sprintf("step %d", i+1), func(t *testing.T) { s.check(t, d) })
 				}
-				state = roundTrip(t, d.State)
+				state = passtest.RoundTrip(t, d.State)
 			}
 		})
 	}
@@ -317,13 +317,13 @@ func TestDecide(t *testing.T) {
 // of object, with verdicts and results, and compares the inputs with deep
 // copies taken before.
 func TestDecideDoesNotMutateItsInputs(t *testing.T) {
-	spec := defaultSnapshotSpec()
-	spec.devVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State
-	state.Approvals[LegacyApprovalPath("dev-to-test-1")] = &Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: ApprovalKind,
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector = "acme:v1"
+	state := Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State
+	state.Approvals[reconcilers.LegacyApprovalPath("dev-to-test-1")] = &reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind,
 		Promotion: "dev-to-test-1", Vector: "acme:v1", ApprovedAt: metav1.NewTime(t0)}
-	spec.serviceA = "1.0.2"
-	snap := spec.build()
+	spec.ServiceA = "1.0.2"
+	snap := spec.Build()
 	in := Inputs{
 		Snapshot: snap, State: state,
 		Approvals: map[string]ApprovalCount{"dev-to-test-1": ApprovalCount{Needed: 1, Grants: []v1alpha1.ApprovalRecord{{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}}}},
@@ -353,14 +353,14 @@ func TestDecideDoesNotMutateItsInputs(t *testing.T) {
 // message included. Several stages change at once and two overlays name
 // the same unseen vector, so any dependence on map order shows.
 func TestDecideIsDeterministic(t *testing.T) {
-	spec := defaultSnapshotSpec()
-	spec.devVector, spec.testVector, spec.prodVector = "acme:v1", "acme:v0", "acme:v0"
-	spec.devImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.2.0"}}
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector, spec.TestVector, spec.ProdVector = "acme:v1", "acme:v0", "acme:v0"
+	spec.DevImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.2.0"}}
 	// test and prod name the same vector with different images (edited by
 	// hand): which one is recorded must not depend on iteration order.
-	spec.testImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.9.0"}}
-	spec.prodImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.8.0"}}
-	in := Inputs{Snapshot: spec.build(), State: NewState()}
+	spec.TestImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.9.0"}}
+	spec.ProdImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.8.0"}}
+	in := Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}
 	first := Decide(in, t0)
 	for i := 0; i < 50; i++ {
 		if diff := cmp.Diff(first, Decide(in, t0)); diff != "" {
@@ -370,136 +370,31 @@ func TestDecideIsDeterministic(t *testing.T) {
 }
 
 func TestPromote(t *testing.T) {
-	spec := defaultSnapshotSpec()
-	spec.devVector = "acme:v1"
-	state := roundTrip(t, Decide(Inputs{Snapshot: spec.build(), State: NewState()}, t0).State)
-	wantPromotion(t, Decision{State: state}, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector = "acme:v1"
+	state := passtest.RoundTrip(t, Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State)
+	passtest.WantPromotion(t, state, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 
-	d, name, err := Promote(Inputs{Snapshot: spec.build(), State: state}, "dev-to-test", t0.Add(time.Minute))
+	d, name, err := Promote(Inputs{Snapshot: spec.Build(), State: state}, "dev-to-test", t0.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if name != "dev-to-test-2" {
 		t.Fatalf("Promote made %q, want dev-to-test-2 (a fresh sequence although dev-to-test-1 promotes the same vector)", name)
 	}
-	wantPromotion(t, d, "dev-to-test-2", v1alpha1.PromotionWaiting, "acme:v1")
-	wantPromotion(t, d, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+	passtest.WantPromotion(t, d.State, "dev-to-test-2", v1alpha1.PromotionWaiting, "acme:v1")
+	passtest.WantPromotion(t, d.State, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 	if got := d.State.Configs["dev-to-test"].Status.Sequence; got != 2 {
 		t.Errorf("config sequence %d, want 2", got)
 	}
-	if diff := cmp.Diff(roundTrip(t, state), state); diff != "" {
+	if diff := cmp.Diff(passtest.RoundTrip(t, state), state); diff != "" {
 		t.Errorf("Promote mutated its input state:\n%s", diff)
 	}
 
-	_, _, err = Promote(Inputs{Snapshot: spec.build(), State: state}, "no-such-config", t0.Add(time.Minute))
+	_, _, err = Promote(Inputs{Snapshot: spec.Build(), State: state}, "no-such-config", t0.Add(time.Minute))
 	if err == nil || !strings.Contains(err.Error(), "no-such-config") {
 		t.Fatalf("Promote of an unknown config: err %v, want one naming the config", err)
 	}
-}
-
-// wantPromotion fails unless the decision holds promotion name in state
-// want (and promoting vector, when given).
-func wantPromotion(t *testing.T, d Decision, name string, want v1alpha1.PromotionState, vector string) *v1alpha1.VectorPromotion {
-	t.Helper()
-	p := d.State.Promotions[name]
-	if p == nil {
-		t.Fatalf("no promotion %s; have %v", name, sortedKeys(d.State.Promotions))
-	}
-	if p.Status.State != want || reconcilers.DeriveState(p) != want {
-		t.Fatalf("%s is %s (derived %s), want %s; conditions %+v", name, p.Status.State, reconcilers.DeriveState(p), want, p.Status.Conditions)
-	}
-	if vector != "" && p.Spec.Vector != vector {
-		t.Fatalf("%s promotes %s, want %s", name, p.Spec.Vector, vector)
-	}
-	return p
-}
-
-// roundTrip passes a state through the state branch's files, as the next
-// pass would read it.
-func roundTrip(t *testing.T, s *State) *State {
-	t.Helper()
-	files, err := EncodeState(s.Clone())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, errs := DecodeState(files)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	return out
-}
-
-// snapshotSpec describes the quickstart's shape: a template acme,
-// landscapes and stages dev, test and prod, and configs latest-to-dev
-// (template to dev), dev-to-test and test-to-prod (stage to stage,
-// approval required).
-type snapshotSpec struct {
-	serviceA                          string
-	devVector, testVector, prodVector string
-	devImages, testImages, prodImages []v1alpha1.VectorComponent
-	withoutConfig, withoutStage       string
-	problems                          []source.Problem
-}
-
-func defaultSnapshotSpec() snapshotSpec { return snapshotSpec{serviceA: "1.0.1"} }
-
-func (s snapshotSpec) build() *source.Snapshot {
-	snap := &source.Snapshot{
-		URL: "https://git.example.com/acme.git", Branch: "main", Commit: strings.Repeat("1", 40), ConfigPath: "vectorflow",
-		Landscapes: map[string]*v1alpha1.Landscape{},
-		Stages:     map[string]*v1alpha1.Stage{},
-		Templates:  map[string]*v1alpha1.VectorTemplate{},
-		Configs:    map[string]*v1alpha1.VectorPromotionConfig{},
-		StageIndex: map[string]source.StageRef{},
-		Problems:   s.problems,
-	}
-	snap.Templates["acme"] = &v1alpha1.VectorTemplate{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.VectorTemplateKind},
-		ObjectMeta: metav1.ObjectMeta{Name: "acme"},
-		Spec: v1alpha1.VectorTemplateSpec{Components: []v1alpha1.ComponentSpec{
-			{Name: "registry.example.com/acme/service-a", Version: s.serviceA},
-			{Name: "registry.example.com/acme/frontend", Version: "1.2.0"},
-		}},
-	}
-	overlays := map[string]struct {
-		vector string
-		images []v1alpha1.VectorComponent
-	}{"dev": {s.devVector, s.devImages}, "test": {s.testVector, s.testImages}, "prod": {s.prodVector, s.prodImages}}
-	for name, o := range overlays {
-		snap.Landscapes[name] = &v1alpha1.Landscape{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		key := source.StageKey(name, name)
-		if key == s.withoutStage {
-			continue
-		}
-		overlay := "apps/overlays/" + name
-		snap.Stages[key] = &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: v1alpha1.StageSpec{Landscape: name, Path: overlay}}
-		snap.StageIndex[key] = source.StageRef{Landscape: name, Name: name, URL: snap.URL, Branch: snap.Branch,
-			Commit: snap.Commit, Overlay: overlay, OverlayHash: "hash-" + name,
-			Vector: render.StageVector{Vector: o.vector, Images: o.images}}
-	}
-	configs := []*v1alpha1.VectorPromotionConfig{
-		newConfig("latest-to-dev", v1alpha1.SourceReference{Kind: v1alpha1.VectorTemplateKind, Name: "acme"}, "dev"),
-		newConfig("dev-to-test", v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: "dev", Landscape: "dev"}, "test"),
-		newConfig("test-to-prod", v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: "test", Landscape: "test"}, "prod"),
-	}
-	for _, c := range configs {
-		if c.Name != s.withoutConfig {
-			snap.Configs[c.Name] = c
-		}
-	}
-	return snap
-}
-
-func newConfig(name string, src v1alpha1.SourceReference, target string) *v1alpha1.VectorPromotionConfig {
-	c := &v1alpha1.VectorPromotionConfig{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.VectorPromotionConfigKind},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.VectorPromotionConfigSpec{Source: src,
-			Target: v1alpha1.StageReference{Kind: v1alpha1.StageKind, Name: target, Landscape: target}},
-	}
-	c.Default()
-	return c
 }
 
 // TestDecideAdoptsTheVectorAStageRuns: a template's first vector whose
@@ -512,9 +407,9 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 		{Name: "registry.example.com/acme/service-a", Tag: "1.0.1"},
 		{Name: "registry.example.com/acme/frontend", Tag: "1.2.0"},
 	}
-	spec := defaultSnapshotSpec()
-	spec.devVector, spec.devImages = "acme:2026.11.3-090000000Z", images
-	d := Decide(Inputs{Snapshot: spec.build(), State: NewState()}, now)
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector, spec.DevImages = "acme:2026.11.3-090000000Z", images
+	d := Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, now)
 
 	if got := d.State.Templates["acme"].Status.LatestVector; got != "acme:2026.11.3-090000000Z" {
 		t.Fatalf("template acme's latest vector is %q, want dev's acme:2026.11.3-090000000Z", got)
@@ -528,11 +423,11 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 		}
 	}
 
-	spec.serviceA = "1.0.2"
-	d = Decide(Inputs{Snapshot: spec.build(), State: roundTrip(t, d.State)}, now.Add(time.Minute))
+	spec.ServiceA = "1.0.2"
+	d = Decide(Inputs{Snapshot: spec.Build(), State: passtest.RoundTrip(t, d.State)}, now.Add(time.Minute))
 	latest := d.State.Templates["acme"].Status.LatestVector
 	if latest == "acme:2026.11.3-090000000Z" || d.State.Vectors[latest] == nil {
 		t.Fatalf("after the template changed, latest vector %q: want a new one", latest)
 	}
-	wantPromotion(t, d, "latest-to-dev-1", v1alpha1.PromotionInProgress, latest)
+	passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionInProgress, latest)
 }

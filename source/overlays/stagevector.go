@@ -1,4 +1,4 @@
-package render
+package overlays
 
 import (
 	"errors"
@@ -11,10 +11,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
-
-// VectorAnnotation is the overlay annotation naming the vector a stage runs.
-const VectorAnnotation = "vectorflow.dev/vector"
 
 // StageVector is what a stage's overlay says it runs.
 type StageVector struct {
@@ -48,8 +46,8 @@ func (sv StageVector) Entries(image string) []v1alpha1.VectorComponent {
 }
 
 // ReadStageVector parses the overlay's kustomization file (kustomization.yaml, kustomization.yml or Kustomization) in dir.
-func ReadStageVector(tree Tree, dir string) (StageVector, error) {
-	dir, err := cleanDir(dir)
+func ReadStageVector(tree repofs.Tree, dir string) (StageVector, error) {
+	dir, err := repofs.CleanDir(dir)
 	if err != nil {
 		return StageVector{}, err
 	}
@@ -78,7 +76,7 @@ func ReadStageVector(tree Tree, dir string) (StageVector, error) {
 // parseStageVector reads the vector annotation and the images of one
 // kustomization file. Scalars keep their text: a tag written 1.20 stays "1.20".
 func parseStageVector(file string, data []byte) (StageVector, error) {
-	if err := CheckYAML(file, data, Limits{}); err != nil {
+	if err := repofs.CheckYAML(file, data, repofs.Limits{}); err != nil {
 		return StageVector{}, fmt.Errorf("parse %s: %w", file, err)
 	}
 	node, err := yaml.Parse(string(data))
@@ -95,13 +93,13 @@ func parseStageVector(file string, data []byte) (StageVector, error) {
 	if node.YNode().Kind != yaml.MappingNode {
 		return StageVector{}, fmt.Errorf("parse %s: a kustomization is a mapping, found %s", file, kindName(node))
 	}
-	vector, err := node.Pipe(yaml.Lookup("metadata", "annotations", VectorAnnotation))
+	vector, err := node.Pipe(yaml.Lookup("metadata", "annotations", v1alpha1.VectorAnnotation))
 	if err != nil {
 		return StageVector{}, fmt.Errorf("parse %s: metadata.annotations: %w", file, err)
 	}
 	if !vector.IsNilOrEmpty() {
 		if sv.Vector, err = scalar(vector); err != nil {
-			return StageVector{}, fmt.Errorf("parse %s: metadata.annotations[%q]: %w", file, VectorAnnotation, err)
+			return StageVector{}, fmt.Errorf("parse %s: metadata.annotations[%q]: %w", file, v1alpha1.VectorAnnotation, err)
 		}
 	}
 	images := node.Field("images")

@@ -1,10 +1,12 @@
-package controller
+package reconcilers
 
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,22 +15,22 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 )
 
-// DefaultStateBranch is the branch of the config repository that holds
-// vectorflow's runtime objects.
-const DefaultStateBranch = "vectorflow/state"
+// The state branch's files, encoded and decoded without I/O: the core
+// decides over a State and returns the next one; the shell (controller)
+// reads the files from git and commits what Encode returns.
 
 // Directories of the state branch, one per kind, one YAML file per object,
 // so `git log -- promotions/dev-to-test/` is that config's promotion history.
 const (
-	vectorsDir    = "vectors"
-	promotionsDir = "promotions"
-	configsDir    = "configs"
-	templatesDir  = "templates"
-	stagesDir     = "stages"
-	approvalsDir  = "approvals"
-	// requestsDir holds promotion requests (requests/<config>/<id>.yaml),
+	VectorsDir    = "vectors"
+	PromotionsDir = "promotions"
+	ConfigsDir    = "configs"
+	TemplatesDir  = "templates"
+	StagesDir     = "stages"
+	ApprovalsDir  = "approvals"
+	// RequestsDir holds promotion requests (requests/<config>/<id>.yaml),
 	// added by approvers and consumed by the controller.
-	requestsDir = "requests"
+	RequestsDir = "requests"
 )
 
 // ApprovalKind is the kind of an approval file, written by `vectorflow
@@ -52,6 +54,34 @@ type Approval struct {
 	// is of another kind); such a file is refused on its own and never
 	// stops the rest of the state from being read.
 	Problem string `json:"-"`
+}
+
+// PromotionRequestKind is the kind of a promotion request file, which
+// `vectorflow promote` adds to the state branch in a commit signed with an
+// approver's own key. Only the controller creates promotions: it turns a
+// request whose adding commit an approver of that config signed into a
+// fresh promotion, and deletes every request in the same state commit, so
+// each counts once.
+const PromotionRequestKind = "PromotionRequest"
+
+// PromotionRequest is the content of requests/<config>/<id>.yaml. Who asked
+// is decided by the signature of the commit that added the file, not by
+// RequestedBy, which is only what the requester called themselves.
+type PromotionRequest struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Config     string `json:"config"`
+	// Vector is the source's vector the requester saw; when set, the
+	// request is refused if the source offers another one by the time the
+	// controller reads it.
+	Vector      string      `json:"vector,omitempty"`
+	RequestedBy string      `json:"requestedBy,omitempty"`
+	RequestedAt metav1.Time `json:"requestedAt"`
+}
+
+// RequestPath is where a promotion request lives on the state branch.
+func RequestPath(config, id string) string {
+	return path.Join(RequestsDir, config, id+".yaml")
 }
 
 // State is every runtime object on the state branch at one commit.
@@ -150,7 +180,7 @@ func (c *Codec) Decode(files map[string][]byte) (*State, []error) {
 	s := NewState()
 	var errs []error
 	known := make(map[string]codecEntry, len(files))
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		data := files[name]
 		entry, ok := c.known[name]
 		if !ok || !bytes.Equal(entry.data, data) {
@@ -180,17 +210,17 @@ func decodeFile(name string, data []byte) (runtimeObject, error) {
 	dir, _, _ := strings.Cut(name, "/")
 	var obj runtimeObject
 	switch dir {
-	case vectorsDir:
+	case VectorsDir:
 		obj = vectorObject{&v1alpha1.Vector{}}
-	case promotionsDir:
+	case PromotionsDir:
 		obj = promotionObject{&v1alpha1.VectorPromotion{}}
-	case configsDir:
+	case ConfigsDir:
 		obj = configObject{&v1alpha1.VectorPromotionConfig{}}
-	case templatesDir:
+	case TemplatesDir:
 		obj = templateObject{&v1alpha1.VectorTemplate{}}
-	case stagesDir:
+	case StagesDir:
 		obj = stageObject{&v1alpha1.Stage{}}
-	case approvalsDir:
+	case ApprovalsDir:
 		obj = approvalObject{&Approval{}}
 	default:
 		return nil, nil
@@ -269,21 +299,21 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	for name, cfg := range s.Configs {
 		out := &v1alpha1.VectorPromotionConfig{TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind),
 			ObjectMeta: metav1.ObjectMeta{Name: name}, Status: *cfg.Status.DeepCopy()}
-		if err := put(path.Join(configsDir, name+".yaml"), configObject{out}); err != nil {
+		if err := put(path.Join(ConfigsDir, name+".yaml"), configObject{out}); err != nil {
 			return nil, err
 		}
 	}
 	for name, t := range s.Templates {
 		out := &v1alpha1.VectorTemplate{TypeMeta: typeMeta(v1alpha1.VectorTemplateKind),
 			ObjectMeta: metav1.ObjectMeta{Name: name}, Status: *t.Status.DeepCopy()}
-		if err := put(path.Join(templatesDir, name+".yaml"), templateObject{out}); err != nil {
+		if err := put(path.Join(TemplatesDir, name+".yaml"), templateObject{out}); err != nil {
 			return nil, err
 		}
 	}
 	for _, st := range s.Stages {
 		out := &v1alpha1.Stage{TypeMeta: typeMeta(v1alpha1.StageKind),
 			ObjectMeta: metav1.ObjectMeta{Name: st.Name}, Spec: st.Spec, Status: *st.Status.DeepCopy()}
-		if err := put(path.Join(stagesDir, st.Spec.Landscape, st.Name+".yaml"), stageObject{out}); err != nil {
+		if err := put(path.Join(StagesDir, st.Spec.Landscape, st.Name+".yaml"), stageObject{out}); err != nil {
 			return nil, err
 		}
 	}
@@ -300,30 +330,30 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 
 // VectorPath is where a vector lives on the state branch.
 func VectorPath(template, version string) string {
-	return path.Join(vectorsDir, template, version+".yaml")
+	return path.Join(VectorsDir, template, version+".yaml")
 }
 
 // PromotionPath is where a promotion lives on the state branch.
 func PromotionPath(config, name string) string {
-	return path.Join(promotionsDir, config, name+".yaml")
+	return path.Join(PromotionsDir, config, name+".yaml")
 }
 
 // LegacyApprovalPath is where approvals were written before each approver
 // had a file of their own; such a file is still read.
 func LegacyApprovalPath(promotion string) string {
-	return path.Join(approvalsDir, promotion+".yaml")
+	return path.Join(ApprovalsDir, promotion+".yaml")
 }
 
 // ApprovalDir holds the approval files of a promotion, one per approval.
 func ApprovalDir(promotion string) string {
-	return path.Join(approvalsDir, promotion)
+	return path.Join(ApprovalsDir, promotion)
 }
 
 // ApprovalPromotion is the promotion whose approval file p is, by where it
 // lies: approvals/<promotion>/<file>.yaml or approvals/<promotion>.yaml.
 // ok is false for any other path under approvals/ (a stray file).
 func ApprovalPromotion(p string) (promotion string, ok bool) {
-	rest, found := strings.CutPrefix(p, approvalsDir+"/")
+	rest, found := strings.CutPrefix(p, ApprovalsDir+"/")
 	if !found || path.Ext(rest) != ".yaml" {
 		return "", false
 	}
@@ -346,7 +376,7 @@ func ApprovalPromotion(p string) (promotion string, ok bool) {
 func StateDiff(before, after map[string][]byte) map[string][]byte {
 	diff := map[string][]byte{}
 	for p, data := range after {
-		if strings.HasPrefix(p, approvalsDir+"/") || strings.HasPrefix(p, requestsDir+"/") {
+		if strings.HasPrefix(p, ApprovalsDir+"/") || strings.HasPrefix(p, RequestsDir+"/") {
 			continue
 		}
 		if old, ok := before[p]; !ok || !bytes.Equal(old, data) {
@@ -354,7 +384,7 @@ func StateDiff(before, after map[string][]byte) map[string][]byte {
 		}
 	}
 	for p := range before {
-		if strings.HasPrefix(p, approvalsDir+"/") || strings.HasPrefix(p, requestsDir+"/") || path.Ext(p) != ".yaml" {
+		if strings.HasPrefix(p, ApprovalsDir+"/") || strings.HasPrefix(p, RequestsDir+"/") || path.Ext(p) != ".yaml" {
 			continue
 		}
 		if _, ok := after[p]; !ok {
