@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,14 +153,7 @@ func markVerified(t *table, paths []string, unverified map[string]bool) {
 	}
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func promotionsTable(s *reconcilers.State) ([]v1alpha1.VectorPromotion, *table) {
 	list := make([]v1alpha1.VectorPromotion, 0, len(s.Promotions))
