@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -96,7 +97,9 @@ func (p *LostAnswerProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	// Let the real server receive and apply the push, read its whole answer
 	// (so the ref update is done), and then never deliver it.
-	out := r.Clone(r.Context())
+	// Detached from the client's request: however the client fares, the
+	// push is applied, which is what this proxy promises its tests.
+	out := r.Clone(context.WithoutCancel(r.Context()))
 	out.RequestURI = ""
 	out.URL.Scheme, out.URL.Host = p.backend.Scheme, p.backend.Host
 	out.Body = io.NopCloser(bytes.NewReader(body))
