@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -92,6 +93,14 @@ func (f *repoFlags) loadAuth(urls []string) (func(string) source.Auth, error) {
 		}
 		return auth
 	}, nil
+}
+
+// loadSnapshot reads the config repository's branch into a snapshot, as
+// the controller reads it (the shell hands the loader its renderer).
+func (f *repoFlags) loadSnapshot(ctx context.Context, auth func(string) source.Auth) (*source.Snapshot, error) {
+	loader := source.NewLoader(source.Options{ConfigPath: f.configPath, Auth: auth, Progress: terminalProgress(),
+		Renderer: render.NewRenderer(render.Options{})})
+	return loader.Load(ctx, f.repo, f.branch)
 }
 
 func (f *repoFlags) openRepository(auth func(string) source.Auth) (*source.Repository, error) {

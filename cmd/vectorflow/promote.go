@@ -14,8 +14,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
-	"github.com/vectorflow-dev/vectorflow/render"
-	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 func newPromoteCommand() *cobra.Command {
@@ -48,7 +46,7 @@ any other.`,
 			if err != nil {
 				return err
 			}
-			snap, err := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: view.auth, Progress: terminalProgress(), Renderer: render.NewRenderer(render.Options{})}).Load(cmd.Context(), rf.repo, rf.branch)
+			snap, err := rf.loadSnapshot(cmd.Context(), view.auth)
 			if err != nil {
 				return err
 			}
