@@ -12,6 +12,36 @@ type StageSpec struct {
 
 	// Path of the Kustomize overlay, relative to the landscape root.
 	Path string `json:"path"`
+
+	// Deployment names what deploys the overlay (a Flux Kustomization or an
+	// Argo CD Application). Its reports decide the stage's active vector;
+	// without it, what the overlay names counts as active.
+	// +optional
+	Deployment *DeploymentReference `json:"deployment,omitempty"`
+
+	// MaxRevisions is how many StageVersions of the stage are kept for
+	// rollback; unused ones go oldest first. Default 10.
+	// +optional
+	MaxRevisions *int32 `json:"maxRevisions,omitempty"`
+}
+
+// Kinds of deployers a Stage can name in spec.deployment.
+const (
+	DeploymentKindKustomization = "Kustomization" // Flux kustomize.toolkit.fluxcd.io
+	DeploymentKindApplication   = "Application"   // Argo CD argoproj.io
+)
+
+// DeploymentReference names the object that deploys a stage's overlay.
+type DeploymentReference struct {
+	// Kind is Kustomization (Flux) or Application (Argo CD).
+	Kind string `json:"kind"`
+
+	// Name of the Kustomization or Application.
+	Name string `json:"name"`
+
+	// Namespace of the Kustomization or Application.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // StageStatus is what vectorflow observed in the stage's overlay.
@@ -29,6 +59,21 @@ type StageStatus struct {
 	// Commit is the commit of the landscape repository the status was read at.
 	// +optional
 	Commit string `json:"commit,omitempty"`
+
+	// ActiveVector is the vector deployed and healthy: the one the overlay
+	// named at ActiveRevision, the newest revision the deployer reported
+	// applied and healthy (or, without spec.deployment, Vector).
+	// +optional
+	ActiveVector string `json:"activeVector,omitempty"`
+
+	// ActiveRevision is the commit the deployer reported applied and healthy.
+	// +optional
+	ActiveRevision string `json:"activeRevision,omitempty"`
+
+	// ActiveSince is when ActiveVector became active without interruption.
+	// It drives spec.updateDelay of configs whose source is this stage.
+	// +optional
+	ActiveSince *metav1.Time `json:"activeSince,omitempty"`
 
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`

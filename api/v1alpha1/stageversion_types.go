@@ -28,6 +28,21 @@ type StageVersionSpec struct {
 	// RenderDigest is the sha256 of the overlay's rendered manifests.
 	// +optional
 	RenderDigest string `json:"renderDigest,omitempty"`
+
+	// Inventory is the objects the render holds.
+	// +optional
+	Inventory []InventoryEntry `json:"inventory,omitempty"`
+}
+
+// InventoryEntry is one object of a rendered stage.
+type InventoryEntry struct {
+	// Group of the object's apiVersion; empty for the core group.
+	// +optional
+	Group string `json:"group,omitempty"`
+	Kind  string `json:"kind"`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
 }
 
 // StageVersionStatus tells whether the version can serve.

@@ -52,7 +52,20 @@ type SourceReference struct {
 	// Landscape of the Stage; required for Stage, forbidden for VectorTemplate.
 	// +optional
 	Landscape string `json:"landscape,omitempty"`
+
+	// Readiness says when a Stage source offers its vector: Assigned (its
+	// overlay names it) or Active (it is deployed and healthy there). The
+	// default is Active when the source stage has spec.deployment, else
+	// Assigned. Forbidden for VectorTemplate.
+	// +optional
+	Readiness string `json:"readiness,omitempty"`
 }
+
+// Readiness values of SourceReference.
+const (
+	ReadinessAssigned = "Assigned"
+	ReadinessActive   = "Active"
+)
 
 // StageReference names a Stage within a Landscape.
 type StageReference struct {
