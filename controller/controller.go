@@ -90,6 +90,8 @@ type Controller struct {
 	mu sync.Mutex
 	// results are executions not yet recorded on the state branch.
 	results map[string]reconcilers.Result
+	// reports are deployer reports not yet applied by a pass.
+	reports reportQueue
 	// stateRepo reads the state branch's history to verify approvals and
 	// state commits; trust remembers the verdict of every commit checked.
 	stateRepo *source.Repository

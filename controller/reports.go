@@ -1,0 +1,102 @@
+package controller
+
+import (
+	"github.com/vectorflow-dev/vectorflow/source/deployments"
+)
+
+// maxQueuedReports bounds the deployer reports a controller holds between
+// passes. Reports are keyed by deployment and revision, so the bound is only
+// reached by a flood of distinct revisions; the oldest are dropped first,
+// and a deployer reports again on its next reconcile.
+const maxQueuedReports = 10000
+
+// reportQueue holds deployer reports until the next pass applies them. A
+// newer report of the same deployment and revision replaces an older one.
+type reportQueue struct {
+	order []reportKey
+	byKey map[reportKey]deployments.Report
+}
+
+type reportKey struct {
+	deployment string
+	revision   string
+}
+
+func keyOf(r deployments.Report) reportKey {
+	d := r.Deployment
+	return reportKey{deployment: d.Kind + "/" + d.Namespace + "/" + d.Name, revision: r.Revision}
+}
+
+func (q *reportQueue) add(r deployments.Report) {
+	if q.byKey == nil {
+		q.byKey = map[reportKey]deployments.Report{}
+	}
+	k := keyOf(r)
+	if old, ok := q.byKey[k]; ok {
+		if r.At.Before(old.At) {
+			return
+		}
+		q.byKey[k] = r
+		return
+	}
+	if len(q.order) >= maxQueuedReports {
+		delete(q.byKey, q.order[0])
+		q.order = q.order[1:]
+	}
+	q.order = append(q.order, k)
+	q.byKey[k] = r
+}
+
+// take returns the queued reports in arrival order and empties the queue.
+func (q *reportQueue) take() []deployments.Report {
+	out := make([]deployments.Report, 0, len(q.order))
+	for _, k := range q.order {
+		out = append(out, q.byKey[k])
+	}
+	q.order, q.byKey = nil, nil
+	return out
+}
+
+// ReportDeployment queues a deployer's report for the next pass, which
+// applies it; it does not trigger that pass (Runner.ReportDeployment does).
+func (c *Controller) ReportDeployment(r deployments.Report) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reports.add(r)
+}
+
+// takeDeploymentReports returns the reports queued since the last call.
+// A pass that fails after taking them puts them back with requeueReports.
+func (c *Controller) takeDeploymentReports() []deployments.Report {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reports.take()
+}
+
+// requeueReports puts back reports a failed pass did not record, behind
+// any that arrived meanwhile (a newer one of the same revision wins).
+func (c *Controller) requeueReports(rs []deployments.Report) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pending := c.reports.take()
+	for _, r := range rs {
+		c.reports.add(r)
+	}
+	for _, r := range pending {
+		c.reports.add(r)
+	}
+}
+
+// ReportDeployment hands a deployer's report to every controller and asks
+// each for a pass; a controller whose stages name no such deployment
+// ignores it. It returns how many controllers were asked.
+func (r *Runner) ReportDeployment(rep deployments.Report) int {
+	for _, w := range r.workers {
+		w.c.ReportDeployment(rep)
+		select {
+		case w.trigger <- struct{}{}:
+		default: // a pass is already pending
+		}
+	}
+	return len(r.workers)
+}

@@ -1,0 +1,50 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/source/deployments"
+)
+
+func TestReportQueueKeepsTheNewestReportPerRevision(t *testing.T) {
+	dev := v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps-dev", Namespace: "flux-system"}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	failed := deployments.Report{Deployment: dev, Revision: "a", Outcome: deployments.Failed, At: t0.Add(time.Minute)}
+	stale := deployments.Report{Deployment: dev, Revision: "a", Outcome: deployments.Healthy, At: t0}
+	other := deployments.Report{Deployment: dev, Revision: "b", Outcome: deployments.Healthy, At: t0}
+
+	var c Controller
+	c.ReportDeployment(failed)
+	c.ReportDeployment(other)
+	c.ReportDeployment(stale) // older than failed: ignored
+	got := c.takeDeploymentReports()
+	if diff := cmp.Diff([]deployments.Report{failed, other}, got); diff != "" {
+		t.Errorf("queued reports (-want +got):\n%s", diff)
+	}
+	if left := c.takeDeploymentReports(); len(left) != 0 {
+		t.Errorf("take left %d reports behind", len(left))
+	}
+
+	newer := deployments.Report{Deployment: dev, Revision: "a", Outcome: deployments.Healthy, At: t0.Add(2 * time.Minute)}
+	c.ReportDeployment(newer)
+	c.requeueReports([]deployments.Report{failed, other})
+	got = c.takeDeploymentReports()
+	if diff := cmp.Diff([]deployments.Report{newer, other}, got); diff != "" {
+		t.Errorf("after requeue (-want +got):\n%s", diff)
+	}
+}
+
+func TestReportQueueIsBounded(t *testing.T) {
+	var c Controller
+	dev := v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps-dev"}
+	for i := range maxQueuedReports + 5 {
+		c.ReportDeployment(deployments.Report{Deployment: dev, Revision: string(rune('a' + i%26)) + time.Duration(i).String()})
+	}
+	if got := len(c.takeDeploymentReports()); got != maxQueuedReports {
+		t.Errorf("queue held %d reports, want the bound %d", got, maxQueuedReports)
+	}
+}
