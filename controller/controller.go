@@ -263,7 +263,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
-	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: ConfigurationProblems(snap, d.State)}
+	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: pass.ConfigurationProblems(snap, d.State)}
 	after, err := c.codec.Encode(d.State)
 	if err != nil {
 		return PassResult{}, err
