@@ -1,7 +1,9 @@
 // Package controller is vectorflow's imperative shell: one pass reads the
 // config repository and the state branch, lets the reconcilers decide, writes
 // the decision to the state branch as one signed compare-and-swap commit, and
-// then executes the promotions it started through gitwriter.
+// then executes the promotions it started through gitwriter. Its files do
+// I/O: read, call the core (reconcilers and its sub-packages, which do none),
+// write, execute.
 package controller
 
 import (
