@@ -94,8 +94,8 @@ func ReadVerifiedState(ctx context.Context, repo *source.Repository, branch stri
 	}
 	out.Refusal = out.Verdict.Refused.Describe(branch, out.Verdict.LastTrusted)
 	trustedFiles := map[string][]byte{}
-	if !out.Verdict.LastTrusted.IsZero() {
-		if trustedFiles, err = readCommitFiles(repo, out.Verdict.LastTrusted); err != nil {
+	if out.Verdict.LastTrusted != "" {
+		if trustedFiles, err = readCommitFiles(repo, plumbing.NewHash(out.Verdict.LastTrusted)); err != nil {
 			return VerifiedState{}, err
 		}
 	}

@@ -117,7 +117,7 @@ func (t *StateTrust) Verify(s storer.EncodedObjectStorer, tip plumbing.Hash, con
 
 // judge gathers a commit's facts and applies trust.JudgeCommit.
 func (t *StateTrust) judge(s storer.EncodedObjectStorer, c *object.Commit, configs map[string]*v1alpha1.VectorPromotionConfig) (trust.CommitVerdict, error) {
-	facts := trust.CommitFacts{Commit: c.Hash, Author: c.Author.String()}
+	facts := trust.CommitFacts{Commit: c.Hash.String(), Author: c.Author.String()}
 	var sigErr error
 	if c.PGPSignature != "" {
 		facts.StateSigner, sigErr = t.signers.VerifyCommit(c)
@@ -134,10 +134,11 @@ func (t *StateTrust) judge(s storer.EncodedObjectStorer, c *object.Commit, confi
 		}
 		parentTrees[i] = pc.TreeHash
 	}
-	var err error
-	if facts.Content, err = contentOf(s, c.TreeHash); err != nil {
+	content, err := contentOf(s, c.TreeHash)
+	if err != nil {
 		return trust.CommitVerdict{}, err
 	}
+	facts.Content = content.String()
 	if facts.StateSigner == "" && allTrusted {
 		if len(parentTrees) == 0 {
 			parentTrees = []plumbing.Hash{plumbing.ZeroHash}
@@ -151,7 +152,7 @@ func (t *StateTrust) judge(s storer.EncodedObjectStorer, c *object.Commit, confi
 		}
 	}
 	v := trust.JudgeCommit(facts, parents)
-	if v.Refused != nil && v.Refused.Commit == c.Hash {
+	if v.Refused != nil && v.Refused.Commit == c.Hash.String() {
 		r := *v.Refused
 		r.Signer, r.Why = t.describeSigner(c, sigErr, configs)
 		v.Refused = &r

@@ -46,7 +46,7 @@ func TestStateTrustWalksEveryParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Trusted || v.Refused == nil || v.Refused.Commit != forged || v.LastTrusted != trusted {
+	if v.Trusted || v.Refused == nil || v.Refused.Commit != forged.String() || v.LastTrusted != trusted.String() {
 		t.Fatalf("verdict of a merge of a forgery: %+v, want the forgery %s refused", v, forged)
 	}
 	want := []trust.PathChange{{Path: "promotions/a-1.yaml", Action: trust.PathModified}}
@@ -61,7 +61,7 @@ func TestStateTrustWalksEveryParent(t *testing.T) {
 	// (approvals aside) and heals the branch; the approval added by the
 	// merge may stay.
 	revert := h.write(t, withApproval, true, 3, merge)
-	if v, err = tr.Verify(h.store, revert, nil); err != nil || !v.Trusted || v.LastTrusted != revert {
+	if v, err = tr.Verify(h.store, revert, nil); err != nil || !v.Trusted || v.LastTrusted != revert.String() {
 		t.Fatalf("verdict of the revert: %+v, %v; want trusted", v, err)
 	}
 	if got, ok := tr.Known(forged); !ok || got.Trusted {
