@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"golang.org/x/crypto/ssh"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
@@ -26,16 +24,9 @@ import (
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
-// An approval is a file of its own: `vectorflow approve` adds
-// approvals/<promotion>/<key-id>-<unique>.yaml in a commit signed with the
-// approver's key, and never rewrites or removes a file. So one approver's
-// approval stands on its own: a refused file (unsigned, signed by someone
-// else, of another vector, not YAML at all) is refused alone and never
-// hides or blocks another approver's good one, and with
-// spec.approval.minApprovals several approvals add up.
-//
-// CountApprovals is the one judge of what the files of a promotion add up
-// to; the controller (before deciding) and audit (long after) both ask it.
+// CountApprovals (pass.CountApprovals judges) is the one judge of what the
+// approval files of a promotion add up to; the controller (before deciding)
+// and audit (long after) both ask it.
 
 // ApprovalEvidence is one approval file of a promotion with the commit that
 // gave the file its content, whose signature says who approved.
@@ -59,12 +50,19 @@ type ApprovalSubject struct {
 	Known []gitwriter.TrustedKey
 }
 
-// CountApprovals judges each approval file of a promotion on its own and
-// counts the distinct approvers of its config who approved its vector. A
-// file counts when it names the promotion and its vector, and the commit
-// that gave it its content is signed by one of the config's approvers.
+// CountApprovals checks the signature of each approval file's commit
+// against the keys of the config's approvers and lets pass.CountApprovals
+// judge what the files add up to.
 func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) pass.ApprovalCount {
-	count := pass.ApprovalCount{Needed: s.Policy.RequiredApprovals()}
+	subject, checked := checkApprovalSignatures(s, evidence)
+	return pass.CountApprovals(subject, checked)
+}
+
+// checkApprovalSignatures gathers the facts pass.CountApprovals judges: each
+// commit's identity and its signature checked against the approvers of the
+// subject's config (and, to name a stranger, against every config's).
+func checkApprovalSignatures(s ApprovalSubject, evidence []ApprovalEvidence) (pass.ApprovalSubject, []pass.ApprovalEvidence) {
+	subject := pass.ApprovalSubject{Promotion: s.Promotion, Vector: s.Vector, Config: s.Config, Policy: s.Policy}
 	var approvers []v1alpha1.Approver
 	if s.Policy != nil {
 		approvers = s.Policy.Approvers
@@ -74,76 +72,46 @@ func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) pass.Approva
 		keys = append(keys, gitwriter.TrustedKey{Name: a.Name, PublicKey: a.PublicKey})
 	}
 	verifier, verifierErr := gitwriter.NewVerifier(keys)
+	if verifierErr != nil {
+		subject.ApproversProblem = verifierErr.Error()
+	}
+	verify := s.Policy != nil && len(approvers) > 0 && verifierErr == nil
 	var known *gitwriter.Verifier
-	sorted := append([]ApprovalEvidence(nil), evidence...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	first := map[string]v1alpha1.ApprovalRecord{}
-	for _, e := range sorted {
-		refuse := func(format string, args ...any) {
-			count.Refusals = append(count.Refusals, fmt.Sprintf(format, args...))
+	out := make([]pass.ApprovalEvidence, 0, len(evidence))
+	for _, e := range evidence {
+		checked := pass.ApprovalEvidence{Path: e.Path, Approval: e.Approval}
+		if e.Commit == nil {
+			out = append(out, checked)
+			continue
 		}
-		a := e.Approval
-		switch {
-		case a == nil || e.Commit == nil:
-			refuse("approval file %s could not be read", e.Path)
-			continue
-		case a.Problem != "":
-			refuse("approval file %s (commit %s) is not an approval: %s", e.Path, v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Problem)
-			continue
-		case a.Promotion != s.Promotion:
-			refuse("approval file %s (commit %s) names promotion %s, not %s", e.Path, v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Promotion, s.Promotion)
-			continue
-		case a.Vector != s.Vector:
-			refuse("approval commit %s approves vector %s but %s promotes %s; approve again", v1alpha1.ShortCommit(e.Commit.Hash.String()), a.Vector, s.Promotion, s.Vector)
-			continue
-		case s.Policy == nil:
-			refuse("approval commit %s: VectorPromotionConfig %s does not exist, so no approver is trusted", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config)
-			continue
-		case len(approvers) == 0:
-			refuse("approval commit %s: VectorPromotionConfig %s lists no spec.approval.approvers", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config)
-			continue
-		case verifierErr != nil:
-			refuse("approval commit %s: VectorPromotionConfig %s: spec.approval.approvers: %v", v1alpha1.ShortCommit(e.Commit.Hash.String()), s.Config, verifierErr)
+		c := &pass.ApprovalCommit{Hash: e.Commit.Hash.String(), AuthorName: e.Commit.Author.Name, AuthorEmail: e.Commit.Author.Email,
+			CommittedAt: e.Commit.Committer.When}
+		checked.Commit = c
+		out = append(out, checked)
+		if !verify {
 			continue
 		}
 		signer, err := verifier.VerifyCommit(e.Commit)
 		switch {
+		case err == nil:
+			c.Signature = pass.ApprovalSignature{Outcome: pass.SignatureVerified, Signer: signer}
 		case errors.Is(err, gitwriter.ErrUnsigned):
-			refuse("approval commit %s is not signed", v1alpha1.ShortCommit(e.Commit.Hash.String()))
-			continue
+			c.Signature = pass.ApprovalSignature{Outcome: pass.SignatureMissing}
 		case errors.Is(err, gitwriter.ErrUnknownSigner):
+			c.Signature = pass.ApprovalSignature{Outcome: pass.SignatureUnknownKey}
 			if known == nil {
 				known, _ = gitwriter.NewVerifier(s.Known)
 			}
-			who := fmt.Sprintf("a key that is not one of the approvers of %s (committed as %s <%s>)", s.Config, e.Commit.Author.Name, e.Commit.Author.Email)
 			if known != nil {
 				if name, err := known.VerifyCommit(e.Commit); err == nil {
-					who = fmt.Sprintf("%s, who is not an approver of %s", name, s.Config)
+					c.Signature.KnownAs = name
 				}
 			}
-			refuse("approval commit %s is signed by %s", v1alpha1.ShortCommit(e.Commit.Hash.String()), who)
-			continue
-		case err != nil:
-			refuse("approval commit %s has a bad signature: %v", v1alpha1.ShortCommit(e.Commit.Hash.String()), err)
-			continue
-		}
-		grant := v1alpha1.ApprovalRecord{ApprovedBy: signer, Commit: e.Commit.Hash.String(),
-			ApprovedAt: metav1.NewTime(e.Commit.Committer.When.UTC().Truncate(time.Second))}
-		if prev, ok := first[signer]; !ok || grant.ApprovedAt.Before(&prev.ApprovedAt) {
-			first[signer] = grant
+		default:
+			c.Signature = pass.ApprovalSignature{Outcome: pass.SignatureBad, Problem: err.Error()}
 		}
 	}
-	for _, g := range first {
-		count.Grants = append(count.Grants, g)
-	}
-	sort.Slice(count.Grants, func(i, j int) bool {
-		a, b := count.Grants[i], count.Grants[j]
-		if !a.ApprovedAt.Equal(&b.ApprovedAt) {
-			return a.ApprovedAt.Before(&b.ApprovedAt)
-		}
-		return a.ApprovedBy < b.ApprovedBy
-	})
-	return count
+	return subject, out
 }
 
 // ApprovalFiles groups the approval files of a state by the promotion whose

@@ -285,7 +285,7 @@ func newApprovalChecker(ctx context.Context, in AuditInput) (*approvalChecker, e
 			return nil, fmt.Errorf("audit: check the history of state branch %s: %w", in.StateBranch, err)
 		}
 		if !v.Trusted {
-			tip, state = v.LastTrusted, reconcilers.NewState()
+			tip, state = plumbing.NewHash(v.LastTrusted), reconcilers.NewState()
 			if !tip.IsZero() {
 				files, err := readCommitFiles(in.StateRepo, tip)
 				if err != nil {

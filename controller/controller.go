@@ -1,7 +1,9 @@
 // Package controller is vectorflow's imperative shell: one pass reads the
 // config repository and the state branch, lets the reconcilers decide, writes
 // the decision to the state branch as one signed compare-and-swap commit, and
-// then executes the promotions it started through gitwriter.
+// then executes the promotions it started through gitwriter. Its files do
+// I/O: read, call the core (reconcilers and its sub-packages, which do none),
+// write, execute.
 package controller
 
 import (
@@ -258,12 +260,12 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: landedResults(snap, state, histories, c.results, c.rendersVector(state)),
+	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: pass.LandedResults(snap, state, landedHistories(histories), c.results, c.rendersVector(state)),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
-	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: ConfigurationProblems(snap, d.State)}
+	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: pass.ConfigurationProblems(snap, d.State)}
 	after, err := c.codec.Encode(d.State)
 	if err != nil {
 		return PassResult{}, err

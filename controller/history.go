@@ -7,9 +7,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -71,47 +71,26 @@ func targetHistories(ctx context.Context, w *gitwriter.Writer, snap *source.Snap
 	return out, nil
 }
 
-// landedResults adds to results (without changing it) a success for every
-// InProgress promotion without a result whose commit is in its target's
-// history, with its vector, while the overlay names that vector: a write
-// whose answer was lost, or whose result a crash lost, is seen as done
-// instead of being retired when the deadline passes. renders checks that
-// the target's overlay, as the snapshot read it, runs the promotion's
-// vector: a commit carrying its trailers and its vector annotation may be
-// anyone's, so the annotation alone does not make it Succeeded.
-func landedResults(snap *source.Snapshot, state *reconcilers.State, histories map[string]*gitwriter.History, results map[string]reconcilers.Result,
-	renders func(p *v1alpha1.VectorPromotion, ref source.StageRef) error) map[string]reconcilers.Result {
-	var out map[string]reconcilers.Result
-	for _, name := range sortedKeys(state.Promotions) {
-		p := state.Promotions[name]
-		if _, known := results[name]; known || reconcilers.DeriveState(p) != v1alpha1.PromotionInProgress {
-			continue
-		}
-		h, cfg := histories[p.Spec.VectorPromotionConfigName], snap.Configs[p.Spec.VectorPromotionConfigName]
-		if h == nil || cfg == nil || cfg.Spec.Target != p.Spec.Target {
-			continue // the history read is of another target
-		}
-		t := p.Spec.Target
-		ref := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
-		if ref.Vector.Vector != p.Spec.Vector || renders(p, ref) != nil {
-			continue
-		}
-		for _, e := range h.Commits(name) {
-			if e.Vector != p.Spec.Vector {
-				continue
-			}
-			if out == nil {
-				out = make(map[string]reconcilers.Result, len(results)+1)
-				for k, v := range results {
-					out[k] = v
-				}
-			}
-			out[name] = reconcilers.Result{Outcome: reconcilers.OutcomeSucceeded, Commit: e.Commit.String()}
-			break
+// landedHistories gives the core each config's target history, read
+// lazily: only the promotions it asks about are looked up.
+func landedHistories(histories map[string]*gitwriter.History) map[string]pass.PromotionHistory {
+	out := make(map[string]pass.PromotionHistory, len(histories))
+	for name, h := range histories {
+		if h != nil {
+			out[name] = promotionHistory{h}
 		}
 	}
-	if out == nil {
-		return results
+	return out
+}
+
+// promotionHistory is a target branch's history as pass.LandedResults reads it.
+type promotionHistory struct{ h *gitwriter.History }
+
+func (p promotionHistory) Landed(promotion string) []pass.LandedCommit {
+	entries := p.h.Commits(promotion)
+	out := make([]pass.LandedCommit, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, pass.LandedCommit{Vector: e.Vector, Commit: e.Commit.String()})
 	}
 	return out
 }

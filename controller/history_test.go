@@ -2,84 +2,41 @@ package controller
 
 import (
 	"testing"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
-	"github.com/vectorflow-dev/vectorflow/reconcilers"
-	"github.com/vectorflow-dev/vectorflow/render"
-	"github.com/vectorflow-dev/vectorflow/source"
-	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 )
 
-func TestLandedResults(t *testing.T) {
-	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	dev := v1alpha1.StageReference{Kind: v1alpha1.StageKind, Name: "dev", Landscape: "dev"}
-	cfg := &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: "latest-to-dev"},
-		Spec: v1alpha1.VectorPromotionConfigSpec{Source: v1alpha1.SourceReference{Kind: v1alpha1.VectorTemplateKind, Name: "acme"}, Target: dev}}
-	running := func(seq int64, vector string) *v1alpha1.VectorPromotion {
-		p := reconcilers.NewPromotion(cfg, vector, seq, now)
-		started, _, err := reconcilers.Start(p, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &started
+// The core's LandedResults reads target histories through landedHistories:
+// each promotion's commits with their vectors, and no history for a config
+// whose target was not read.
+func TestLandedHistories(t *testing.T) {
+	older := plumbing.NewHash("1111111111111111111111111111111111111111")
+	newer := plumbing.NewHash("2222222222222222222222222222222222222222")
+	h := gitwriter.NewHistory(newer,
+		gitwriter.HistoryEntry{Promotion: "latest-to-dev-2", Config: "latest-to-dev", Sequence: 2, Vector: "acme:2", Target: "Stage/dev/dev", Commit: older},
+		gitwriter.HistoryEntry{Promotion: "latest-to-dev-2", Config: "latest-to-dev", Sequence: 2, Vector: "acme:3", Target: "Stage/dev/dev", Commit: newer})
+	got := landedHistories(map[string]*gitwriter.History{"latest-to-dev": h, "unread": nil})
+	if _, ok := got["unread"]; ok {
+		t.Errorf("a config without a history read has one: %v", got["unread"])
 	}
-	snapshot := func(overlay string) *source.Snapshot {
-		return &source.Snapshot{Configs: map[string]*v1alpha1.VectorPromotionConfig{"latest-to-dev": cfg},
-			StageIndex: map[string]source.StageRef{"dev/dev": {Landscape: "dev", Name: "dev", Vector: overlays.StageVector{Vector: overlay}}}}
+	if got["latest-to-dev"] == nil {
+		t.Fatal("no history for latest-to-dev")
 	}
-	commit := plumbing.NewHash("1111111111111111111111111111111111111111")
-	landed := gitwriter.NewHistory(commit, gitwriter.HistoryEntry{Promotion: "latest-to-dev-2", Config: "latest-to-dev", Sequence: 2, Vector: "acme:2",
-		Target: "Stage/dev/dev", Commit: commit})
-	succeeded := map[string]reconcilers.Result{"latest-to-dev-2": {Outcome: reconcilers.OutcomeSucceeded, Commit: commit.String()}}
-	tests := []struct {
-		name      string
-		snap      *source.Snapshot
-		promotion *v1alpha1.VectorPromotion
-		history   *gitwriter.History
-		results   map[string]reconcilers.Result
-		// renders is what checking the overlay's build finds.
-		renders error
-		want    map[string]reconcilers.Result
-	}{
-		{name: "its commit is on the target and the overlay names its vector", snap: snapshot("acme:2"),
-			promotion: running(2, "acme:2"), history: landed, want: succeeded},
-		// A hand-made commit with the promotion's trailers and vector
-		// annotation, whose images still run the old version.
-		{name: "its trailers and annotation, but the overlay does not run its vector", snap: snapshot("acme:2"),
-			promotion: running(2, "acme:2"), history: landed,
-			renders: &render.NoEffectError{Problems: []string{"component frontend renders nowhere at 1.2.0"}}},
-		{name: "no commit of it on the target: executed again", snap: snapshot("acme:2"),
-			promotion: running(2, "acme:2"), history: gitwriter.NewHistory(commit)},
-		{name: "the overlay no longer names its vector: executed again", snap: snapshot("acme:3"),
-			promotion: running(2, "acme:2"), history: landed},
-		{name: "a commit of the same name with another vector is not its work", snap: snapshot("acme:2"),
-			promotion: running(2, "acme:9"), history: landed},
-		{name: "an execution result of this process wins", snap: snapshot("acme:2"),
-			promotion: running(2, "acme:2"), history: landed,
-			results: map[string]reconcilers.Result{"latest-to-dev-2": {Outcome: reconcilers.OutcomeFailed, Message: "refused"}},
-			want:    map[string]reconcilers.Result{"latest-to-dev-2": {Outcome: reconcilers.OutcomeFailed, Message: "refused"}}},
+	want := []pass.LandedCommit{}
+	for _, e := range h.Commits("latest-to-dev-2") {
+		want = append(want, pass.LandedCommit{Vector: e.Vector, Commit: e.Commit.String()})
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			state := reconcilers.NewState()
-			state.Promotions[tt.promotion.Name] = tt.promotion
-			renders := func(p *v1alpha1.VectorPromotion, ref source.StageRef) error {
-				if p.Name != tt.promotion.Name || ref.Name != "dev" {
-					t.Errorf("render check of %s in %s/%s", p.Name, ref.Landscape, ref.Name)
-				}
-				return tt.renders
-			}
-			got := landedResults(tt.snap, state, map[string]*gitwriter.History{"latest-to-dev": tt.history}, tt.results, renders)
-			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("results (-want +got):\n%s", diff)
-			}
-		})
+	if len(want) != 2 {
+		t.Fatalf("the history holds %d commits of latest-to-dev-2, want 2", len(want))
+	}
+	if diff := cmp.Diff(want, got["latest-to-dev"].Landed("latest-to-dev-2")); diff != "" {
+		t.Errorf("Landed (-want +got):\n%s", diff)
+	}
+	if l := got["latest-to-dev"].Landed("latest-to-dev-9"); len(l) != 0 {
+		t.Errorf("Landed of a promotion not on the branch = %v, want none", l)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	statetrust "github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -66,7 +67,7 @@ type VerifiedState struct {
 	// Verdict is the tip's; Refusal describes it when the tip is not
 	// trusted, and Unverified then names the files that differ from the
 	// last trusted commit (every file when there is none).
-	Verdict    CommitVerdict
+	Verdict    statetrust.CommitVerdict
 	Refusal    string
 	Unverified map[string]bool
 }
@@ -81,7 +82,7 @@ func ReadVerifiedState(ctx context.Context, repo *source.Repository, branch stri
 	if err != nil {
 		return VerifiedState{}, err
 	}
-	out := VerifiedState{Tip: tip, Files: files, State: state, Verdict: CommitVerdict{Trusted: true}}
+	out := VerifiedState{Tip: tip, Files: files, State: state, Verdict: statetrust.CommitVerdict{Trusted: true}}
 	if tip.IsZero() {
 		return out, nil
 	}
@@ -93,8 +94,8 @@ func ReadVerifiedState(ctx context.Context, repo *source.Repository, branch stri
 	}
 	out.Refusal = out.Verdict.Refused.Describe(branch, out.Verdict.LastTrusted)
 	trustedFiles := map[string][]byte{}
-	if !out.Verdict.LastTrusted.IsZero() {
-		if trustedFiles, err = readCommitFiles(repo, out.Verdict.LastTrusted); err != nil {
+	if out.Verdict.LastTrusted != "" {
+		if trustedFiles, err = readCommitFiles(repo, plumbing.NewHash(out.Verdict.LastTrusted)); err != nil {
 			return VerifiedState{}, err
 		}
 	}

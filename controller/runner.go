@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 )
 
 // Runner keeps many repositories reconciled: one worker per repository and
@@ -26,14 +28,14 @@ type Runner struct {
 type worker struct {
 	c       *Controller
 	trigger chan struct{}
-	health  repositoryHealth
+	health  pass.RepositoryHealth
 }
 
 // NewRunner returns a Runner for the controllers.
 func NewRunner(interval time.Duration, log logr.Logger, controllers ...*Controller) *Runner {
 	r := &Runner{interval: interval, log: log}
 	for _, c := range controllers {
-		r.workers = append(r.workers, &worker{c: c, trigger: make(chan struct{}, 1), health: repositoryHealth{Repository: c.Name()}})
+		r.workers = append(r.workers, &worker{c: c, trigger: make(chan struct{}, 1), health: pass.RepositoryHealth{Repository: c.Name()}})
 	}
 	return r
 }
@@ -86,11 +88,11 @@ func (r *Runner) triggerOthers(w *worker, url string) {
 func (r *Runner) Ready() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	health := make([]repositoryHealth, len(r.workers))
+	health := make([]pass.RepositoryHealth, len(r.workers))
 	for i, w := range r.workers {
 		health[i] = w.health
 	}
-	return readiness(health)
+	return pass.Readiness(health)
 }
 
 func (r *Runner) work(ctx context.Context, w *worker) {
@@ -107,7 +109,7 @@ func (r *Runner) work(ctx context.Context, w *worker) {
 		if ctx.Err() != nil {
 			return
 		}
-		problem := PassProblem(res, err)
+		problem := pass.PassProblem(res.Problems, err)
 		r.mu.Lock()
 		was := w.health
 		w.health.Passed, w.health.Problem = true, problem

@@ -15,18 +15,19 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 // StateTrust checks the history of a state branch against its trusted state
-// signers (see JudgeCommit for the rule) and remembers the verdict of every
+// signers (see trust.JudgeCommit for the rule) and remembers the verdict of every
 // commit it judged, so an unchanged tip costs a map lookup and a new tip
 // costs only its new commits. The controller keeps one for its life; `get`
 // makes one per run. It is not safe for concurrent use.
 type StateTrust struct {
 	signers  *gitwriter.Verifier
 	names    []string
-	verdicts map[plumbing.Hash]CommitVerdict
+	verdicts map[plumbing.Hash]trust.CommitVerdict
 }
 
 // ErrUntrustedState is wrapped by the error of a state branch whose tip is
@@ -44,7 +45,7 @@ func NewStateTrust(signers []gitwriter.TrustedKey) (*StateTrust, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trusted state signers: %w", err)
 	}
-	t := &StateTrust{signers: v, verdicts: map[plumbing.Hash]CommitVerdict{}}
+	t := &StateTrust{signers: v, verdicts: map[plumbing.Hash]trust.CommitVerdict{}}
 	for _, k := range signers {
 		t.names = append(t.names, k.Name)
 	}
@@ -68,7 +69,7 @@ func uniqueKeys(keys []gitwriter.TrustedKey) []gitwriter.TrustedKey {
 }
 
 // Known returns the verdict of a commit judged before.
-func (t *StateTrust) Known(commit plumbing.Hash) (CommitVerdict, bool) {
+func (t *StateTrust) Known(commit plumbing.Hash) (trust.CommitVerdict, bool) {
 	v, ok := t.verdicts[commit]
 	return v, ok
 }
@@ -76,7 +77,7 @@ func (t *StateTrust) Known(commit plumbing.Hash) (CommitVerdict, bool) {
 // Verify judges every commit reachable from tip (through all parents) not
 // judged before, oldest first, and returns tip's verdict. configs name the
 // approvers, so a refusal can say who signed: they do not change verdicts.
-func (t *StateTrust) Verify(s storer.EncodedObjectStorer, tip plumbing.Hash, configs map[string]*v1alpha1.VectorPromotionConfig) (CommitVerdict, error) {
+func (t *StateTrust) Verify(s storer.EncodedObjectStorer, tip plumbing.Hash, configs map[string]*v1alpha1.VectorPromotionConfig) (trust.CommitVerdict, error) {
 	if v, ok := t.verdicts[tip]; ok {
 		return v, nil
 	}
@@ -94,7 +95,7 @@ func (t *StateTrust) Verify(s storer.EncodedObjectStorer, tip plumbing.Hash, con
 			stack = stack[:len(stack)-1]
 			v, err := t.judge(s, commits[h], configs)
 			if err != nil {
-				return CommitVerdict{}, err
+				return trust.CommitVerdict{}, err
 			}
 			t.verdicts[h] = v
 			delete(commits, h)
@@ -102,7 +103,7 @@ func (t *StateTrust) Verify(s storer.EncodedObjectStorer, tip plumbing.Hash, con
 		}
 		c, err := object.GetCommit(s, h)
 		if err != nil {
-			return CommitVerdict{}, fmt.Errorf("read state commit %s: %w", h, err)
+			return trust.CommitVerdict{}, fmt.Errorf("read state commit %s: %w", h, err)
 		}
 		commits[h], expanded[h] = c, true
 		for _, p := range c.ParentHashes {
@@ -114,14 +115,14 @@ func (t *StateTrust) Verify(s storer.EncodedObjectStorer, tip plumbing.Hash, con
 	return t.verdicts[tip], nil
 }
 
-// judge gathers a commit's facts and applies JudgeCommit.
-func (t *StateTrust) judge(s storer.EncodedObjectStorer, c *object.Commit, configs map[string]*v1alpha1.VectorPromotionConfig) (CommitVerdict, error) {
-	facts := CommitFacts{Commit: c.Hash, Author: c.Author.String()}
+// judge gathers a commit's facts and applies trust.JudgeCommit.
+func (t *StateTrust) judge(s storer.EncodedObjectStorer, c *object.Commit, configs map[string]*v1alpha1.VectorPromotionConfig) (trust.CommitVerdict, error) {
+	facts := trust.CommitFacts{Commit: c.Hash.String(), Author: c.Author.String()}
 	var sigErr error
 	if c.PGPSignature != "" {
 		facts.StateSigner, sigErr = t.signers.VerifyCommit(c)
 	}
-	parents := make([]CommitVerdict, len(c.ParentHashes))
+	parents := make([]trust.CommitVerdict, len(c.ParentHashes))
 	parentTrees := make([]plumbing.Hash, len(c.ParentHashes))
 	allTrusted := true
 	for i, p := range c.ParentHashes {
@@ -129,28 +130,29 @@ func (t *StateTrust) judge(s storer.EncodedObjectStorer, c *object.Commit, confi
 		allTrusted = allTrusted && parents[i].Trusted
 		pc, err := object.GetCommit(s, p)
 		if err != nil {
-			return CommitVerdict{}, fmt.Errorf("read parent %s of state commit %s: %w", p, c.Hash, err)
+			return trust.CommitVerdict{}, fmt.Errorf("read parent %s of state commit %s: %w", p, c.Hash, err)
 		}
 		parentTrees[i] = pc.TreeHash
 	}
-	var err error
-	if facts.Content, err = contentOf(s, c.TreeHash); err != nil {
-		return CommitVerdict{}, err
+	content, err := contentOf(s, c.TreeHash)
+	if err != nil {
+		return trust.CommitVerdict{}, err
 	}
+	facts.Content = content.String()
 	if facts.StateSigner == "" && allTrusted {
 		if len(parentTrees) == 0 {
 			parentTrees = []plumbing.Hash{plumbing.ZeroHash}
 		}
 		for _, pt := range parentTrees {
-			var changes []PathChange
+			var changes []trust.PathChange
 			if err := diffTrees(s, pt, c.TreeHash, "", &changes); err != nil {
-				return CommitVerdict{}, fmt.Errorf("diff state commit %s: %w", c.Hash, err)
+				return trust.CommitVerdict{}, fmt.Errorf("diff state commit %s: %w", c.Hash, err)
 			}
 			facts.Changes = append(facts.Changes, changes)
 		}
 	}
-	v := JudgeCommit(facts, parents)
-	if v.Refused != nil && v.Refused.Commit == c.Hash {
+	v := trust.JudgeCommit(facts, parents)
+	if v.Refused != nil && v.Refused.Commit == c.Hash.String() {
 		r := *v.Refused
 		r.Signer, r.Why = t.describeSigner(c, sigErr, configs)
 		v.Refused = &r
@@ -224,7 +226,7 @@ func contentOf(s storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash,
 // descending only into subtrees whose hashes differ, so its cost is the size
 // of the change rather than of the tree. A whole subtree added or deleted is
 // one change naming the directory.
-func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, out *[]PathChange) error {
+func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, out *[]trust.PathChange) error {
 	entries := func(h plumbing.Hash) (map[string]object.TreeEntry, error) {
 		m := map[string]object.TreeEntry{}
 		if h.IsZero() {
@@ -241,7 +243,7 @@ func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, 
 			// miss a forged first one that a file walk still reads), so
 			// such a tree is no record anyone may add.
 			if _, twice := m[e.Name]; twice || !plainTreeName(e.Name) {
-				*out = append(*out, PathChange{Path: prefix + e.Name, Action: PathMalformed})
+				*out = append(*out, trust.PathChange{Path: prefix + e.Name, Action: trust.PathMalformed})
 			}
 			m[e.Name] = e
 		}
@@ -266,21 +268,21 @@ func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, 
 		old, ok := from[n]
 		switch {
 		case !ok:
-			*out = append(*out, PathChange{Path: name(e), Action: PathAdded})
+			*out = append(*out, trust.PathChange{Path: name(e), Action: trust.PathAdded})
 		case old.Hash == e.Hash && old.Mode == e.Mode:
 		case old.Mode == filemode.Dir && e.Mode == filemode.Dir:
 			if err := diffTrees(s, old.Hash, e.Hash, prefix+n+"/", out); err != nil {
 				return err
 			}
 		case old.Mode == filemode.Dir || e.Mode == filemode.Dir:
-			*out = append(*out, PathChange{Path: name(old), Action: PathDeleted}, PathChange{Path: name(e), Action: PathAdded})
+			*out = append(*out, trust.PathChange{Path: name(old), Action: trust.PathDeleted}, trust.PathChange{Path: name(e), Action: trust.PathAdded})
 		default:
-			*out = append(*out, PathChange{Path: name(e), Action: PathModified})
+			*out = append(*out, trust.PathChange{Path: name(e), Action: trust.PathModified})
 		}
 	}
 	for _, n := range sortedKeys(from) {
 		if _, ok := to[n]; !ok {
-			*out = append(*out, PathChange{Path: name(from[n]), Action: PathDeleted})
+			*out = append(*out, trust.PathChange{Path: name(from[n]), Action: trust.PathDeleted})
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 )
 
 // TestStateTrustWalksEveryParent: a forgery reachable only through the
@@ -45,10 +46,10 @@ func TestStateTrustWalksEveryParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Trusted || v.Refused == nil || v.Refused.Commit != forged || v.LastTrusted != trusted {
+	if v.Trusted || v.Refused == nil || v.Refused.Commit != forged.String() || v.LastTrusted != trusted.String() {
 		t.Fatalf("verdict of a merge of a forgery: %+v, want the forgery %s refused", v, forged)
 	}
-	want := []PathChange{{Path: "promotions/a-1.yaml", Action: PathModified}}
+	want := []trust.PathChange{{Path: "promotions/a-1.yaml", Action: trust.PathModified}}
 	if diff := cmp.Diff(want, v.Refused.Changes); diff != "" {
 		t.Errorf("changes of the forgery (-want +got):\n%s", diff)
 	}
@@ -60,7 +61,7 @@ func TestStateTrustWalksEveryParent(t *testing.T) {
 	// (approvals aside) and heals the branch; the approval added by the
 	// merge may stay.
 	revert := h.write(t, withApproval, true, 3, merge)
-	if v, err = tr.Verify(h.store, revert, nil); err != nil || !v.Trusted || v.LastTrusted != revert {
+	if v, err = tr.Verify(h.store, revert, nil); err != nil || !v.Trusted || v.LastTrusted != revert.String() {
 		t.Fatalf("verdict of the revert: %+v, %v; want trusted", v, err)
 	}
 	if got, ok := tr.Known(forged); !ok || got.Trusted {
@@ -104,14 +105,14 @@ func TestDiffTreesFlagsMalformedEntries(t *testing.T) {
 	tests := []struct {
 		name    string
 		entries []object.TreeEntry
-		want    []PathChange
+		want    []trust.PathChange
 	}{{
 		name: "a forged directory before the real one",
 		entries: []object.TreeEntry{
 			{Name: reconcilers.ApprovalsDir, Mode: filemode.Dir, Hash: real},
 			{Name: "promotions", Mode: filemode.Dir, Hash: forged},
 			{Name: "promotions", Mode: filemode.Dir, Hash: real}},
-		want: []PathChange{{Path: "promotions", Action: PathMalformed}, {Path: "approvals/", Action: PathAdded}},
+		want: []trust.PathChange{{Path: "promotions", Action: trust.PathMalformed}, {Path: "approvals/", Action: trust.PathAdded}},
 	}, {
 		// A whole new approvals/ is records whatever it holds: every file
 		// under it is read as an approval, and judged on its own.
@@ -119,17 +120,17 @@ func TestDiffTreesFlagsMalformedEntries(t *testing.T) {
 		entries: []object.TreeEntry{
 			{Name: reconcilers.ApprovalsDir, Mode: filemode.Dir, Hash: put(&object.Tree{Entries: []object.TreeEntry{{Name: "../promotions", Mode: filemode.Dir, Hash: forged}}})},
 			{Name: "promotions", Mode: filemode.Dir, Hash: real}},
-		want: []PathChange{{Path: "approvals/", Action: PathAdded}},
+		want: []trust.PathChange{{Path: "approvals/", Action: trust.PathAdded}},
 	}, {
 		name: "a dot name",
 		entries: []object.TreeEntry{
 			{Name: "..", Mode: filemode.Dir, Hash: forged},
 			{Name: "promotions", Mode: filemode.Dir, Hash: real}},
-		want: []PathChange{{Path: "..", Action: PathMalformed}, {Path: "../", Action: PathAdded}},
+		want: []trust.PathChange{{Path: "..", Action: trust.PathMalformed}, {Path: "../", Action: trust.PathAdded}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []PathChange
+			var got []trust.PathChange
 			if err := diffTrees(s, parent, put(&object.Tree{Entries: tt.entries}), "", &got); err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -130,7 +131,7 @@ func readVerifiedState(cmd *cobra.Command, repo *source.Repository, branch strin
 	if len(keys) == 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: the state branch %s is shown unverified: give the controller's public key with --trust KEYFILE\n", branch)
 		_, files, state, err := controller.ReadState(cmd.Context(), repo, branch)
-		return controller.VerifiedState{Files: files, State: state, Verdict: controller.CommitVerdict{Trusted: true}}, err
+		return controller.VerifiedState{Files: files, State: state, Verdict: trust.CommitVerdict{Trusted: true}}, err
 	}
 	trust, err := controller.NewStateTrust(keys)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 )
@@ -159,7 +160,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 }
 
 // onceError is why run --once fails for one repository: its last pass
-// could not do its work (see controller.PassProblem). Promotions left
+// could not do its work (see pass.PassProblem). Promotions left
 // waiting for an approval are not a failure.
 func onceError(repository string, passes []controller.PassResult, err error) error {
 	if err != nil {
@@ -168,7 +169,7 @@ func onceError(repository string, passes []controller.PassResult, err error) err
 	if len(passes) == 0 {
 		return nil
 	}
-	if problem := controller.PassProblem(passes[len(passes)-1], nil); problem != "" {
+	if problem := pass.PassProblem(passes[len(passes)-1].Problems, nil); problem != "" {
 		return fmt.Errorf("repository %s: %s", repository, problem)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"errors"
@@ -25,15 +25,15 @@ const namedProblems = 3
 // resolve, a landscape repository that cannot be read), since the configs
 // they touch are not reconciled. Promotions waiting for an approval are work
 // done: waiting is their state, not a fault.
-func PassProblem(res PassResult, err error) string {
+func PassProblem(problems []string, err error) string {
 	if err != nil {
 		return "pass failed: " + source.RedactText(err.Error())
 	}
-	n := len(res.Problems)
+	n := len(problems)
 	if n == 0 {
 		return ""
 	}
-	named := res.Problems[:min(n, namedProblems)]
+	named := problems[:min(n, namedProblems)]
 	msg := fmt.Sprintf("%d configuration problem(s): %s", n, strings.Join(named, "; "))
 	if n > len(named) {
 		msg += fmt.Sprintf("; and %d more", n-len(named))
@@ -75,8 +75,8 @@ func ConfigurationProblems(snap *source.Snapshot, state *reconcilers.State) []st
 	return out
 }
 
-// repositoryHealth is what a Runner knows about one repository's last pass.
-type repositoryHealth struct {
+// RepositoryHealth is what a Runner knows about one repository's last pass.
+type RepositoryHealth struct {
 	Repository string
 	// Passed is true once a pass has completed, failed or not.
 	Passed bool
@@ -84,10 +84,10 @@ type repositoryHealth struct {
 	Problem string
 }
 
-// readiness is nil when every repository's last pass did its work, and
+// Readiness is nil when every repository's last pass did its work, and
 // otherwise names each repository that is not ready and why. Before its
 // first pass a repository is not ready: nothing is known about it yet.
-func readiness(health []repositoryHealth) error {
+func Readiness(health []RepositoryHealth) error {
 	var reasons []string
 	for _, h := range health {
 		switch {

@@ -1,22 +1,21 @@
-package controller
+package trust
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestJudgeCommit(t *testing.T) {
-	h := func(s string) plumbing.Hash { return plumbing.NewHash(strings.Repeat(s, 40)[:40]) }
+	h := func(s string) string { return strings.Repeat(s, 40)[:40] }
 	good, bad, this := h("a"), h("b"), h("c")
 	goodContent, badContent := h("1"), h("2")
 	trustedParent := CommitVerdict{Trusted: true, LastTrusted: good, Content: goodContent}
 	refused := &RefusedCommit{Commit: bad, Author: "alice", Changes: []PathChange{{"promotions/a/a-1.yaml", PathModified}}}
 	taintedParent := CommitVerdict{LastTrusted: good, Content: goodContent, Refused: refused}
 	added := func(p string) PathChange { return PathChange{Path: p, Action: PathAdded} }
-	trusted := func(content plumbing.Hash) CommitVerdict {
+	trusted := func(content string) CommitVerdict {
 		return CommitVerdict{Trusted: true, LastTrusted: this, Content: content}
 	}
 	refusedHere := func(changes ...PathChange) CommitVerdict {
@@ -105,14 +104,14 @@ func TestJudgeCommit(t *testing.T) {
 			facts:   CommitFacts{StateSigner: "vectorflow", Content: badContent},
 			parents: []CommitVerdict{taintedParent},
 			want: CommitVerdict{LastTrusted: good, Content: goodContent, Refused: &RefusedCommit{Commit: bad, Author: "alice",
-				Changes: refused.Changes, NotRestoring: []plumbing.Hash{this}}},
+				Changes: refused.Changes, NotRestoring: []string{this}}},
 		},
 		{
 			name:    "a merge of a tainted parent by a state signer must restore it",
 			facts:   CommitFacts{StateSigner: "vectorflow", Content: h("3")},
 			parents: []CommitVerdict{{Trusted: true, LastTrusted: h("d"), Content: h("3")}, taintedParent},
 			want: CommitVerdict{LastTrusted: good, Content: goodContent, Refused: &RefusedCommit{Commit: bad, Author: "alice",
-				Changes: refused.Changes, NotRestoring: []plumbing.Hash{this}}},
+				Changes: refused.Changes, NotRestoring: []string{this}}},
 		},
 	}
 	for _, tt := range tests {
@@ -133,10 +132,10 @@ func TestJudgeCommit(t *testing.T) {
 }
 
 func TestRefusedCommitDescribe(t *testing.T) {
-	r := &RefusedCommit{Commit: plumbing.NewHash(strings.Repeat("b", 40)), Author: "Alice <alice@example.com>",
+	r := &RefusedCommit{Commit: strings.Repeat("b", 40), Author: "Alice <alice@example.com>",
 		Changes: []PathChange{{"promotions/test-to-prod/test-to-prod-1.yaml", PathModified}},
 		Signer:  "signed by alice", Why: "alice is an approver of dev-to-test; approvers may only add approval records"}
-	got := r.Describe("vectorflow/state", plumbing.NewHash(strings.Repeat("a", 40)))
+	got := r.Describe("vectorflow/state", strings.Repeat("a", 40))
 	want := "state commit bbbbbbbbbbbb by Alice <alice@example.com> modified promotions/test-to-prod/test-to-prod-1.yaml, " +
 		"signed by alice: alice is an approver of dev-to-test; approvers may only add approval records. Nothing is decided on top of it: " +
 		"revert it in a commit signed by the controller's key (or a run --trust key) that restores the content of aaaaaaaaaaaa, " +

@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"strings"
@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
@@ -25,7 +24,7 @@ func TestPullRequestBodyComponents(t *testing.T) {
 		{Name: "reg/new", Tag: "1.20"},
 	}
 	body := PullRequestBody(PullRequestDescription{Promotion: "dev-to-test-3", Vector: "acme:v3", Source: "Stage/dev/dev",
-		Target: "Stage/test/test", From: from, To: to, Manifests: pass.ManifestChanges{Changed: []string{"Deployment acme/b"}}})
+		Target: "Stage/test/test", From: from, To: to, Manifests: ManifestChanges{Changed: []string{"Deployment acme/b"}}})
 	want := "| Component | Old | New |\n|---|---|---|\n" +
 		"| `reg/b` | `2.0.0` (`sha256:1111`) | `mirror/b` `2.1.0` (`sha256:2222`) |\n" +
 		"| `reg/gone` | `0.1` | — |\n" +
@@ -56,7 +55,7 @@ func TestOverlayEntriesPairWithTheOverlay(t *testing.T) {
 		{Name: "web", Image: "registry.example.com/shop/web", Tag: "2.1.0"},
 		{Name: "worker", Image: "registry.example.com/shop/worker", Digest: "sha256:1"},
 	}
-	got := componentRows(overlay.Images, pass.OverlayEntries(overlay, components))
+	got := componentRows(overlay.Images, OverlayEntries(overlay, components))
 	want := []string{
 		"| `api` | `registry.example.com/shop/api` `1.0.0` | `registry.example.com/shop/api` `1.1.0` |",
 		"| `registry.example.com/shop/web` | `mirror.example.com/shop/web` `2.0.0` | `mirror.example.com/shop/web` `2.1.0` |",

@@ -1,4 +1,4 @@
-package controller
+package pass
 
 import (
 	"errors"
@@ -20,22 +20,22 @@ func TestPassProblem(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		res  PassResult
+		res  []string
 		err  error
 		want string
 	}{
-		{name: "a pass that did its work", res: PassResult{Transitions: []string{"a-1: (new) -> Ready"}}},
-		{name: "promotions waiting for approval are work done", res: PassResult{Transitions: []string{"dev-to-test-1: (new) -> Waiting"}}},
-		{name: "nothing to do", res: PassResult{}},
+		{name: "a pass that did its work", res: nil},
+		{name: "promotions waiting for approval are work done", res: nil},
+		{name: "nothing to do", res: nil},
 		{name: "the repository cannot be read", err: errors.New("read config repository: fetch branch main of http://h/missing.git: repository not found"),
 			want: "pass failed: read config repository: fetch branch main of http://h/missing.git: repository not found"},
 		{name: "an error's URL loses its credentials", err: errors.New(`Get "http://alice:***@h/a.git/info/refs": EOF`),
 			want: `pass failed: Get "http://xxxxx@h/a.git/info/refs": EOF`},
-		{name: "configuration problems", res: PassResult{Problems: []string{"vectorflow/p.yaml: VectorPromotionConfig/x: spec.target: Stage nowhere does not exist"}},
+		{name: "configuration problems", res: []string{"vectorflow/p.yaml: VectorPromotionConfig/x: spec.target: Stage nowhere does not exist"},
 			want: "1 configuration problem(s): vectorflow/p.yaml: VectorPromotionConfig/x: spec.target: Stage nowhere does not exist"},
-		{name: "many configuration problems are counted, the first few named", res: PassResult{Problems: many},
+		{name: "many configuration problems are counted, the first few named", res: many,
 			want: "7 configuration problem(s): " + many[0] + "; " + many[1] + "; " + many[2] + "; and 4 more"},
-		{name: "a failed pass says so before any problem", res: PassResult{Problems: many[:1]}, err: errors.New("write state branch vectorflow/state: conflict"),
+		{name: "a failed pass says so before any problem", res: many[:1], err: errors.New("write state branch vectorflow/state: conflict"),
 			want: "pass failed: write state branch vectorflow/state: conflict"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,24 +49,24 @@ func TestPassProblem(t *testing.T) {
 func TestReadiness(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		health []repositoryHealth
+		health []RepositoryHealth
 		want   string // the error, "" when ready
 	}{
-		{name: "no repository passed yet", health: []repositoryHealth{{Repository: "http://h/a.git"}},
+		{name: "no repository passed yet", health: []RepositoryHealth{{Repository: "http://h/a.git"}},
 			want: "repository http://h/a.git: first pass not done yet"},
-		{name: "every repository passed", health: []repositoryHealth{{Repository: "http://h/a.git", Passed: true}, {Repository: "http://h/b.git", Passed: true}}},
-		{name: "one repository's last pass failed", health: []repositoryHealth{
+		{name: "every repository passed", health: []RepositoryHealth{{Repository: "http://h/a.git", Passed: true}, {Repository: "http://h/b.git", Passed: true}}},
+		{name: "one repository's last pass failed", health: []RepositoryHealth{
 			{Repository: "http://h/a.git", Passed: true},
 			{Repository: "http://h/b.git", Passed: true, Problem: "pass failed: repository not found"}},
 			want: "repository http://h/b.git: pass failed: repository not found"},
-		{name: "every reason is named", health: []repositoryHealth{
+		{name: "every reason is named", health: []RepositoryHealth{
 			{Repository: "http://h/a.git", Passed: true, Problem: "1 configuration problem(s): x"},
 			{Repository: "http://h/b.git"}},
 			want: "repository http://h/a.git: 1 configuration problem(s): x\nrepository http://h/b.git: first pass not done yet"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ""
-			if err := readiness(tc.health); err != nil {
+			if err := Readiness(tc.health); err != nil {
 				got = err.Error()
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {

@@ -1,10 +1,8 @@
-package controller
+package trust
 
 import (
 	"fmt"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
@@ -48,7 +46,8 @@ func (c PathChange) String() string { return string(c.Action) + " " + c.Path }
 
 // CommitFacts are what judging one state commit needs.
 type CommitFacts struct {
-	Commit plumbing.Hash
+	// Commit is the commit's hash, as git prints it.
+	Commit string
 	Author string
 	// StateSigner is the trusted state signer whose signature verifies, ""
 	// when none does.
@@ -58,7 +57,7 @@ type CommitFacts struct {
 	// a commit no state signer signed.
 	Changes [][]PathChange
 	// Content identifies the commit's tree without approvals/ and requests/.
-	Content plumbing.Hash
+	Content string
 }
 
 // CommitVerdict is what the walk concluded about a commit and its history.
@@ -67,17 +66,17 @@ type CommitVerdict struct {
 	// written by a trusted state signer.
 	Trusted bool
 	// LastTrusted is the newest trusted commit of the history (the commit
-	// itself when it is trusted); zero when there is none.
-	LastTrusted plumbing.Hash
+	// itself when it is trusted); "" when there is none.
+	LastTrusted string
 	// Content is LastTrusted's content: what a healing commit restores.
-	Content plumbing.Hash
+	Content string
 	// Refused is the commit that tainted the history; nil when trusted.
 	Refused *RefusedCommit
 }
 
 // RefusedCommit is a state commit that changed what its signer may not.
 type RefusedCommit struct {
-	Commit plumbing.Hash
+	Commit string
 	Author string
 	// Changes are what it may not change.
 	Changes []PathChange
@@ -87,7 +86,7 @@ type RefusedCommit struct {
 	Signer, Why string
 	// NotRestoring are commits signed by a trusted state signer on top of
 	// it that did not restore the last trusted content.
-	NotRestoring []plumbing.Hash
+	NotRestoring []string
 }
 
 // JudgeCommit decides one commit from its facts and its parents' verdicts
@@ -109,7 +108,7 @@ func JudgeCommit(c CommitFacts, parents []CommitVerdict) CommitVerdict {
 			if !p.Trusted && p.Content != c.Content {
 				v := *tainted
 				r := *v.Refused
-				r.NotRestoring = append(append([]plumbing.Hash(nil), r.NotRestoring...), c.Commit)
+				r.NotRestoring = append(append([]string(nil), r.NotRestoring...), c.Commit)
 				v.Refused = &r
 				return v
 			}
@@ -151,7 +150,7 @@ const maxNamedChanges = 5
 
 // Describe says what the commit changed, who signed it and why that signer
 // may not, and what to do, for the error that stops a pass.
-func (r *RefusedCommit) Describe(branch string, lastTrusted plumbing.Hash) string {
+func (r *RefusedCommit) Describe(branch string, lastTrusted string) string {
 	var b strings.Builder
 	changes := make([]string, 0, maxNamedChanges)
 	for i, ch := range r.Changes {
@@ -161,17 +160,17 @@ func (r *RefusedCommit) Describe(branch string, lastTrusted plumbing.Hash) strin
 		}
 		changes = append(changes, ch.String())
 	}
-	fmt.Fprintf(&b, "state commit %s by %s %s, %s: %s", v1alpha1.ShortCommit(r.Commit.String()), r.Author, strings.Join(changes, ", "), r.Signer, r.Why)
+	fmt.Fprintf(&b, "state commit %s by %s %s, %s: %s", v1alpha1.ShortCommit(r.Commit), r.Author, strings.Join(changes, ", "), r.Signer, r.Why)
 	for _, h := range r.NotRestoring {
-		fmt.Fprintf(&b, "; commit %s on top of it is signed by a trusted state signer but does not restore the content of the last trusted commit, so it does not clear it", v1alpha1.ShortCommit(h.String()))
+		fmt.Fprintf(&b, "; commit %s on top of it is signed by a trusted state signer but does not restore the content of the last trusted commit, so it does not clear it", v1alpha1.ShortCommit(h))
 	}
 	b.WriteString(". Nothing is decided on top of it: ")
-	if lastTrusted.IsZero() {
+	if lastTrusted == "" {
 		fmt.Fprintf(&b, "no commit of %s is trusted; reset it to a commit signed by the controller's key, or delete it to start afresh", branch)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "revert it in a commit signed by the controller's key (or a run --trust key) that restores the content of %s, the last trusted commit (approvals/ and requests/ aside), or reset %s to %s",
-		v1alpha1.ShortCommit(lastTrusted.String()), branch, v1alpha1.ShortCommit(lastTrusted.String()))
+		v1alpha1.ShortCommit(lastTrusted), branch, v1alpha1.ShortCommit(lastTrusted))
 	return b.String()
 }
 
