@@ -81,8 +81,8 @@ type Event struct {
 type Options struct {
 	// Secret is what the sender shares with us: the HMAC key for GitHub,
 	// Gitea and Flux, the X-Gitlab-Token value for GitLab, and the
-	// Authorization token for the registry and Argo CD. An empty Secret refuses every request (401):
-	// an HMAC over an empty key proves nothing.
+	// Authorization token for the registry and Argo CD. An empty Secret
+	// refuses every request (401): an HMAC over an empty key proves nothing.
 	Secret []byte
 	// MaxBodyBytes caps a request body; larger ones get 413 and are not
 	// parsed. Zero means DefaultMaxBodyBytes.
