@@ -27,6 +27,10 @@ type argoApplication struct {
 		Health struct {
 			Status  string `json:"status"`
 			Message string `json:"message"`
+			// LastTransitionTime is when the health status last changed
+			// (Argo CD 2.14 and 3.x; older ones omit it); a health-only refresh leaves
+			// reconciledAt as it was.
+			LastTransitionTime string `json:"lastTransitionTime"`
 		} `json:"health"`
 		ReconciledAt string `json:"reconciledAt"`
 	} `json:"status"`
@@ -58,9 +62,9 @@ func parseArgoCD(_ http.Header, body []byte) (parsed, error) {
 		return parsed{}, fmt.Errorf("argocd notification: %w", err)
 	}
 	ref := app.Metadata.Namespace + "/" + app.Metadata.Name
-	at, err := time.Parse(time.RFC3339, app.Status.ReconciledAt)
+	at, err := app.observedAt()
 	if err != nil {
-		return parsed{}, fmt.Errorf("argocd notification of Application %s: status.reconciledAt %q is not an RFC 3339 time", ref, app.Status.ReconciledAt)
+		return parsed{}, fmt.Errorf("argocd notification of Application %s: %w", ref, err)
 	}
 	sync, health := app.Status.Sync.Status, app.Status.Health.Status
 	r := &deployments.Report{
@@ -84,6 +88,26 @@ func parseArgoCD(_ http.Header, body []byte) (parsed, error) {
 		r.Message = fmt.Sprintf("Argo CD Application %s: sync status %s, health %s", ref, sync, health)
 	}
 	return parsed{verdict: deliver, event: Event{Provider: ProviderArgoCD, Kind: KindDeployment, Deployment: r}}, nil
+}
+
+// observedAt is when Argo CD saw what the report says: the later of its
+// last comparison and the last change of the health status, so a Degraded
+// that follows a Healthy without a new comparison is still the newer report.
+func (app argoApplication) observedAt() (time.Time, error) {
+	at, err := time.Parse(time.RFC3339, app.Status.ReconciledAt)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("status.reconciledAt %q is not an RFC 3339 time", app.Status.ReconciledAt)
+	}
+	if lt := app.Status.Health.LastTransitionTime; lt != "" {
+		changed, err := time.Parse(time.RFC3339, lt)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("status.health.lastTransitionTime %q is not an RFC 3339 time", lt)
+		}
+		if changed.After(at) {
+			at = changed
+		}
+	}
+	return at, nil
 }
 
 const singleSourceHint = "; vectorflow follows Applications with one git source (a multi-source Application has status.sync.revisions instead)"

@@ -482,6 +482,22 @@ func TestArgoCDNotifications(t *testing.T) {
 			want: report(deployments.Failed, "Degraded", degraded),
 		},
 		{
+			name: "degraded after the last comparison: the health change is when it was seen",
+			req: argocd(t, n, argoApp(t, map[string]any{"status.health": map[string]any{"status": "Degraded", "message": degraded, "lastTransitionTime": "2026-12-01T09:27:41Z"}}),
+				string(testSecret)),
+			wantStatus: http.StatusAccepted, wantResult: ResultAccepted,
+			want: func() *deployments.Report {
+				r := report(deployments.Failed, "Degraded", degraded)
+				r.At = time.Date(2026, 12, 1, 9, 27, 41, 0, time.UTC)
+				return r
+			}(),
+		},
+		{
+			name:       "health lastTransitionTime not a time",
+			req:        argocd(t, n, argoApp(t, map[string]any{"status.health": map[string]any{"status": "Healthy", "lastTransitionTime": "later"}}), string(testSecret)),
+			wantStatus: http.StatusBadRequest, wantResult: ResultBadRequest,
+		},
+		{
 			name:       "synced and missing",
 			req:        argocd(t, n, argoApp(t, map[string]any{"status.health": health("Missing", "")}), string(testSecret)),
 			wantStatus: http.StatusAccepted, wantResult: ResultAccepted,
