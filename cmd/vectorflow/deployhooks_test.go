@@ -28,7 +28,8 @@ import (
 
 // TestServerHandsFluxReportsToTheRunner: a signed Flux event posted to the
 // real server reaches the runner's controller as a deployment report; an
-// unsigned one is refused with 401 and reaches no one.
+// unsigned one is refused with 401 and reaches no one. An Argo CD
+// notification with the bearer token is reported too.
 func TestServerHandsFluxReportsToTheRunner(t *testing.T) {
 	const secret = "hunter2"
 	const commit = "5f1e7a9c3b2d4e6f8a0b1c2d3e4f5a6b7c8d9e0f"
@@ -84,20 +85,7 @@ func TestServerHandsFluxReportsToTheRunner(t *testing.T) {
 	}
 	post := func(signature string) int {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/hooks/flux", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if signature != "" {
-			req.Header.Set("X-Signature", signature)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		return postDeployHook(t, "http://"+addr+"/hooks/flux", body, "X-Signature", signature)
 	}
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write(body)
@@ -123,6 +111,24 @@ func TestServerHandsFluxReportsToTheRunner(t *testing.T) {
 			t.Errorf("report %s lacks %s", got[0], want)
 		}
 	}
+	argo := []byte(`{"metadata":{"name":"acme-dev","namespace":"argocd"},"status":{"sync":{"status":"Synced","revision":"` + commit +
+		`"},"health":{"status":"Degraded","message":"Deployment \"service-a\" exceeded its progress deadline"},"reconciledAt":"2026-12-01T09:25:10Z"}}`)
+	if got := postDeployHook(t, "http://"+addr+"/hooks/argocd", argo, "Authorization", "Bearer nope"); got != http.StatusUnauthorized {
+		t.Errorf("Argo CD notification with a wrong token: status %d, want 401", got)
+	}
+	if got := postDeployHook(t, "http://"+addr+"/hooks/argocd", argo, "Authorization", "Bearer "+secret); got != http.StatusAccepted {
+		t.Errorf("Argo CD notification: status %d, want 202", got)
+	}
+	got = reports.matching("deployment report")
+	if len(got) != 2 {
+		t.Fatalf("deployment reports logged: %v, want two", got)
+	}
+	for _, want := range []string{`"kind"="Application"`, `"outcome"="Failed"`, `"controllers"=1`} {
+		if !strings.Contains(got[1], want) {
+			t.Errorf("report %s lacks %s", got[1], want)
+		}
+	}
+
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -140,9 +146,27 @@ func TestServerHandsFluxReportsToTheRunner(t *testing.T) {
 			counted[strings.Join(labels, " ")] = m.GetCounter().GetValue()
 		}
 	}
-	if diff := cmp.Diff(map[string]float64{"flux accepted": 1, "flux unauthorized": 2}, counted); diff != "" {
+	if diff := cmp.Diff(map[string]float64{"flux accepted": 1, "flux unauthorized": 2, "argocd accepted": 1, "argocd unauthorized": 1}, counted); diff != "" {
 		t.Errorf("vectorflow_webhook_events_total by provider and result (-want +got):\n%s", diff)
 	}
+}
+
+func postDeployHook(t *testing.T, url string, body []byte, header, value string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if value != "" {
+		req.Header.Set(header, value)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // logLines collects what a funcr logger writes.
