@@ -171,6 +171,12 @@ func TestFluxEvents(t *testing.T) {
 			want: fluxReport(deployments.Healthy, "ReconciliationSucceeded", succeeded.Message),
 		},
 		{
+			name:       "metadata as kustomize-controller records it, with the API group",
+			req:        flux(t, withMeta(succeeded, "kustomize.toolkit.fluxcd.io/revision", "main@sha1:"+testCommit, "kustomize.toolkit.fluxcd.io/token", "x"), testSecret),
+			wantStatus: http.StatusAccepted, wantResult: ResultAccepted,
+			want: fluxReport(deployments.Healthy, "ReconciliationSucceeded", succeeded.Message),
+		},
+		{
 			name:       "OCI source: the origin revision names the commit",
 			req:        flux(t, withMeta(succeeded, "revision", "latest@sha256:"+strings.Repeat("ab", 32), "originRevision", "main@sha1:"+testCommit), testSecret),
 			wantStatus: http.StatusAccepted, wantResult: ResultAccepted,

@@ -92,7 +92,7 @@ func parseFlux(_ http.Header, body []byte) (parsed, error) {
 // digest; its originRevision, when the artifact was pushed with one, names
 // the commit it was built from.
 func fluxCommit(meta map[string]string) (string, error) {
-	rev, origin := meta[eventv1.MetaRevisionKey], meta[eventv1.MetaOriginRevisionKey]
+	rev, origin := fluxMetadata(meta, eventv1.MetaRevisionKey), fluxMetadata(meta, eventv1.MetaOriginRevisionKey)
 	if rev == "" && origin == "" {
 		return "", fmt.Errorf("metadata.revision is missing; vectorflow needs the commit Flux applied")
 	}
@@ -107,6 +107,16 @@ func fluxCommit(meta map[string]string) (string, error) {
 		return "", fmt.Errorf("neither metadata.revision %q nor metadata.originRevision %q names a full git commit (<branch>@sha1:<40 hex digits>)", rev, origin)
 	}
 	return "", fmt.Errorf("metadata.revision: %w", err)
+}
+
+// fluxMetadata reads a metadata key as notification-controller forwards it
+// (stripped of the API group), or as kustomize-controller records it, for a
+// sender that forwards the event as it was recorded.
+func fluxMetadata(meta map[string]string, key string) string {
+	if v, ok := meta[key]; ok {
+		return v
+	}
+	return meta[fluxKustomizationGroup+"/"+key]
 }
 
 // commitOfFluxRevision reads the forms Flux has written a git revision in:
