@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -178,7 +181,8 @@ func TestConfigKustomization(t *testing.T) {
 
 // TestFluxClusters checks examples/flux/clusters: one Flux Kustomization per
 // stage of the deployed repository, each pruning, polling, pointing at a
-// GitRepository that is defined, and at an overlay that builds.
+// GitRepository that is defined, and at an overlay that builds; and the
+// Provider and Alert that send every one's events, signed, to /hooks/flux.
 func TestFluxClusters(t *testing.T) {
 	files, err := filepath.Glob("flux/clusters/*/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -186,6 +190,8 @@ func TestFluxClusters(t *testing.T) {
 	}
 	sources := map[string]bool{}
 	var kustomizations []fluxKustomization
+	var providers []fluxProvider
+	var alerts []fluxAlert
 	for _, file := range files {
 		for _, doc := range splitDocuments(t, file) {
 			var tm metav1.TypeMeta
@@ -209,6 +215,14 @@ func TestFluxClusters(t *testing.T) {
 					t.Errorf("%s: Kustomization %s: spec.prune must be true, or resources a promotion removes stay behind", file, k.Metadata.Name)
 				}
 				kustomizations = append(kustomizations, k)
+			case "notification.toolkit.fluxcd.io/v1beta3 Provider":
+				var p fluxProvider
+				strictDecode(t, file, doc, &p)
+				providers = append(providers, p)
+			case "notification.toolkit.fluxcd.io/v1beta3 Alert":
+				var a fluxAlert
+				strictDecode(t, file, doc, &a)
+				alerts = append(alerts, a)
 			default:
 				t.Errorf("%s: unexpected %s %s", file, tm.APIVersion, tm.Kind)
 			}
@@ -227,6 +241,52 @@ func TestFluxClusters(t *testing.T) {
 	slices.Sort(paths)
 	if diff := cmp.Diff(stagePaths(t), paths); diff != "" {
 		t.Errorf("Flux Kustomization paths vs the stages of %s (-stages +kustomizations):\n%s", deployedRepository, diff)
+	}
+	checkFluxFeedback(t, kustomizations, providers, alerts)
+}
+
+// checkFluxFeedback: one generic-hmac Provider posting to /hooks/flux with
+// its secret's token as the HMAC key, and one Alert sending it every event
+// (info and error) of every stage's Kustomization.
+func checkFluxFeedback(t *testing.T, kustomizations []fluxKustomization, providers []fluxProvider, alerts []fluxAlert) {
+	t.Helper()
+	if len(providers) != 1 || len(alerts) != 1 {
+		t.Fatalf("flux/clusters: %d Providers and %d Alerts, want one of each feeding /hooks/flux", len(providers), len(alerts))
+	}
+	p, a := providers[0], alerts[0]
+	if p.Spec.Type != "generic-hmac" {
+		t.Errorf("Provider %s: type %q, want generic-hmac: vectorflow accepts only signed events", p.Metadata.Name, p.Spec.Type)
+	}
+	if u, err := url.Parse(p.Spec.Address); err != nil || u.Path != "/hooks/flux" || u.Host == "" {
+		t.Errorf("Provider %s: address %q must be vectorflow's http(s)://<host>/hooks/flux", p.Metadata.Name, p.Spec.Address)
+	}
+	if p.Spec.SecretRef.Name == "" {
+		t.Errorf("Provider %s: secretRef.name is required: its token is the HMAC key", p.Metadata.Name)
+	}
+	if a.Spec.ProviderRef.Name != p.Metadata.Name || a.Metadata.Namespace != p.Metadata.Namespace {
+		t.Errorf("Alert %s: providerRef %q, want Provider %s in its namespace", a.Metadata.Name, a.Spec.ProviderRef.Name, p.Metadata.Name)
+	}
+	if a.Spec.EventSeverity != "info" {
+		t.Errorf("Alert %s: eventSeverity %q, want info: ReconciliationSucceeded is an info event", a.Metadata.Name, a.Spec.EventSeverity)
+	}
+	var want, got []string
+	for _, k := range kustomizations {
+		if !k.Spec.Wait {
+			t.Errorf("Kustomization %s: spec.wait must be true, or ReconciliationSucceeded means applied, not healthy", k.Metadata.Name)
+		}
+		want = append(want, "Kustomization "+k.Metadata.Namespace+"/"+k.Metadata.Name)
+	}
+	for _, s := range a.Spec.EventSources {
+		ns := s.Namespace
+		if ns == "" {
+			ns = a.Metadata.Namespace
+		}
+		got = append(got, s.Kind+" "+ns+"/"+s.Name)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Alert %s: eventSources vs the stages' Kustomizations (-kustomizations +sources):\n%s", a.Metadata.Name, diff)
 	}
 }
 
@@ -274,6 +334,225 @@ func TestArgoCDApplicationSet(t *testing.T) {
 	if spec.Project == "" || spec.Destination.Server == "" || spec.Destination.Namespace == "" {
 		t.Errorf("template needs project, destination.server and destination.namespace: %+v", spec)
 	}
+}
+
+// TestArgoCDNotifications checks examples/argocd/notifications.yaml: a
+// webhook service posting to /hooks/argocd with the secret as a bearer
+// token, the template vectorflow parses (source/webhook renders it over an
+// Application and parses the result), a trigger sending it, and the
+// ApplicationSet's Applications subscribed to that trigger and service.
+// Everything the file defines is used, and everything used is defined.
+func TestArgoCDNotifications(t *testing.T) {
+	const file = "argocd/notifications.yaml"
+	docs := splitDocuments(t, file)
+	if len(docs) != 1 {
+		t.Fatalf("%s: %d documents, want 1 ConfigMap", file, len(docs))
+	}
+	var cm struct {
+		metav1.TypeMeta
+		Metadata objectMeta        `json:"metadata"`
+		Data     map[string]string `json:"data"`
+	}
+	strictDecode(t, file, docs[0], &cm)
+	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Metadata.Name != "argocd-notifications-cm" {
+		t.Fatalf("%s: %s %s %s, want v1 ConfigMap argocd-notifications-cm", file, cm.APIVersion, cm.Kind, cm.Metadata.Name)
+	}
+	services, templates, triggers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for key, value := range cm.Data {
+		kind, name, _ := strings.Cut(key, ".")
+		switch kind {
+		case "service":
+			name = strings.TrimPrefix(name, "webhook.")
+			services[name] = true
+			var svc struct {
+				URL     string `json:"url"`
+				Headers []struct {
+					Name  string `json:"name"`
+					Value string `json:"value"`
+				} `json:"headers"`
+			}
+			strictDecode(t, file+": "+key, []byte(value), &svc)
+			if u, err := url.Parse(svc.URL); err != nil || u.Path != "/hooks/argocd" || u.Host == "" {
+				t.Errorf("%s: %s: url %q must be vectorflow's http(s)://<host>/hooks/argocd", file, key, svc.URL)
+			}
+			bearer := false
+			for _, h := range svc.Headers {
+				bearer = bearer || h.Name == "Authorization" && regexp.MustCompile(`^Bearer [$][\w-]+$`).MatchString(h.Value)
+			}
+			if !bearer {
+				t.Errorf("%s: %s: needs the header Authorization: Bearer $<key of argocd-notifications-secret>", file, key)
+			}
+		case "template":
+			templates[name] = true
+			var tmpl struct {
+				Webhook map[string]struct {
+					Method string `json:"method"`
+					Body   string `json:"body"`
+				} `json:"webhook"`
+			}
+			strictDecode(t, file+": "+key, []byte(value), &tmpl)
+			for service, hook := range tmpl.Webhook {
+				if !services[service] && cm.Data["service.webhook."+service] == "" {
+					t.Errorf("%s: %s sends to webhook %q, which is not defined", file, key, service)
+				}
+				if hook.Method != "POST" {
+					t.Errorf("%s: %s: method %q, want POST", file, key, hook.Method)
+				}
+				if _, err := template.New(key).Funcs(template.FuncMap{"toJson": func(any) string { return "" }}).Parse(hook.Body); err != nil {
+					t.Errorf("%s: %s: body: %v", file, key, err)
+				}
+			}
+		case "trigger":
+			triggers[name] = true
+			var conditions []struct {
+				When    string   `json:"when"`
+				OncePer string   `json:"oncePer"`
+				Send    []string `json:"send"`
+			}
+			strictDecode(t, file+": "+key, []byte(value), &conditions)
+			for i, c := range conditions {
+				if c.When == "" || len(c.Send) == 0 {
+					t.Errorf("%s: %s[%d] needs when and send", file, key, i)
+				}
+				for _, tmpl := range c.Send {
+					if cm.Data["template."+tmpl] == "" {
+						t.Errorf("%s: %s[%d] sends template %q, which is not defined", file, key, i, tmpl)
+					}
+				}
+			}
+		default:
+			t.Errorf("%s: unexpected key %q", file, key)
+		}
+	}
+
+	const setFile = "argocd/applicationset.yaml"
+	var set argoApplicationSet
+	strictDecode(t, setFile, splitDocuments(t, setFile)[0], &set)
+	var subscribed []string
+	for key := range set.Spec.Template.Metadata.Annotations {
+		rest, ok := strings.CutPrefix(key, "notifications.argoproj.io/subscribe.")
+		if !ok {
+			continue
+		}
+		trigger, service, _ := strings.Cut(rest, ".")
+		if !triggers[trigger] || !services[service] {
+			t.Errorf("%s: annotation %s names trigger %q and service %q; %s defines triggers %v and services %v",
+				setFile, key, trigger, service, file, triggers, services)
+		}
+		subscribed = append(subscribed, trigger+"."+service)
+	}
+	if len(subscribed) == 0 {
+		t.Errorf("%s: the Applications subscribe to no trigger of %s; vectorflow would hear nothing", setFile, file)
+	}
+}
+
+// TestStageDeployments applies each deployer's stage-deployments.yaml to the
+// deployed repository's vectorflow/ directory as its comment says, with the
+// real kustomize CLI: every Stage must then name, in spec.deployment, the
+// very Flux Kustomization or Argo CD Application that deploys its overlay.
+func TestStageDeployments(t *testing.T) {
+	deployers := map[string]map[string]v1alpha1.DeploymentReference{
+		"flux":   fluxDeployments(t),
+		"argocd": argoDeployments(t),
+	}
+	for example, byPath := range deployers {
+		t.Run(example, func(t *testing.T) {
+			dir := testutil.CopyDir(t, filepath.Join(deployedRepository, "vectorflow"))
+			patch, err := os.ReadFile(filepath.Join(example, "stage-deployments.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(patch, []byte("#   patches:\n#     - path: stage-deployments.yaml\n")) {
+				t.Fatalf("%s/stage-deployments.yaml no longer says how to apply it; update this test with it", example)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "stage-deployments.yaml"), patch, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			k, err := os.OpenFile(filepath.Join(dir, "kustomization.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := k.WriteString("patches:\n  - path: stage-deployments.yaml\n"); err != nil {
+				t.Fatal(err)
+			}
+			k.Close()
+
+			var stages int
+			for _, doc := range splitYAML(t, "kustomize output", testutil.KustomizeBuild(t, dir)) {
+				var tm metav1.TypeMeta
+				if err := yaml.Unmarshal(doc, &tm); err != nil || tm.Kind != v1alpha1.StageKind {
+					continue
+				}
+				var s v1alpha1.Stage
+				strictDecode(t, example+"/stage-deployments.yaml applied", doc, &s)
+				stages++
+				want, ok := byPath[s.Spec.Path]
+				if !ok {
+					t.Errorf("Stage %s: no %s object deploys its overlay %s", s.Name, example, s.Spec.Path)
+					continue
+				}
+				if diff := cmp.Diff(&want, s.Spec.Deployment); diff != "" {
+					t.Errorf("Stage %s: spec.deployment is not what deploys %s (-deployer +stage):\n%s", s.Name, s.Spec.Path, diff)
+				}
+			}
+			if stages != len(stagePaths(t)) {
+				t.Errorf("%d Stages after the patch, want %d", stages, len(stagePaths(t)))
+			}
+		})
+	}
+}
+
+// fluxDeployments are the Flux Kustomizations of flux/clusters by the
+// overlay path they deploy.
+func fluxDeployments(t *testing.T) map[string]v1alpha1.DeploymentReference {
+	t.Helper()
+	files, err := filepath.Glob("flux/clusters/*/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]v1alpha1.DeploymentReference{}
+	for _, file := range files {
+		for _, doc := range splitDocuments(t, file) {
+			var k fluxKustomization
+			if err := yaml.Unmarshal(doc, &k); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if k.Kind == "Kustomization" && k.APIVersion == "kustomize.toolkit.fluxcd.io/v1" {
+				out[path.Clean(k.Spec.Path)] = v1alpha1.DeploymentReference{Kind: v1alpha1.DeploymentKindKustomization, Name: k.Metadata.Name, Namespace: k.Metadata.Namespace}
+			}
+		}
+	}
+	return out
+}
+
+// argoDeployments are the Applications the ApplicationSet generates, by the
+// overlay path they deploy: its name template over each directory it matches.
+func argoDeployments(t *testing.T) map[string]v1alpha1.DeploymentReference {
+	t.Helper()
+	const file = "argocd/applicationset.yaml"
+	var set argoApplicationSet
+	strictDecode(t, file, splitDocuments(t, file)[0], &set)
+	name, err := template.New("name").Option("missingkey=error").Parse(set.Spec.Template.Metadata.Name)
+	if err != nil {
+		t.Fatalf("%s: template.metadata.name: %v", file, err)
+	}
+	out := map[string]v1alpha1.DeploymentReference{}
+	for _, d := range set.Spec.Generators[0].Git.Directories {
+		for _, dir := range globDirs(t, filepath.Join(deployedRepository, filepath.FromSlash(d.Path))) {
+			rel, err := filepath.Rel(deployedRepository, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel = filepath.ToSlash(rel)
+			var b strings.Builder
+			if err := name.Execute(&b, map[string]any{"path": map[string]string{"path": rel, "basename": path.Base(rel)}}); err != nil {
+				t.Fatalf("%s: template.metadata.name: %v", file, err)
+			}
+			// Applications live where the ApplicationSet does.
+			out[rel] = v1alpha1.DeploymentReference{Kind: v1alpha1.DeploymentKindApplication, Name: b.String(), Namespace: set.Metadata.Namespace}
+		}
+	}
+	return out
 }
 
 type exampleConfig struct {
@@ -554,6 +833,34 @@ type fluxKustomization struct {
 	} `json:"spec"`
 }
 
+type fluxProvider struct {
+	metav1.TypeMeta
+	Metadata objectMeta `json:"metadata"`
+	Spec     struct {
+		Type      string `json:"type"`
+		Address   string `json:"address"`
+		SecretRef struct {
+			Name string `json:"name"`
+		} `json:"secretRef"`
+	} `json:"spec"`
+}
+
+type fluxAlert struct {
+	metav1.TypeMeta
+	Metadata objectMeta `json:"metadata"`
+	Spec     struct {
+		ProviderRef struct {
+			Name string `json:"name"`
+		} `json:"providerRef"`
+		EventSeverity string `json:"eventSeverity"`
+		EventSources  []struct {
+			Kind      string `json:"kind"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"eventSources"`
+	} `json:"spec"`
+}
+
 type argoApplicationSet struct {
 	metav1.TypeMeta
 	Metadata objectMeta `json:"metadata"`
@@ -571,7 +878,8 @@ type argoApplicationSet struct {
 		} `json:"generators"`
 		Template struct {
 			Metadata struct {
-				Name string `json:"name"`
+				Name        string            `json:"name"`
+				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
 			Spec argoApplicationSpec `json:"spec"`
 		} `json:"template"`

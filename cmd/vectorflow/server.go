@@ -97,9 +97,16 @@ func startServersWithLimits(ctx context.Context, o runOptions, limits serverLimi
 	return s, nil
 }
 
-// triggerFor asks for a pass of every repository the event concerns. It only
-// signals the runner's workers, so the webhook answers at once.
+// triggerFor asks for a pass of every repository the event concerns, or
+// hands a deployer's report to the controllers. It only queues and signals
+// the runner's workers, so the webhook answers at once.
 func triggerFor(runner *controller.Runner, e webhook.Event, log logr.Logger) {
+	if e.Deployment != nil {
+		n := runner.ReportDeployment(*e.Deployment)
+		log.V(1).Info("deployment report", "provider", e.Provider, "deployment", e.Deployment.Deployment,
+			"revision", e.Deployment.Revision, "outcome", e.Deployment.Outcome, "controllers", n)
+		return
+	}
 	n := 0
 	for _, repo := range e.Repositories {
 		n += runner.Trigger(repo, "")

@@ -5,9 +5,13 @@ import (
 	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source/deployments"
 )
 
 // FuzzHandler sends arbitrary bodies, correctly signed, so every input gets
@@ -38,8 +42,21 @@ func FuzzHandler(f *testing.F) {
 	f.Add(uint8(3), "", eventsMediaTypeV1, []byte(`{"events":[{"action":"push","target":{"repository":"a","url":"::"}}]}`))
 	f.Add(uint8(1), "Merge Request Hook", "application/json", []byte(`{"object_attributes":{"iid":-1}}`))
 	f.Add(uint8(2), "push", "application/json", []byte(`null`))
+	for _, e := range []eventv1.Event{
+		fluxEvent("ReconciliationSucceeded", eventv1.EventSeverityInfo, "main@sha1:"+testCommit, "done"),
+		fluxEvent("HealthCheckFailed", eventv1.EventSeverityError, "main/"+testCommit, "timeout"),
+		fluxEvent("Progressing", eventv1.EventSeverityInfo, "sha1:"+testCommit, "configured"),
+	} {
+		f.Add(uint8(4), "", "application/json", fluxBodyOf(f, e))
+	}
+	f.Add(uint8(4), "", "application/json", []byte(`{"involvedObject":{"kind":"Kustomization","name":"a","namespace":"b"},"reason":"ReconciliationSucceeded","metadata":{"revision":"@sha1:"},"timestamp":"2026-12-01T00:00:00Z"}`))
+	n := readArgoNotifications(f)
+	f.Add(uint8(5), "", "application/json", argocd(f, n, argoApp(f, nil), string(testSecret)).body)
+	f.Add(uint8(5), "", "", argocd(f, n, argoApp(f, map[string]any{"status.sync.status": "OutOfSync"}), string(testSecret)).body)
+	f.Add(uint8(5), "", "", []byte(`{"metadata":{"name":"a","namespace":"b"},"status":{"sync":{"status":"Synced","revision":7}}}`))
+	argoReq := argocd(f, n, argoApp(f, nil), string(testSecret))
 	for _, bomb := range testutil.HostileJSON() {
-		for provider := uint8(0); provider < 4; provider++ {
+		for provider := uint8(0); provider < providerCount; provider++ {
 			f.Add(provider, "push", "application/json", bomb)
 		}
 	}
@@ -50,7 +67,7 @@ func FuzzHandler(f *testing.F) {
 		h := NewHandler(Options{Secret: testSecret, MaxBodyBytes: maxBody, OnEvent: func(e Event) { got = append(got, e) }})
 
 		var r request
-		switch provider % 4 {
+		switch provider % providerCount {
 		case 0:
 			r = github(event, body, testSecret)
 		case 1:
@@ -58,8 +75,13 @@ func FuzzHandler(f *testing.F) {
 		case 2:
 			r = gitea(event, body, testSecret)
 			r.header.Set("X-Gitea-Event", event) // unmapped hook types too
-		default:
+		case 3:
 			r = registry(body, "Bearer "+string(testSecret), eventsMediaTypeV1)
+		case 4:
+			r = fluxBody(body, testSecret)
+		default:
+			r = withBody(argoReq, body)
+			r.header = r.header.Clone()
 		}
 		r.header.Set("Content-Type", contentType)
 		req := httptest.NewRequest(http.MethodPost, r.path, bytes.NewReader(body))
@@ -85,6 +107,9 @@ func FuzzHandler(f *testing.F) {
 	})
 }
 
+// providerCount is how many providers the fuzz target sends to.
+const providerCount = 6
+
 func checkEventShape(t *testing.T, e Event) {
 	t.Helper()
 	switch e.Kind {
@@ -103,6 +128,20 @@ func checkEventShape(t *testing.T, e Event) {
 	case KindImagePush:
 		if e.Provider != ProviderRegistry || len(e.Images) == 0 {
 			t.Fatalf("image push without images: %+v", e)
+		}
+	case KindDeployment:
+		d := e.Deployment
+		if d == nil || (e.Provider != ProviderFlux && e.Provider != ProviderArgoCD) {
+			t.Fatalf("deployment event without a report or from %q: %+v", e.Provider, e)
+		}
+		if d.Deployment.Kind == "" || d.Deployment.Name == "" || d.Deployment.Namespace == "" || !isFullCommit(d.Revision) ||
+			d.Revision != strings.ToLower(d.Revision) || d.At.IsZero() || len(d.Message) > maxReportMessage+len(" …(truncated)") {
+			t.Fatalf("deployment report without what the core needs: %+v", d)
+		}
+		switch d.Outcome {
+		case deployments.Healthy, deployments.Failed, deployments.Progressing:
+		default:
+			t.Fatalf("unknown outcome in %+v", d)
 		}
 	default:
 		t.Fatalf("unknown kind in %+v", e)

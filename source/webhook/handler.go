@@ -1,8 +1,10 @@
 // Package webhook receives change notifications from Git forges (GitHub,
-// GitLab, Gitea/Forgejo) and from OCI registries (distribution notifications),
+// GitLab, Gitea/Forgejo), from OCI registries (distribution notifications)
+// and from deployers (Flux's notification-controller, Argo CD notifications),
 // verifies each with the sender's own check, and hands a normalized Event to a
 // callback. It decides nothing: which landscape or vector an event touches is
-// for the caller to work out from Event.Repositories and Event.Images.
+// for the caller to work out from Event.Repositories and Event.Images, and
+// which stage a deployer's report concerns from Event.Deployment.
 package webhook
 
 import (
@@ -12,6 +14,8 @@ import (
 	"net/http"
 
 	"github.com/go-logr/logr"
+
+	"github.com/vectorflow-dev/vectorflow/source/deployments"
 )
 
 // Providers, the first path segment after /hooks/ and Event.Provider.
@@ -20,6 +24,8 @@ const (
 	ProviderGitLab   = "gitlab"
 	ProviderGitea    = "gitea"
 	ProviderRegistry = "registry"
+	ProviderFlux     = "flux"
+	ProviderArgoCD   = "argocd"
 )
 
 // Event kinds.
@@ -28,6 +34,7 @@ const (
 	KindPullRequest = "pull_request"
 	KindReview      = "review"
 	KindImagePush   = "image_push"
+	KindDeployment  = "deployment"
 )
 
 // Results passed to Options.Metrics, one per request.
@@ -49,8 +56,8 @@ const DefaultMaxBodyBytes int64 = 1 << 20
 
 // Event is one verified notification, normalized across providers.
 type Event struct {
-	Provider string // github | gitlab | gitea | registry
-	Kind     string // push | pull_request | review | image_push
+	Provider string // github | gitlab | gitea | registry | flux | argocd
+	Kind     string // push | pull_request | review | image_push | deployment
 	// Repositories are the repository URLs the event names (clone, SSH and web
 	// URLs), normalized with NormalizeRepoURL and deduplicated, the clone URL
 	// first. Usually one entry; two when, say, SSH listens on a non-default
@@ -65,14 +72,17 @@ type Event struct {
 	Images []string
 	// PullRequest is the pull request number (GitLab: the merge request iid).
 	PullRequest int
+	// Deployment is what a deployer (Flux, Argo CD) reports about a revision;
+	// set for, and only for, the deployment kind.
+	Deployment *deployments.Report
 }
 
 // Options configure NewHandler.
 type Options struct {
-	// Secret is what the sender shares with us: the HMAC key for GitHub and
-	// Gitea, the X-Gitlab-Token value for GitLab, and the Authorization
-	// token for the registry. An empty Secret refuses every request (401):
-	// an HMAC over an empty key proves nothing.
+	// Secret is what the sender shares with us: the HMAC key for GitHub,
+	// Gitea and Flux, the X-Gitlab-Token value for GitLab, and the
+	// Authorization token for the registry and Argo CD. An empty Secret
+	// refuses every request (401): an HMAC over an empty key proves nothing.
 	Secret []byte
 	// MaxBodyBytes caps a request body; larger ones get 413 and are not
 	// parsed. Zero means DefaultMaxBodyBytes.
@@ -90,14 +100,16 @@ type Options struct {
 }
 
 // NewHandler returns a handler for POST /hooks/github, /hooks/gitlab,
-// /hooks/gitea and /hooks/registry. It answers:
+// /hooks/gitea, /hooks/registry, /hooks/flux and /hooks/argocd. It answers:
 //   - 202 Accepted for an event handed to OnEvent, and for a verified request
-//     whose event type we do not use (ignored, logged);
+//     whose event type we do not use (ignored, logged): a Flux event of
+//     another kind than Kustomization, or with a reason that is no outcome;
 //   - 200 for a GitHub ping;
 //   - 401 when the signature or token is missing or wrong (nothing parsed);
 //   - 405 for any method but POST; 413 for a body over MaxBodyBytes;
 //   - 400 for a body that is not the provider's JSON, or lacks the repository
-//     or pull request number the event needs;
+//     or pull request number the event needs, or, for a deployer, the
+//     deployment, a full commit id or the time;
 //   - 415 for a registry request whose media type is not an events envelope.
 //
 // Registry authentication: distribution sends whatever headers its endpoint
@@ -111,6 +123,14 @@ type Options struct {
 //	        Authorization: [Bearer <secret>]
 //
 // ("Token <secret>" is accepted too).
+//
+// Flux: a notification-controller Provider of type generic-hmac whose
+// secret's "token" is the webhook secret signs each event with
+// "X-Signature: sha256=<hex HMAC-SHA256 of the body>".
+//
+// Argo CD: its webhook notification service signs nothing, so it sends the
+// secret itself, "Authorization: Bearer <secret>", from the service's
+// headers (see examples/argocd/notifications.yaml).
 func NewHandler(opts Options) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -136,7 +156,9 @@ func providers() []provider {
 		{name: ProviderGitHub, verify: verifyGitHub, parse: parseGitHub},
 		{name: ProviderGitLab, verify: verifyGitLab, parse: parseGitLab},
 		{name: ProviderGitea, verify: verifyGitea, parse: parseGitea},
-		{name: ProviderRegistry, verify: verifyRegistry, parse: parseRegistry},
+		{name: ProviderRegistry, verify: verifyBearer, parse: parseRegistry},
+		{name: ProviderFlux, verify: verifyFlux, parse: parseFlux},
+		{name: ProviderArgoCD, verify: verifyBearer, parse: parseArgoCD},
 	}
 }
 
@@ -210,7 +232,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rc.opts.OnEvent != nil {
 			rc.opts.OnEvent(p.event)
 		}
-		rc.log.V(1).Info("accepted webhook", "kind", p.event.Kind, "repositories", p.event.Repositories, "images", p.event.Images)
+		rc.log.V(1).Info("accepted webhook", "kind", p.event.Kind, "repositories", p.event.Repositories, "images", p.event.Images, "deployment", p.event.Deployment)
 		rc.answer(w, http.StatusAccepted, ResultAccepted, "accepted")
 	}
 }

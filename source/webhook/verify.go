@@ -34,9 +34,18 @@ func verifyGitLab(h http.Header, _, secret []byte) bool {
 	return token != "" && equalSecret(token, secret)
 }
 
-// verifyRegistry checks "Authorization: Bearer <secret>" (or "Token <secret>"),
-// the header the distribution endpoint configuration is told to send.
-func verifyRegistry(h http.Header, _, secret []byte) bool {
+// verifyFlux checks X-Signature, which notification-controller's
+// generic-hmac Provider sets to "sha256=" and the hex HMAC-SHA256 of the body
+// keyed with the Provider secret's token.
+func verifyFlux(h http.Header, body, secret []byte) bool {
+	sig, ok := strings.CutPrefix(h.Get("X-Signature"), "sha256=")
+	return ok && validHMAC(sig, body, secret)
+}
+
+// verifyBearer checks "Authorization: Bearer <secret>" (or "Token <secret>"),
+// the header the distribution endpoint configuration and Argo CD's webhook
+// service are told to send: neither can sign a body.
+func verifyBearer(h http.Header, _, secret []byte) bool {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
 	if !ok || !(strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Token")) {
 		return false
