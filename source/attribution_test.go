@@ -113,3 +113,51 @@ func TestBuildStagesReportsSymlinkOut(t *testing.T) {
 		t.Errorf("no problem at the link naming its target; got %v", problems)
 	}
 }
+
+// TestPlainKustomizationIsReadFileByFile: a kustomization that only lists
+// files of the config directory transforms nothing, so its files are
+// decoded one by one (kustomize is not run: its cost grows with the square
+// of the objects), with exactly what kustomize's build gives: the same
+// objects and problems, and a file it does not list is not read.
+func TestPlainKustomizationIsReadFileByFile(t *testing.T) {
+	load := func(t *testing.T, kustomization string) (*Snapshot, render.Stats) {
+		t.Helper()
+		dir := testutil.CopyDir(t, "testdata/good")
+		writeFile(t, dir, "vectorflow/kustomization.yaml", kustomization)
+		writeFile(t, dir, "vectorflow/faulty.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: qa\nspec:\n  landscape: dev\n  path: [apps/overlays/qa]\n")
+		writeFile(t, dir, "vectorflow/unlisted.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: VectorTemplate\nmetadata:\n  name: unlisted\n")
+		r := render.NewRenderer(render.Options{})
+		snap, err := NewLoader(Options{Renderer: r}).Load(context.Background(), dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap, r.Stats()
+	}
+	const files = "resources: [landscapes.yaml, stages.yaml, templates.yaml, configs.yaml, faulty.yaml]\n"
+	plain, plainStats := load(t, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"+files)
+	// An empty commonAnnotations transforms nothing either, but it is not
+	// plain: kustomize builds it.
+	built, builtStats := load(t, files+"commonAnnotations: {}\n")
+	if plainStats.Misses != 0 || builtStats.Misses == 0 {
+		t.Errorf("kustomize builds: %d for the plain kustomization (want 0), %d for the other (want some)", plainStats.Misses, builtStats.Misses)
+	}
+	if diff := cmp.Diff(built.Problems, plain.Problems); diff != "" {
+		t.Errorf("problems, built (-) and read file by file (+):\n%s", diff)
+	}
+	if diff := cmp.Diff(objectList(built), objectList(plain)); diff != "" {
+		t.Errorf("objects, built (-) and read file by file (+):\n%s", diff)
+	}
+	if diff := cmp.Diff(built.Stages, plain.Stages); diff != "" {
+		t.Errorf("stages, built (-) and read file by file (+):\n%s", diff)
+	}
+	if plain.Templates["unlisted"] != nil {
+		t.Error("a file the kustomization does not list was loaded")
+	}
+
+	// What kustomize would refuse is left to kustomize, with its message.
+	broken, _ := load(t, "resources: [landscapes.yaml, missing.yaml]\n")
+	if len(broken.Problems) != 1 || !strings.Contains(broken.Problems[0].Reason, "kustomize build of the config directory failed") ||
+		!strings.Contains(broken.Problems[0].Reason, "missing.yaml") {
+		t.Errorf("a kustomization listing a missing file: problems %+v, want kustomize's failure naming missing.yaml", broken.Problems)
+	}
+}

@@ -343,7 +343,12 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 	}
 	var key string
 	var decode func() decodedConfig
-	if k := kustomizationFile(tree, dir); k != "" {
+	k := kustomizationFile(tree, dir)
+	files, plain := []string(nil), false
+	if k != "" {
+		files, plain = plainResources(tree, dir, k)
+	}
+	if k != "" && !plain {
 		// Built with origin annotations, so each object is attributed to
 		// the file that holds it rather than to the kustomization.
 		if l.opts.Renderer == nil {
@@ -367,6 +372,9 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 			key = "tree:" + hash
 		}
 		decode = func() decodedConfig { return decodeFiles(ctx, tree, dir) }
+		if plain {
+			decode = func() decodedConfig { return decodeListed(ctx, tree, files) }
+		}
 	}
 	d, cached := old.configs[key]
 	if !cached || key == "" {
