@@ -3,6 +3,7 @@ package reconcilers
 import (
 	"errors"
 	"fmt"
+	"github.com/Masterminds/semver/v3"
 	"slices"
 	"strings"
 	"time"
@@ -58,6 +59,9 @@ type SourceState struct {
 	// reports it (VectorTemplate status.latestVectorSince, Stage
 	// status.vectorSince). Zero: the config's own observation is used.
 	Since time.Time
+	// Components are Vector's components, for spec.constraints; nil when
+	// the state does not hold the vector.
+	Components []v1alpha1.VectorComponent
 }
 
 // ConfigInput is what ReconcileConfig decides from.
@@ -133,6 +137,9 @@ func Promote(in ConfigInput, now time.Time) (ConfigPlan, error) {
 	}
 	if in.Source.Vector == "" {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w; assemble or deploy one first", in.Config.Name, errNoVector)
+	}
+	if broken := p.brokenConstraints(); broken != "" {
+		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: vector %s %s", in.Config.Name, in.Source.Vector, broken)
 	}
 	p.observeSource()
 	removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
@@ -294,6 +301,11 @@ func (p *configPass) judgeDrift() driftVerdict {
 		v.message += "; promotion " + open + " offers it"
 		return v
 	}
+	if broken := p.brokenConstraints(); broken != "" {
+		v.reason = v1alpha1.ConstraintViolatedReason
+		v.message += "; it " + broken + ", so it is not promoted"
+		return v
+	}
 	config := p.in.Config.Name
 	tried := p.lastExecutionOf(src)
 	switch {
@@ -318,6 +330,28 @@ func (p *configPass) judgeDrift() driftVerdict {
 		v.offer = true
 	}
 	return v
+}
+
+// brokenConstraints says which of spec.constraints the source's vector
+// breaks ("" if none, or if its components are unknown).
+func (p *configPass) brokenConstraints() string {
+	constraints := p.in.Config.Spec.Constraints
+	if len(constraints) == 0 || p.in.Source.Components == nil {
+		return ""
+	}
+	v := &v1alpha1.Vector{Spec: v1alpha1.VectorSpec{Components: p.in.Source.Components}}
+	broken, err := ConstraintViolations(v, constraints)
+	if err != nil {
+		return "cannot be checked against spec.constraints: " + err.Error()
+	}
+	if len(broken) == 0 {
+		return ""
+	}
+	parts := make([]string, len(broken))
+	for i, b := range broken {
+		parts[i] = b.String()
+	}
+	return "breaks spec.constraints: " + strings.Join(parts, ", ")
 }
 
 func (p *configPass) setDrift(v driftVerdict) {
@@ -494,6 +528,14 @@ func validateSpec(spec *v1alpha1.VectorPromotionConfigSpec) []string {
 	}
 	if spec.KeepLastPromotions != nil && *spec.KeepLastPromotions < 0 {
 		add("spec.keepLastPromotions is %d, it cannot be negative", *spec.KeepLastPromotions)
+	}
+	for i, c := range spec.Constraints {
+		if c.Component == "" {
+			add("spec.constraints[%d].component is empty; name the component the constraint bounds", i)
+		}
+		if _, err := semver.NewConstraint(c.Version); err != nil {
+			add("spec.constraints[%d].version %q is not a semver constraint: %v", i, c.Version, err)
+		}
 	}
 	if spec.UpdateDelay != nil && spec.UpdateDelay.Duration < 0 {
 		add("spec.updateDelay is %s, it cannot be negative", spec.UpdateDelay.Duration)

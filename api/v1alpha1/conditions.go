@@ -35,6 +35,9 @@ const (
 	// and the target was changed since by someone else; an automatic
 	// config does not undo that on its own.
 	TargetChangedByHandReason = "TargetChangedByHand"
+	// ConstraintViolatedReason: the source's vector breaks the config's
+	// spec.constraints, so no candidate is made of it.
+	ConstraintViolatedReason = "ConstraintViolated"
 )
 
 // Reasons on a VectorTemplate's Ready condition, and ApprovalRefused on a

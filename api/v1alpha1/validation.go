@@ -41,6 +41,22 @@ func (in *VectorPromotionConfig) Validate() field.ErrorList {
 		errs = append(errs, validateMinApprovals(in.Spec.Approval, spec.Child("approval", "minApprovals"))...)
 	}
 	errs = append(errs, validateSomeoneCanApprove(in)...)
+	for i, c := range in.Spec.Constraints {
+		p := spec.Child("constraints").Index(i)
+		if c.Component == "" {
+			errs = append(errs, field.Required(p.Child("component"), "the component the constraint bounds"))
+		}
+		if _, err := semver.NewConstraint(c.Version); err != nil {
+			errs = append(errs, field.Invalid(p.Child("version"), c.Version, "must be a semver constraint such as <2.0.0 or 1.x: "+err.Error()))
+		}
+	}
+	if kinds := in.Spec.ProtectedKinds; kinds != nil {
+		for i, k := range *kinds {
+			if k == "" {
+				errs = append(errs, field.Required(spec.Child("protectedKinds").Index(i), "a kind, such as Namespace"))
+			}
+		}
+	}
 	return errs
 }
 
@@ -187,9 +203,28 @@ func (in *VectorTemplate) Validate() field.ErrorList {
 		}
 		seen[c.Name] = true
 		errs = append(errs, validateComponentPolicy(c, p)...)
+		errs = append(errs, validateSteppingStones(c.SteppingStones, p.Child("steppingStones"))...)
 	}
 	if in.Spec.UploadTarget != "" {
 		errs = append(errs, validateUploadTarget(in.Spec.UploadTarget, spec.Child("uploadTarget"))...)
+	}
+	return errs
+}
+
+// validateSteppingStones: each stone is one exact release, named once.
+func validateSteppingStones(stones []string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, s := range stones {
+		v, err := semver.StrictNewVersion(strings.TrimPrefix(s, "v"))
+		if err != nil {
+			errs = append(errs, field.Invalid(p.Index(i), s, "must be an exact semver version such as 1.5.0, not a range"))
+			continue
+		}
+		if seen[v.String()] {
+			errs = append(errs, field.Duplicate(p.Index(i), s))
+		}
+		seen[v.String()] = true
 	}
 	return errs
 }

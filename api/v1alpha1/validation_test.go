@@ -663,3 +663,26 @@ func newTestKeys(t *testing.T) testKeys {
 		pgpPrivateMislabelled: armored(openpgp.PublicKeyType, private),
 	}
 }
+
+func TestValidateUpgradePathFields(t *testing.T) {
+	empty := ""
+	cfg := &VectorPromotionConfig{}
+	cfg.Name = "to-prod"
+	cfg.Spec.Source = SourceReference{Kind: VectorTemplateKind, Name: "acme"}
+	cfg.Spec.Target = StageReference{Kind: StageKind, Name: "prod", Landscape: "prod"}
+	cfg.Spec.Constraints = []VersionConstraint{{Component: "a", Version: "<2.0.0"}, {Version: "<<2"}}
+	cfg.Spec.ProtectedKinds = &[]string{"Namespace", empty}
+	tmpl := &VectorTemplate{}
+	tmpl.Name = "acme"
+	tmpl.Spec.Components = []ComponentSpec{{Name: "a", Version: "1.0.0", SteppingStones: []string{"1.5.0", "1.x", "v1.5.0"}}}
+
+	var got []string
+	for _, e := range append(cfg.Validate(), tmpl.Validate()...) {
+		got = append(got, e.Field)
+	}
+	want := []string{"spec.constraints[1].component", "spec.constraints[1].version", "spec.protectedKinds[1]",
+		"spec.components[0].steppingStones[1]", "spec.components[0].steppingStones[2]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fields refused (-want +got):\n%s", diff)
+	}
+}

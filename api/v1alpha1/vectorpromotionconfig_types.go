@@ -35,6 +35,18 @@ type VectorPromotionConfigSpec struct {
 	// +optional
 	Approval *ApprovalPolicy `json:"approval,omitempty"`
 
+	// Constraints bound the component versions the config promotes: a
+	// source vector that breaks one makes no candidate.
+	// +optional
+	Constraints []VersionConstraint `json:"constraints,omitempty"`
+
+	// ProtectedKinds are the kinds whose removal from the target needs an
+	// approval even when the config is automatic. Default
+	// CustomResourceDefinition, Namespace and PersistentVolumeClaim; an
+	// empty list protects nothing.
+	// +optional
+	ProtectedKinds *[]string `json:"protectedKinds,omitempty"`
+
 	// UpdateDelay is how long the source's vector must have been current,
 	// without interruption, before a promotion of it is created.
 	// +optional
@@ -59,6 +71,22 @@ type SourceReference struct {
 	// Assigned. Forbidden for VectorTemplate.
 	// +optional
 	Readiness string `json:"readiness,omitempty"`
+}
+
+// VersionConstraint bounds one component's version, e.g. {component:
+// service-a, version: "<2.0.0"}: a semver constraint as in templates.
+type VersionConstraint struct {
+	// Component is the component's name in the vector.
+	Component string `json:"component"`
+
+	// Version is a semver constraint (<2.0.0, 1.x, >=1.4 <1.6).
+	Version string `json:"version"`
+}
+
+// DefaultProtectedKinds are the kinds whose removal needs an approval when
+// a config does not say otherwise: losing one loses data.
+func DefaultProtectedKinds() []string {
+	return []string{"CustomResourceDefinition", "Namespace", "PersistentVolumeClaim"}
 }
 
 // Readiness values of SourceReference.

@@ -64,6 +64,12 @@ type ComponentSpec struct {
 	// newest, wins) or desc.
 	// +optional
 	Order string `json:"order,omitempty"`
+
+	// SteppingStones are releases of the component (exact semver versions)
+	// that every stage must run before it moves past them, upwards or
+	// downwards: a release that adds what a later one requires.
+	// +optional
+	SteppingStones []string `json:"steppingStones,omitempty"`
 }
 
 // TagFilter is Flux ImagePolicy's filterTags: a regular expression tags must

@@ -471,8 +471,17 @@ func (d *Decision) deletePromotion(name string) {
 	delete(d.State.Promotions, name)
 }
 
-// sourceState is the vector the config's source offers now and since when.
+// sourceState is the vector the config's source offers now and since when,
+// with its components when the state holds it.
 func (d *Decision) sourceState(cfg *v1alpha1.VectorPromotionConfig) reconcilers.SourceState {
+	s := d.offeredBy(cfg)
+	if v := d.State.Vectors[s.Vector]; v != nil {
+		s.Components = v.Spec.Components
+	}
+	return s
+}
+
+func (d *Decision) offeredBy(cfg *v1alpha1.VectorPromotionConfig) reconcilers.SourceState {
 	src := cfg.Spec.Source
 	switch src.Kind {
 	case v1alpha1.VectorTemplateKind:
