@@ -9,7 +9,9 @@ import (
 )
 
 func TestRemovedProtected(t *testing.T) {
-	ns := func(name string) v1alpha1.InventoryEntry { return v1alpha1.InventoryEntry{Kind: "Namespace", Name: name} }
+	ns := func(name string) v1alpha1.InventoryEntry {
+		return v1alpha1.InventoryEntry{Kind: "Namespace", Name: name}
+	}
 	pvc := func(namespace, name string) v1alpha1.InventoryEntry {
 		return v1alpha1.InventoryEntry{Kind: "PersistentVolumeClaim", Namespace: namespace, Name: name}
 	}

@@ -19,7 +19,9 @@ func vec(version string, components ...string) *v1alpha1.Vector {
 }
 
 func TestJudgeStones(t *testing.T) {
-	active := func(components ...string) []v1alpha1.VectorComponent { return vec("2026.1.1-000000000Z", components...).Spec.Components }
+	active := func(components ...string) []v1alpha1.VectorComponent {
+		return vec("2026.1.1-000000000Z", components...).Spec.Components
+	}
 	stoneA := vec("2026.2.1-000000000Z", "a=1.5.0")
 	stoneANewer := vec("2026.2.2-000000000Z", "a=1.5.0")
 	stoneB := vec("2026.2.3-000000000Z", "a=2.0.0")

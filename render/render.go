@@ -1,6 +1,7 @@
 // Package render builds directories of a repository tree with kustomize,
 // byte for byte like `kubectl kustomize`, without leaving the repository,
-// and caches the output by the content of everything a build loads.
+// and caches the output by the content of everything a build loads. It
+// reads only the tree it is given, and remote bases only when allowed.
 package render
 
 import (

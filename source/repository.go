@@ -2,6 +2,7 @@
 // it fetches one branch of a Git repository into memory (or reads a plain
 // directory as it is on disk), decodes the promotion configs in it, resolves
 // their references and indexes every stage overlay with its current vector.
+// Its files do I/O: git fetches, registry requests, directory reads.
 package source
 
 import (
