@@ -63,7 +63,7 @@ func TestRecordedForges(t *testing.T) {
 				{method: "POST", path: "/repos/octocat/Hello-World/pulls", status: 201, reply: "pull_open.json",
 					body: `{"title":"Amazing new feature","body":"Please pull these awesome changes in!","head":"new-topic","base":"master"}`},
 				{method: "POST", path: "/repos/octocat/Hello-World/issues/1347/labels", status: 200, reply: "labels.json",
-					body: `{"labels":["vectorflow","promotion"]}`},
+					body: `["vectorflow","promotion"]`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return f.OpenPullRequest(ctx, hub, forge.NewPullRequest{Head: "new-topic", Base: "master",
@@ -114,7 +114,7 @@ func TestRecordedForges(t *testing.T) {
 			name: "github reviews and which of them count",
 			kind: forge.KindGitHub,
 			exchanges: []exchange{
-				{method: "GET", path: "/repos/octocat/Hello-World/pulls/1347/reviews", query: "per_page=100&page=1", status: 200, reply: "reviews.json"},
+				{method: "GET", path: "/repos/octocat/Hello-World/pulls/1347/reviews", query: "per_page=100", status: 200, reply: "reviews.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return countingReviews(f.Reviews(ctx, hub, 1347))
@@ -191,8 +191,8 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab open a new merge request with labels",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules", status: 200, reply: "-[]"},
-				{method: "POST", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", status: 201, reply: "merge_request_open.json",
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules&per_page=100", status: 200, reply: "-[]"},
+				{method: "POST", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", status: 201, reply: "merge_request_open.json",
 					body: `{"source_branch":"manual-job-rules","target_branch":"main","title":"Manual job rules","description":"","labels":"vectorflow,promotion"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
@@ -206,7 +206,7 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab open finds the open merge request in a subgroup project",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/gitlab-org%2Fsubgroup%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules", status: 200, reply: "merge_requests_list_open.json"},
+				{method: "GET", path: "/projects/gitlab-org%2Fsubgroup%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules&per_page=100", status: 200, reply: "merge_requests_list_open.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return f.OpenPullRequest(ctx, labSub, forge.NewPullRequest{Head: "manual-job-rules", Base: "main", Title: "again"})
@@ -219,10 +219,10 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab open after losing a race returns the winner's merge request",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules", status: 200, reply: "-[]"},
-				{method: "POST", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", status: 409, reply: "create_conflict.json",
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules&per_page=100", status: 200, reply: "-[]"},
+				{method: "POST", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", status: 409, reply: "create_conflict.json",
 					body: `{"source_branch":"manual-job-rules","target_branch":"main","title":"t","description":""}`},
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules", status: 200, reply: "merge_requests_list_open.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules&per_page=100", status: 200, reply: "merge_requests_list_open.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				pr, err := f.OpenPullRequest(ctx, lab, forge.NewPullRequest{Head: "manual-job-rules", Base: "main", Title: "t"})
@@ -234,7 +234,7 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab merged merge request",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_merged.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_merged.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.GetPullRequest(ctx, lab, 133) },
 			want: forge.PullRequest{Number: 133, State: forge.StateMerged, Merged: true, MergedBy: "DouweM",
@@ -245,8 +245,8 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab approvals are reviews on the head, the author's does not count",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_open.json"},
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/approvals", status: 200, reply: "approvals.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_open.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/approvals", status: 200, reply: "approvals.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return countingReviews(f.Reviews(ctx, lab, 133))
@@ -260,7 +260,7 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab squash merge pinned to the reviewed head",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "PUT", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", status: 200, reply: "merge_request_merged.json",
+				{method: "PUT", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", status: 200, reply: "merge_request_merged.json",
 					body: `{"squash":true,"squash_commit_message":"Promote x-1\n\nApproved-by: root","sha":"` + gitlabHead + `"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
@@ -271,36 +271,36 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab refuses a merge request that cannot merge",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "PUT", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", status: 405, reply: "merge_method_not_allowed.json",
+				{method: "PUT", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", status: 405, reply: "merge_method_not_allowed.json",
 					body: `{"merge_commit_message":"Promote x-1"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return nil, f.Merge(ctx, lab, 133, forge.MergeOptions{Title: "Promote x-1"})
 			},
 			wantErr: &forge.APIError{Forge: "gitlab", Op: "merge merge request !133 of marcel.amirault/test-project", Method: "PUT",
-				URL: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", Status: 405, Message: "405 Method Not Allowed"},
+				URL: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", Status: 405, Message: "405 Method Not Allowed"},
 		},
 		{
 			name: "gitlab refuses when the head moved since review",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "PUT", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", status: 409, reply: "merge_sha_mismatch.json",
+				{method: "PUT", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", status: 409, reply: "merge_sha_mismatch.json",
 					body: `{"sha":"` + gitlabHead + `"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return nil, f.Merge(ctx, lab, 133, forge.MergeOptions{HeadSHA: gitlabHead})
 			},
 			wantErr: &forge.APIError{Forge: "gitlab", Op: "merge merge request !133 of marcel.amirault/test-project", Method: "PUT",
-				URL: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", Status: 409,
+				URL: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", Status: 409,
 				Message: "SHA does not match HEAD of source branch: 1111111111111111111111111111111111111111"},
 		},
 		{
 			name: "gitlab close with a comment",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "POST", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/notes", status: 201, reply: "note.json",
+				{method: "POST", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/notes", status: 201, reply: "note.json",
 					body: `{"body":"Superseded by x-2."}`},
-				{method: "PUT", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_closed.json",
+				{method: "PUT", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_closed.json",
 					body: `{"state_event":"close"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
@@ -311,11 +311,11 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab unauthorized",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", status: 401, reply: "unauthorized.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", status: 401, reply: "unauthorized.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.GetPullRequest(ctx, lab, 133) },
 			wantErr: &forge.APIError{Forge: "gitlab", Op: "get merge request !133 of marcel.amirault/test-project", Method: "GET",
-				URL: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", Status: 401, Message: "401 Unauthorized"},
+				URL: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", Status: 401, Message: "401 Unauthorized"},
 		},
 	}
 	for _, tt := range tests {
