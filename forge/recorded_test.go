@@ -33,6 +33,9 @@ type exchange struct {
 	body   string // the JSON request body wanted; "" for none
 	status int
 	reply  string // file under testdata/<forge>/; "" for an empty body
+	// header is sent with the reply; "{{server}}" in a value becomes the
+	// test server's URL (GitHub's Link header names absolute URLs).
+	header map[string]string
 }
 
 const (
@@ -317,6 +320,61 @@ func TestRecordedForges(t *testing.T) {
 			wantErr: &forge.APIError{Forge: "gitlab", Op: "get merge request !133 of marcel.amirault/test-project", Method: "GET",
 				URL: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", Status: 401, Message: "401 Unauthorized"},
 		},
+		{
+			name: "github commit statuses over two pages",
+			kind: forge.KindGitHub,
+			exchanges: []exchange{
+				{method: "GET", path: "/repos/octocat/Hello-World/commits/" + githubHead + "/statuses", query: "per_page=100", status: 200, reply: "statuses_page1.json",
+					header: map[string]string{"Link": `<{{server}}/repositories/1296269/commits/` + githubHead + `/statuses?per_page=100&page=2>; rel="next", <{{server}}/repositories/1296269/commits/` + githubHead + `/statuses?per_page=100&page=2>; rel="last"`}},
+				{method: "GET", path: "/repos/octocat/Hello-World/commits/" + githubHead + "/statuses", query: "per_page=100&page=2", status: 200, reply: "statuses_page2.json"},
+			},
+			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, hub, githubHead) },
+			want: []forge.CommitStatus{
+				{Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: at("2026-11-30T10:05:00Z")},
+				{Context: "continuous-integration/jenkins", State: forge.CommitStatusSuccess, Description: "Build has completed successfully", TargetURL: "https://ci.example.com/1000/output", At: at("2012-07-20T01:19:13Z")},
+				{Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusPending, Description: "progressing", At: at("2026-11-30T10:00:00Z")},
+			},
+		},
+		{
+			name: "github primary rate limit says when it resets",
+			kind: forge.KindGitHub,
+			exchanges: []exchange{
+				{method: "GET", path: "/repos/octocat/Hello-World/commits/" + githubHead + "/statuses", query: "per_page=100", status: 403, reply: "rate_limited.json",
+					header: map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000", "X-RateLimit-Reset": "1796040000", "X-RateLimit-Resource": "core"}},
+			},
+			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, hub, githubHead) },
+			wantErr: &forge.APIError{Forge: "github", Op: "list the statuses of commit " + githubHead + " of octocat/Hello-World", Method: "GET",
+				URL: "/repos/octocat/Hello-World/commits/" + githubHead + "/statuses?per_page=100", Status: 403,
+				Message: "API rate limit exceeded for installation ID 1234.", RetryAt: time.Unix(1796040000, 0)},
+		},
+		{
+			name: "gitlab commit statuses over two pages",
+			kind: forge.KindGitLab,
+			exchanges: []exchange{
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/repository/commits/" + gitlabHead + "/statuses", query: "per_page=100", status: 200, reply: "statuses_page1.json",
+					header: map[string]string{"X-Page": "1", "X-Next-Page": "2", "X-Per-Page": "100", "X-Total-Pages": "2", "X-Total": "3"}},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/repository/commits/" + gitlabHead + "/statuses", query: "per_page=100&page=2", status: 200, reply: "statuses_page2.json",
+					header: map[string]string{"X-Page": "2", "X-Next-Page": "", "X-Per-Page": "100", "X-Total-Pages": "2", "X-Total": "3"}},
+			},
+			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, lab, gitlabHead) },
+			want: []forge.CommitStatus{
+				{Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: at("2026-11-30T10:05:00Z")},
+				{Context: "bundler:audit", State: forge.CommitStatusPending, TargetURL: "https://gitlab.example.com/janedoe/gitlab-foss/builds/91", At: at("2016-01-19T08:40:25.934Z")},
+				{Context: "flay", State: forge.CommitStatusSuccess, Description: "Flay passed", TargetURL: "https://gitlab.example.com/janedoe/gitlab-foss/builds/90", At: at("2016-01-19T08:40:25.935Z")},
+			},
+		},
+		{
+			name: "gitlab rate limit says when it resets",
+			kind: forge.KindGitLab,
+			exchanges: []exchange{
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/repository/commits/" + gitlabHead + "/statuses", query: "per_page=100", status: 429, reply: "-Retry later",
+					header: map[string]string{"Content-Type": "text/plain", "RateLimit-Limit": "60", "RateLimit-Observed": "67", "RateLimit-Remaining": "0", "RateLimit-Reset": "1796040000", "RateLimit-ResetTime": "Tue, 30 Nov 2026 12:00:00 GMT"}},
+			},
+			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, lab, gitlabHead) },
+			wantErr: &forge.APIError{Forge: "gitlab", Op: "list the statuses of commit " + gitlabHead + " of marcel.amirault/test-project", Method: "GET",
+				URL: "/projects/marcel%2Eamirault%2Ftest-project/repository/commits/" + gitlabHead + "/statuses?per_page=100", Status: 429,
+				Message: "Retry later", RetryAt: time.Unix(1796040000, 0)},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -393,7 +451,12 @@ func replay(t *testing.T, kind, token, root string, exchanges []exchange) *httpt
 		ex := exchanges[next]
 		next++
 		checkRequest(t, kind, token, root, ex, r)
-		w.Header().Set("Content-Type", "application/json")
+		for k, v := range ex.header {
+			w.Header().Set(k, strings.ReplaceAll(v, "{{server}}", "http://"+r.Host))
+		}
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
 		w.WriteHeader(ex.status)
 		_, _ = w.Write(replyBody(t, kind, ex.reply))
 	}))
@@ -473,4 +536,35 @@ func at(s string) time.Time {
 		panic(err)
 	}
 	return tm
+}
+
+// TestRecordedSecondaryRateLimit: GitHub's secondary limit answers 403 with
+// Retry-After; the call comes back at once with the time to retry, so a
+// pass is never held for the wait.
+func TestRecordedSecondaryRateLimit(t *testing.T) {
+	hub := forge.Repo{Owner: "octocat", Name: "Hello-World"}
+	srv := replay(t, forge.KindGitHub, githubToken, "", []exchange{
+		{method: "GET", path: "/repos/octocat/Hello-World/pulls/1347", status: 403, reply: "secondary_rate_limited.json",
+			header: map[string]string{"Retry-After": "60"}},
+	})
+	f, err := forge.New(forge.KindGitHub, srv.URL, githubToken, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	_, err = f.GetPullRequest(context.Background(), hub, 1347)
+	after := time.Now()
+	at, ok := forge.RetryAt(err)
+	if !ok {
+		t.Fatalf("got %v, want a rate-limit error with a retry time", err)
+	}
+	if at.Before(before.Add(60*time.Second)) || at.After(after.Add(60*time.Second)) {
+		t.Errorf("RetryAt %v, want 60s after the call (%v)", at, before)
+	}
+	if after.Sub(before) > 5*time.Second {
+		t.Errorf("the call took %v: a rate limit must not be waited out", after.Sub(before))
+	}
+	if !strings.Contains(err.Error(), "secondary rate limit") || !strings.Contains(err.Error(), "retry after") {
+		t.Errorf("error %q does not say what happened and when to retry", err)
+	}
 }

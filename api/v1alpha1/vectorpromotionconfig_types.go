@@ -152,6 +152,11 @@ type PullRequestApproval struct {
 	// +optional
 	TokenFile string `json:"tokenFile,omitempty"`
 
+	// GitHubApp authenticates as a GitHub App installation instead of a
+	// token (forge github only); set it instead of tokenEnv and tokenFile.
+	// +optional
+	GitHubApp *GitHubAppAuth `json:"githubApp,omitempty"`
+
 	// Labels are put on every promotion pull request.
 	// +optional
 	Labels []string `json:"labels,omitempty"`
