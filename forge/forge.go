@@ -254,6 +254,9 @@ const (
 // CommitStatus is one status a CI system or deployer posted on a commit.
 // Context is GitHub's and Gitea's name for it (GitLab's "name").
 type CommitStatus struct {
+	// ID is the forge's id of the status; later statuses have higher ids,
+	// which orders statuses set within the same second.
+	ID      int64
 	Context string
 	// State is CommitStatusSuccess, CommitStatusFailure, CommitStatusError
 	// or CommitStatusPending.

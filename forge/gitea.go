@@ -354,6 +354,7 @@ func (g *gitea) CommitStatuses(ctx context.Context, repo Repo, sha string) ([]Co
 				at = s.Created
 			}
 			out = append(out, CommitStatus{
+				ID:          s.ID,
 				Context:     s.Context,
 				State:       commitState(string(s.State)),
 				Description: s.Description,

@@ -260,6 +260,7 @@ func (g *github) CommitStatuses(ctx context.Context, repo Repo, sha string) ([]C
 				at = s.GetCreatedAt().Time
 			}
 			out = append(out, CommitStatus{
+				ID:          s.GetID(),
 				Context:     s.GetContext(),
 				State:       commitState(s.GetState()),
 				Description: s.GetDescription(),

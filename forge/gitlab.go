@@ -276,6 +276,7 @@ func (g *gitlab) CommitStatuses(ctx context.Context, repo Repo, sha string) ([]C
 				at = *s.CreatedAt
 			}
 			out = append(out, CommitStatus{
+				ID:          s.ID,
 				Context:     s.Name,
 				State:       commitState(s.Status),
 				Description: s.Description,

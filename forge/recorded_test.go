@@ -330,9 +330,9 @@ func TestRecordedForges(t *testing.T) {
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, hub, githubHead) },
 			want: []forge.CommitStatus{
-				{Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: at("2026-11-30T10:05:00Z")},
-				{Context: "continuous-integration/jenkins", State: forge.CommitStatusSuccess, Description: "Build has completed successfully", TargetURL: "https://ci.example.com/1000/output", At: at("2012-07-20T01:19:13Z")},
-				{Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusPending, Description: "progressing", At: at("2026-11-30T10:00:00Z")},
+				{ID: 3, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: at("2026-11-30T10:05:00Z")},
+				{ID: 1, Context: "continuous-integration/jenkins", State: forge.CommitStatusSuccess, Description: "Build has completed successfully", TargetURL: "https://ci.example.com/1000/output", At: at("2012-07-20T01:19:13Z")},
+				{ID: 2, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusPending, Description: "progressing", At: at("2026-11-30T10:00:00Z")},
 			},
 		},
 		{
@@ -358,9 +358,9 @@ func TestRecordedForges(t *testing.T) {
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, lab, gitlabHead) },
 			want: []forge.CommitStatus{
-				{Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: at("2026-11-30T10:05:00Z")},
-				{Context: "bundler:audit", State: forge.CommitStatusPending, TargetURL: "https://gitlab.example.com/janedoe/gitlab-foss/builds/91", At: at("2016-01-19T08:40:25.934Z")},
-				{Context: "flay", State: forge.CommitStatusSuccess, Description: "Flay passed", TargetURL: "https://gitlab.example.com/janedoe/gitlab-foss/builds/90", At: at("2016-01-19T08:40:25.935Z")},
+				{ID: 93, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: at("2026-11-30T10:05:00Z")},
+				{ID: 91, Context: "bundler:audit", State: forge.CommitStatusPending, TargetURL: "https://gitlab.example.com/janedoe/gitlab-foss/builds/91", At: at("2016-01-19T08:40:25.934Z")},
+				{ID: 90, Context: "flay", State: forge.CommitStatusSuccess, Description: "Flay passed", TargetURL: "https://gitlab.example.com/janedoe/gitlab-foss/builds/90", At: at("2016-01-19T08:40:25.935Z")},
 			},
 		},
 		{

@@ -31,7 +31,7 @@ func CommitStatusContext(d v1alpha1.DeploymentReference) string {
 
 // FromCommitStatuses is what the statuses of commit revision say about
 // deployment d: the newest status whose context matches
-// CommitStatusContext(d) decides, success as Healthy, failure and error as
+// CommitStatusContext(d) decides (by time, then by id), success as Healthy, failure and error as
 // Failed, pending as Progressing. ok is false when no status matches.
 func FromCommitStatuses(d v1alpha1.DeploymentReference, revision string, statuses []forge.CommitStatus) (r Report, ok bool, err error) {
 	pattern := CommitStatusContext(d)
@@ -45,8 +45,7 @@ func FromCommitStatuses(d v1alpha1.DeploymentReference, revision string, statuse
 		if err != nil {
 			return Report{}, false, fmt.Errorf("stage deployment %s %s: spec.deployment.commitStatus.context %q: %w", d.Kind, d.Name, pattern, err)
 		}
-		// Forges list the newest first, so on equal times the first wins.
-		if match && (newest == nil || s.At.After(newest.At)) {
+		if match && (newest == nil || newer(*s, *newest)) {
 			newest = s
 		}
 	}
@@ -66,6 +65,16 @@ func FromCommitStatuses(d v1alpha1.DeploymentReference, revision string, statuse
 		r.Message += " (" + newest.TargetURL + ")"
 	}
 	return r, true, nil
+}
+
+// newer orders statuses by time, then (forges keep seconds only, and Flux
+// may post pending and success within one) by the forge's id, which grows
+// with every status set; on a tie the one listed first stays.
+func newer(a, b forge.CommitStatus) bool {
+	if !a.At.Equal(b.At) {
+		return a.At.After(b.At)
+	}
+	return a.ID > b.ID
 }
 
 func outcomeOf(state string) Outcome {

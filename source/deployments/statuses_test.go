@@ -74,6 +74,15 @@ func TestFromCommitStatuses(t *testing.T) {
 			flux(forge.CommitStatusFailure, "health check failed", t0.Add(time.Minute)),
 			flux(forge.CommitStatusSuccess, "reconciliation succeeded", t0),
 		}, want: new(report(deployments.Failed, "CommitStatusFailure", "kustomization/apps/0c9c2e41: health check failed", t0.Add(time.Minute)))},
+		{name: "within one second the higher id wins", d: apps, statuses: []forge.CommitStatus{
+			{ID: 7, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusPending, Description: "progressing", At: t0},
+			{ID: 9, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusSuccess, Description: "reconciliation succeeded", At: t0},
+			{ID: 8, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: t0},
+		}, want: new(report(deployments.Healthy, "CommitStatusSuccess", "kustomization/apps/0c9c2e41: reconciliation succeeded", t0))},
+		{name: "a later time wins over a higher id", d: apps, statuses: []forge.CommitStatus{
+			{ID: 9, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusSuccess, Description: "reconciliation succeeded", At: t0},
+			{ID: 8, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: t0.Add(time.Second)},
+		}, want: new(report(deployments.Failed, "CommitStatusFailure", "kustomization/apps/0c9c2e41: health check failed", t0.Add(time.Second)))},
 		{name: "on equal times the first listed wins", d: apps, statuses: []forge.CommitStatus{
 			flux(forge.CommitStatusFailure, "health check failed", t0),
 			flux(forge.CommitStatusSuccess, "reconciliation succeeded", t0),
