@@ -174,6 +174,7 @@ func (c *Controller) readCommitStatuses(ctx context.Context, t commitStatusTarge
 	if err != nil {
 		return nil, err
 	}
+	cred.AppTokens = &c.appTokens
 	client, err := forge.NewWithCredentials(cs.Forge, cs.APIURL, cred, c.opts.ForgeHTTPClient)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)

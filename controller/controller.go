@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/forge"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
@@ -95,6 +96,8 @@ type Controller struct {
 	// commitStatuses polls the forges of stages whose deployers report
 	// through commit statuses (commitstatuses.go).
 	commitStatuses commitStatusPoller
+	// appTokens keeps GitHub App installation tokens between forge calls.
+	appTokens forge.AppTokens
 	// stateRepo reads the state branch's history to verify approvals and
 	// state commits; trust remembers the verdict of every commit checked.
 	stateRepo *source.Repository

@@ -94,6 +94,7 @@ func (c *Controller) forgeFor(snap *source.Snapshot, p *v1alpha1.VectorPromotion
 	if err != nil {
 		return nil, forge.Repo{}, err
 	}
+	cred.AppTokens = &c.appTokens
 	client, err := forge.NewWithCredentials(policy.Forge, policy.APIURL, cred, c.opts.ForgeHTTPClient)
 	if err != nil {
 		return nil, forge.Repo{}, fmt.Errorf("VectorPromotionConfig %s: spec.approval.pullRequest: %w", cfg, err)

@@ -62,6 +62,9 @@ func New(kind, apiURL, token string, httpClient *http.Client) (Forge, error) {
 type Credentials struct {
 	Token     string
 	GitHubApp *GitHubApp
+	// AppTokens keeps GitHub App installation tokens between clients; nil
+	// means each client buys its own.
+	AppTokens *AppTokens
 }
 
 // GitHubApp is a GitHub App installation vectorflow acts as: the app signs a

@@ -2,11 +2,13 @@ package forge
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
@@ -27,15 +29,10 @@ func newGitHub(base *url.URL, cred Credentials, hc *http.Client, e errorMapper) 
 	root := base.String() + "/"
 	opts := []gh.ClientOptionsFunc{gh.WithURLs(&root, &root)}
 	if app := cred.GitHubApp; app != nil {
-		next := hc.Transport
-		if next == nil {
-			next = http.DefaultTransport
-		}
-		tr, err := ghinstallation.New(next, app.AppID, app.InstallationID, app.PrivateKey)
+		tr, err := cred.AppTokens.transport(base.String(), *app, hc.Transport)
 		if err != nil {
-			return nil, fmt.Errorf("github forge: GitHub App %d installation %d: %w", app.AppID, app.InstallationID, err)
+			return nil, err
 		}
-		tr.BaseURL = base.String()
 		withApp := *hc
 		withApp.Transport = tr
 		opts = append(opts, gh.WithHTTPClient(&withApp))
@@ -47,6 +44,50 @@ func newGitHub(base *url.URL, cred Credentials, hc *http.Client, e errorMapper) 
 		return nil, fmt.Errorf("github forge: %w", e.redactErr(err))
 	}
 	return &github{c: c, err: e}, nil
+}
+
+// AppTokens keeps the installation tokens of GitHub Apps, so the clients
+// made for each call share one token until it nears expiry instead of each
+// buying one. Its zero value is ready; a nil *AppTokens keeps nothing.
+type AppTokens struct {
+	mu         sync.Mutex
+	transports map[appKey]*ghinstallation.Transport
+}
+
+// appKey identifies an installation's token: the API it is bought from,
+// the app, the installation, and the key (a rotated key buys anew).
+type appKey struct {
+	api                   string
+	appID, installationID int64
+	keyDigest             [sha256.Size]byte
+}
+
+// transport is the round tripper that authenticates as app's installation
+// at api, sending through next (nil: http.DefaultTransport).
+func (a *AppTokens) transport(api string, app GitHubApp, next http.RoundTripper) (*ghinstallation.Transport, error) {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	k := appKey{api: api, appID: app.AppID, installationID: app.InstallationID, keyDigest: sha256.Sum256(app.PrivateKey)}
+	if a != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if tr, ok := a.transports[k]; ok {
+			return tr, nil
+		}
+	}
+	tr, err := ghinstallation.New(next, app.AppID, app.InstallationID, app.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("github forge: GitHub App %d installation %d: %w", app.AppID, app.InstallationID, err)
+	}
+	tr.BaseURL = api
+	if a != nil {
+		if a.transports == nil {
+			a.transports = map[appKey]*ghinstallation.Transport{}
+		}
+		a.transports[k] = tr
+	}
+	return tr, nil
 }
 
 // fail maps what go-github returned for op: an error status becomes an

@@ -29,7 +29,7 @@ import (
 // a GitHub Enterprise Server API root (https://HOST/api/v3): the app's JWT,
 // signed with its private key, buys an installation token at
 // /app/installations/ID/access_tokens, and the token authenticates the
-// calls; it is bought once for several calls. A key the server refuses
+// calls; clients sharing AppTokens buy it once. A key the server refuses
 // fails the call with an error that names the installation and holds no
 // key.
 func TestGitHubAppOnEnterprise(t *testing.T) {
@@ -82,11 +82,15 @@ func TestGitHubAppOnEnterprise(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	hub := forge.Repo{Owner: "octocat", Name: "Hello-World"}
-	f, err := forge.NewWithCredentials(forge.KindGitHub, srv.URL+"/api/v3", forge.Credentials{GitHubApp: &forge.GitHubApp{AppID: 7, InstallationID: 42, PrivateKey: keyPEM}}, srv.Client())
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The controller makes a client per call; AppTokens lets them share
+	// the installation token.
+	var tokens forge.AppTokens
 	for range 2 {
+		f, err := forge.NewWithCredentials(forge.KindGitHub, srv.URL+"/api/v3", forge.Credentials{
+			GitHubApp: &forge.GitHubApp{AppID: 7, InstallationID: 42, PrivateKey: keyPEM}, AppTokens: &tokens}, srv.Client())
+		if err != nil {
+			t.Fatal(err)
+		}
 		pr, err := f.GetPullRequest(ctx, hub, 1347)
 		if err != nil {
 			t.Fatalf("get pull request as the app: %v", err)
