@@ -24,6 +24,12 @@ import (
 // tested against request/response pairs from their API documentation: the
 // server checks every request (method, escaped path, query, auth header,
 // JSON body) and answers with the documented body in testdata/<forge>/.
+//
+// The requests are the SDKs' (go-github, GitLab's client-go), in forms the
+// APIs document as accepted: go-github sends an issue's labels as a bare
+// JSON array and leaves page out of a first page; client-go escapes every
+// byte of a project path that is not a letter or digit ('.' as %2E, '/' as
+// %2F), which GitLab decodes like any percent-encoding.
 
 // exchange is one recorded request and the documented answer to it.
 type exchange struct {
