@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"net/url"
 	"path"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -39,6 +40,8 @@ func validateForgeAccess(a ForgeAccess, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("apiURL"), a.APIURL, "must be an http(s) URL"))
 		case u.User != nil:
 			errs = append(errs, field.Forbidden(p.Child("apiURL"), "must not carry credentials: set tokenEnv, tokenFile or githubApp"))
+		case a.Forge == ForgeGitea && !isGiteaAPIRoot(u):
+			errs = append(errs, field.Invalid(p.Child("apiURL"), a.APIURL, giteaAPIRootDetail))
 		}
 	}
 	return append(errs, validateForgeCredentials(a.Forge, a.TokenEnv, a.TokenFile, a.GitHubApp, p)...)
@@ -85,4 +88,12 @@ func validateForgeCredentials(forge, tokenEnv, tokenFile string, app *GitHubAppA
 		errs = append(errs, field.Invalid(ap.Child("privateKeyEnv"), app.PrivateKeyEnv, "must be an environment variable name"))
 	}
 	return errs
+}
+
+const giteaAPIRootDetail = "must be the root of Gitea's REST API, ending in /api/v1 (https://host/api/v1)"
+
+// isGiteaAPIRoot: Gitea's SDK addresses the server root and adds /api/v1
+// itself, so the configured root must end in it.
+func isGiteaAPIRoot(u *url.URL) bool {
+	return strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v1")
 }

@@ -42,6 +42,9 @@ func TestStageCommitStatusValidate(t *testing.T) {
 			field.Required(app.Child("installationID"), "the id of the app's installation on the repository's owner"),
 			field.Required(app.Child("privateKeyFile"), "the file (or privateKeyEnv, the environment variable) holding the app's PEM private key"),
 		}},
+		{name: "gitea url without the api root", spec: with(CommitStatusSource{ForgeAccess: ForgeAccess{Forge: ForgeGitea, APIURL: "https://gitea.example.com", TokenEnv: "T"}}), want: field.ErrorList{
+			field.Invalid(cs.Child("apiURL"), "https://gitea.example.com", "must be the root of Gitea's REST API, ending in /api/v1 (https://host/api/v1)"),
+		}},
 		{name: "api url with credentials", spec: with(CommitStatusSource{ForgeAccess: ForgeAccess{Forge: ForgeGitLab, APIURL: "https://u:p@gitlab.example.com/api/v4", TokenFile: "/t"}}), want: field.ErrorList{
 			field.Forbidden(cs.Child("apiURL"), "must not carry credentials: set tokenEnv, tokenFile or githubApp"),
 		}},

@@ -104,6 +104,8 @@ func validatePullRequestApproval(pr *PullRequestApproval, p *field.Path) field.E
 			errs = append(errs, field.Invalid(p.Child("apiURL"), pr.APIURL, "must be an http(s) URL"))
 		case u.User != nil:
 			errs = append(errs, field.Forbidden(p.Child("apiURL"), "must not carry credentials: set tokenEnv or tokenFile"))
+		case pr.Forge == ForgeGitea && !isGiteaAPIRoot(u):
+			errs = append(errs, field.Invalid(p.Child("apiURL"), pr.APIURL, giteaAPIRootDetail))
 		}
 	}
 	errs = append(errs, validateForgeCredentials(pr.Forge, pr.TokenEnv, pr.TokenFile, pr.GitHubApp, p)...)
