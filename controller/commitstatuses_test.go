@@ -170,3 +170,29 @@ func TestCommitStatusesFromGitea(t *testing.T) {
 		t.Errorf("with a wrong token: %v, %+v; want a 401 error without the token", err, reports)
 	}
 }
+
+// TestCommitStatusPollerTracksHeads: each head seen is read until its
+// status is final; the current head always; at most maxTrackedRevisions.
+func TestCommitStatusPollerTracksHeads(t *testing.T) {
+	var p commitStatusPoller
+	heads := []string{"h1", "h2", "h3", "h4", "h5", "h6", "h7"}
+	for _, h := range heads {
+		p.track("prod/apps", h)
+	}
+	if diff := cmp.Diff(heads[2:], p.track("prod/apps", "h7")); diff != "" {
+		t.Errorf("tracked after 7 heads (-want +got):\n%s", diff)
+	}
+	final := deployments.Report{Revision: "h4", Outcome: deployments.Healthy}
+	p.remember(stageRevision{"prod/apps", "h4"}, final, "h7")
+	p.remember(stageRevision{"prod/apps", "h5"}, deployments.Report{Revision: "h5", Outcome: deployments.Progressing}, "h7")
+	p.remember(stageRevision{"prod/apps", "h7"}, deployments.Report{Revision: "h7", Outcome: deployments.Failed}, "h7")
+	if diff := cmp.Diff([]string{"h3", "h5", "h6", "h7"}, p.track("prod/apps", "h7")); diff != "" {
+		t.Errorf("tracked after h4 turned healthy (-want +got):\n%s", diff)
+	}
+	if _, ok := p.reported[stageRevision{"prod/apps", "h7"}]; !ok {
+		t.Errorf("the head's final report is forgotten: it would be reported again")
+	}
+	if diff := cmp.Diff([]string{"other"}, p.track("test/apps", "other")); diff != "" {
+		t.Errorf("another stage's revisions (-want +got):\n%s", diff)
+	}
+}
