@@ -129,6 +129,7 @@ func (c *Controller) pollCommitStatusesInBackground(snap *source.Snapshot) {
 func (c *Controller) pollCommitStatuses(ctx context.Context, targets []commitStatusTarget) []deployments.Report {
 	p := &c.commitStatuses
 	var out []deployments.Report
+	read := statusCache{}
 	for _, t := range targets {
 		now := c.opts.Clock()
 		p.mu.Lock()
@@ -138,7 +139,7 @@ func (c *Controller) pollCommitStatuses(ctx context.Context, targets []commitSta
 		if held {
 			continue
 		}
-		reports, err := c.readCommitStatuses(ctx, t, revisions)
+		reports, err := c.readCommitStatuses(ctx, t, revisions, read)
 		p.mu.Lock()
 		for _, r := range reports {
 			k := stageRevision{t.stage, r.Revision}
@@ -164,10 +165,22 @@ func (c *Controller) pollCommitStatuses(ctx context.Context, targets []commitSta
 	return out
 }
 
+// statusCache holds the statuses read in one poll: stages of one landscape
+// repository (dev, test, prod overlays) share its revisions, and each
+// revision is read once for all of them.
+type statusCache map[statusKey][]forge.CommitStatus
+
+// statusKey names a revision's statuses as read through one forge access.
+type statusKey struct {
+	access   string
+	repo     forge.Repo
+	revision string
+}
+
 // readCommitStatuses reads the statuses of revisions of t's repository,
 // newest first, and what they say about t's deployment. It stops at the
 // first error and returns the reports read until then.
-func (c *Controller) readCommitStatuses(ctx context.Context, t commitStatusTarget, revisions []string) ([]deployments.Report, error) {
+func (c *Controller) readCommitStatuses(ctx context.Context, t commitStatusTarget, revisions []string, read statusCache) ([]deployments.Report, error) {
 	cs := t.deployment.CommitStatus
 	field := fmt.Sprintf("Stage %s: spec.deployment.commitStatus", t.stage)
 	cred, err := forgeAccessCredentials(field, cs.ForgeAccess)
@@ -179,11 +192,22 @@ func (c *Controller) readCommitStatuses(ctx context.Context, t commitStatusTarge
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
+	access := fmt.Sprintf("%s\x00%s\x00%s\x00%s", cs.Forge, cs.APIURL, cs.TokenEnv, cs.TokenFile)
+	if app := cs.GitHubApp; app != nil {
+		access += fmt.Sprintf("\x00%d\x00%d", app.AppID, app.InstallationID)
+	}
 	var out []deployments.Report
 	for i := len(revisions) - 1; i >= 0; i-- {
-		statuses, err := client.CommitStatuses(ctx, t.repo, revisions[i])
-		if err != nil {
-			return out, err
+		k := statusKey{access: access, repo: t.repo, revision: revisions[i]}
+		statuses, ok := read[k]
+		if !ok {
+			statuses, err = client.CommitStatuses(ctx, t.repo, revisions[i])
+			if err != nil {
+				return out, err
+			}
+			if read != nil {
+				read[k] = statuses
+			}
 		}
 		r, ok, err := deployments.FromCommitStatuses(t.deployment, revisions[i], statuses)
 		if err != nil {

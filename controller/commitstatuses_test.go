@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,7 +166,7 @@ func TestCommitStatusesFromGitea(t *testing.T) {
 	// A token the forge refuses is logged, not reported, and names no secret.
 	t.Setenv(statusTokenEnv, "0123456789abcdef0123456789abcdef01234567")
 	targets := c.commitStatusTargets(snapshot(c2))
-	reports, err := c.readCommitStatuses(ctx, targets[0], []string{c2})
+	reports, err := c.readCommitStatuses(ctx, targets[0], []string{c2}, nil)
 	if err == nil || len(reports) != 0 || strings.Contains(err.Error(), "0123456789abcdef") || !strings.Contains(err.Error(), "401") {
 		t.Errorf("with a wrong token: %v, %+v; want a 401 error without the token", err, reports)
 	}
@@ -194,5 +195,41 @@ func TestCommitStatusPollerTracksHeads(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"other"}, p.track("test/apps", "other")); diff != "" {
 		t.Errorf("another stage's revisions (-want +got):\n%s", diff)
+	}
+}
+
+// TestCommitStatusesReadOncePerRevision: stages of one landscape
+// repository, reached with the same forge access, share one read of each
+// revision's statuses per poll.
+func TestCommitStatusesReadOncePerRevision(t *testing.T) {
+	const head = "4f45b85b351412409e48122d52bea6ba1a896b7c"
+	var reads int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/repos/acme/fleet/commits/"+head+"/statuses" {
+			t.Errorf("unexpected request %s %s", r.Method, r.URL)
+		}
+		reads++
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `[{"id":3,"status":"success","context":"kustomization/apps-dev/0c9c2e41","description":"reconciliation succeeded","created_at":"2026-11-30T10:00:00Z","updated_at":"2026-11-30T10:00:00Z"},
+			{"id":4,"status":"failure","context":"kustomization/apps-test/77aa01bc","description":"health check failed","created_at":"2026-11-30T10:01:00Z","updated_at":"2026-11-30T10:01:00Z"}]`)
+	}))
+	defer srv.Close()
+	t.Setenv(statusTokenEnv, "token")
+	access := v1alpha1.ForgeAccess{Forge: v1alpha1.ForgeGitea, APIURL: srv.URL + "/api/v1", TokenEnv: statusTokenEnv}
+	target := func(stage, kustomization string) commitStatusTarget {
+		return commitStatusTarget{stage: stage, repo: forge.Repo{Owner: "acme", Name: "fleet"}, head: head,
+			deployment: v1alpha1.DeploymentReference{Kind: v1alpha1.DeploymentKindKustomization, Name: kustomization, CommitStatus: &v1alpha1.CommitStatusSource{ForgeAccess: access}}}
+	}
+	c := &Controller{opts: Options{Clock: time.Now, Log: logr.Discard()}}
+	got := c.pollCommitStatuses(context.Background(), []commitStatusTarget{target("dev/apps", "apps-dev"), target("test/apps", "apps-test")})
+	var outcomes []string
+	for _, r := range got {
+		outcomes = append(outcomes, r.Deployment.Name+" "+string(r.Outcome))
+	}
+	if diff := cmp.Diff([]string{"apps-dev Healthy", "apps-test Failed"}, outcomes); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+	if reads != 1 {
+		t.Errorf("the revision's statuses were read %d times for two stages, want once", reads)
 	}
 }
