@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/forge"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
@@ -94,6 +95,11 @@ type Controller struct {
 	results map[string]reconcilers.Result
 	// reports are deployer reports not yet applied by a pass.
 	reports reportQueue
+	// commitStatuses polls the forges of stages whose deployers report
+	// through commit statuses (commitstatuses.go).
+	commitStatuses commitStatusPoller
+	// appTokens keeps GitHub App installation tokens between forge calls.
+	appTokens forge.AppTokens
 	// stateRepo reads the state branch's history to verify approvals and
 	// state commits; trust remembers the verdict of every commit checked.
 	stateRepo *source.Repository
@@ -227,6 +233,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	c.watchMu.Lock()
 	c.watched = watchedBy(snap)
 	c.watchMu.Unlock()
+	c.pollCommitStatusesInBackground(snap)
 	tip, files, err := c.opts.Writer.Read(ctx, c.stateTarget(), "")
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)

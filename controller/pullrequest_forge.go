@@ -90,11 +90,12 @@ func (c *Controller) forgeFor(snap *source.Snapshot, p *v1alpha1.VectorPromotion
 	if err != nil {
 		return nil, forge.Repo{}, fmt.Errorf("VectorPromotionConfig %s: target repository: %w", cfg, err)
 	}
-	token, err := forgeToken(cfg, policy)
+	cred, err := pullRequestCredentials(cfg, policy)
 	if err != nil {
 		return nil, forge.Repo{}, err
 	}
-	client, err := forge.New(policy.Forge, policy.APIURL, token, c.opts.ForgeHTTPClient)
+	cred.AppTokens = &c.appTokens
+	client, err := forge.NewWithCredentials(policy.Forge, policy.APIURL, cred, c.opts.ForgeHTTPClient)
 	if err != nil {
 		return nil, forge.Repo{}, fmt.Errorf("VectorPromotionConfig %s: spec.approval.pullRequest: %w", cfg, err)
 	}

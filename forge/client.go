@@ -1,14 +1,14 @@
 package forge
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // APIError is a call the forge answered with an error status. It names the
@@ -20,6 +20,9 @@ type APIError struct {
 	URL     string
 	Status  int
 	Message string
+	// RetryAt is set when the forge refused the call for its rate limit:
+	// the time it says calls are allowed again.
+	RetryAt time.Time
 }
 
 func (e *APIError) Error() string {
@@ -27,103 +30,102 @@ func (e *APIError) Error() string {
 	if msg == "" {
 		msg = http.StatusText(e.Status)
 	}
-	return fmt.Sprintf("%s: %s: %s %s: status %d: %s", e.Forge, e.Op, e.Method, e.URL, e.Status, msg)
+	s := fmt.Sprintf("%s: %s: %s %s: status %d: %s", e.Forge, e.Op, e.Method, e.URL, e.Status, msg)
+	if !e.RetryAt.IsZero() {
+		s += "; rate limited: retry after " + e.RetryAt.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// RetryAt says when a call refused for the forge's rate limit may be made
+// again; ok is false for every other error.
+func RetryAt(err error) (at time.Time, ok bool) {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && !apiErr.RetryAt.IsZero() {
+		return apiErr.RetryAt, true
+	}
+	return time.Time{}, false
 }
 
 // maxPages bounds pagination so a misbehaving server cannot loop us forever.
 const maxPages = 100
 
-// client is the REST plumbing the providers share: JSON in and out, auth
-// headers, error typing and token redaction.
-type client struct {
-	forge   string
-	base    *url.URL
-	http    *http.Client
-	token   string
-	headers map[string]string
+// pageSize is what every list asks for: the most GitHub and GitLab allow.
+// Gitea caps it at its MAX_RESPONSE_ITEMS (50 by default) and says so in
+// its Link header, which the SDK follows.
+const pageSize = 100
+
+// errorMapper turns what an SDK returned into an error that names the call,
+// keeps the forge's message and status, and holds no secret.
+type errorMapper struct {
+	forge  string
+	secret string
 }
 
-func newClient(forge string, base *url.URL, hc *http.Client, token string, headers map[string]string) *client {
-	return &client{forge: forge, base: base, http: hc, token: token, headers: headers}
+// transport wraps an error that came with no HTTP answer (a refused
+// connection, a timeout, a bad key), naming the call.
+func (e errorMapper) transport(op string, err error) error {
+	return fmt.Errorf("%s: %s: %w", e.forge, op, e.redactErr(err))
 }
 
-// do sends in (if not nil) as JSON to path (already escaped, relative to the
-// API root, may carry a query) and decodes the answer into out (if not nil).
-func (c *client) do(ctx context.Context, op, method, path string, in, out any) error {
-	u := c.base.String() + path
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("%s: %s: encode request: %w", c.forge, op, err)
-		}
-		body = bytes.NewReader(b)
+// status builds the *APIError of an answer with an error status.
+func (e errorMapper) status(op string, resp *http.Response, message string, now time.Time) *APIError {
+	apiErr := &APIError{Forge: e.forge, Op: op, Status: resp.StatusCode, Message: e.redact(message)}
+	if req := resp.Request; req != nil {
+		apiErr.Method = req.Method
+		apiErr.URL = redactURL(req.URL.String())
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return fmt.Errorf("%s: %s: %w", c.forge, op, c.redactErr(err))
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	for k, v := range c.headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s: %s: %s %s: %w", c.forge, op, method, redactURL(u), c.redactErr(err))
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return fmt.Errorf("%s: %s: %s %s: read response: %w", c.forge, op, method, redactURL(u), err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &APIError{
-			Forge:   c.forge,
-			Op:      op,
-			Method:  method,
-			URL:     redactURL(u),
-			Status:  resp.StatusCode,
-			Message: c.redact(errorMessage(data)),
-		}
-	}
-	if out != nil && len(bytes.TrimSpace(data)) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("%s: %s: %s %s: decode response: %w", c.forge, op, method, redactURL(u), err)
-		}
-	}
-	return nil
+	apiErr.RetryAt = retryAt(resp, now)
+	return apiErr
 }
 
-// pages calls fetch with page = 1, 2, ... until a page holds fewer than
-// perPage items; fetch returns how many items its page held.
-func pages(perPage int, fetch func(page int) (int, error)) error {
-	for page := 1; page <= maxPages; page++ {
-		n, err := fetch(page)
-		if err != nil {
-			return err
+// retryAt reads when a rate-limited answer allows calls again: Retry-After
+// (seconds or a date; GitHub's secondary limits, GitLab), else the reset
+// time of an exhausted primary limit (GitHub's X-RateLimit-Reset, GitLab's
+// RateLimit-Reset, both Unix seconds). Zero for an answer that is no rate
+// limit.
+func retryAt(resp *http.Response, now time.Time) time.Time {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusForbidden {
+		return time.Time{}
+	}
+	h := resp.Header
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+			return now.Add(time.Duration(secs) * time.Second)
 		}
-		if n < perPage {
-			return nil
+		if t, err := http.ParseTime(v); err == nil {
+			return t
 		}
 	}
-	return nil
+	remaining := h.Get("X-RateLimit-Remaining")
+	reset := h.Get("X-RateLimit-Reset")
+	if remaining == "" {
+		remaining, reset = h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset")
+	}
+	if remaining == "0" || resp.StatusCode == http.StatusTooManyRequests {
+		if secs, err := strconv.ParseInt(reset, 10, 64); err == nil && secs > 0 {
+			return time.Unix(secs, 0)
+		}
+		if resp.StatusCode == http.StatusTooManyRequests || remaining == "0" {
+			// Limited without saying until when: GitHub's advice is a minute.
+			return now.Add(time.Minute)
+		}
+	}
+	return time.Time{}
 }
 
-func (c *client) redact(s string) string {
-	if c.token == "" {
+func (e errorMapper) redact(s string) string {
+	if e.secret == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, c.token, "REDACTED")
+	return strings.ReplaceAll(s, e.secret, "REDACTED")
 }
 
-func (c *client) redactErr(err error) error {
-	if c.token == "" || !strings.Contains(err.Error(), c.token) {
+func (e errorMapper) redactErr(err error) error {
+	if e.secret == "" || !strings.Contains(err.Error(), e.secret) {
 		return err
 	}
-	return fmt.Errorf("%s", c.redact(err.Error()))
+	return errors.New(e.redact(err.Error()))
 }
 
 // errorMessage pulls the human part out of an error body: every forge says
@@ -188,8 +190,4 @@ func redactURL(raw string) string {
 		return "<unparseable URL>"
 	}
 	return u.Redacted()
-}
-
-func repoPath(r Repo) string {
-	return "/repos/" + url.PathEscape(r.Owner) + "/" + url.PathEscape(r.Name)
 }

@@ -27,7 +27,7 @@ func TestErrorMessage(t *testing.T) {
 }
 
 func TestRedactKeepsTokenOutOfErrors(t *testing.T) {
-	c := &client{token: "s3cr3t-token"}
+	c := errorMapper{secret: "s3cr3t-token"}
 	if got := c.redact(`token "s3cr3t-token" is invalid`); got != `token "REDACTED" is invalid` {
 		t.Errorf("redact = %q", got)
 	}

@@ -1,8 +1,11 @@
 // Package forge opens, inspects and merges pull requests on Gitea, GitHub
 // and GitLab, the channel through which a promotion is reviewed when its
-// approval is a pull-request review. Each provider is a thin REST client
-// (net/http and encoding/json, no SDK); what counts as an approval is decided
-// by the pure CountingApproval.
+// approval is a pull-request review, and reads the commit statuses deployers
+// post. Each provider adapts the forge's maintained SDK (go-github, GitLab's
+// client-go, Gitea's SDK) to the Forge interface: lists are read page by
+// page, a rate limit is an *APIError that says when to retry (never a
+// sleep), and errors never hold a credential. What counts as an approval is
+// decided by the pure CountingApproval.
 package forge
 
 import (
@@ -32,6 +35,9 @@ type Forge interface {
 	Close(ctx context.Context, repo Repo, number int, comment string) error
 	// Comment adds a comment to pull request number.
 	Comment(ctx context.Context, repo Repo, number int, body string) error
+	// CommitStatuses lists the statuses posted on commit sha, every page of
+	// them, in the forge's order (the newest is the one with the latest At).
+	CommitStatuses(ctx context.Context, repo Repo, sha string) ([]CommitStatus, error)
 }
 
 // Kinds of forge New accepts.
@@ -43,10 +49,35 @@ const (
 
 // New returns the client for a forge of kind at apiURL, the root of its REST
 // API: https://gitea.example.com/api/v1, https://api.github.com (the default
-// for github), https://gitlab.com/api/v4 (the default for gitlab). token is
-// sent in a header, never in a URL. httpClient nil means a client with a
-// 30-second timeout.
+// for github; GitHub Enterprise Server's is https://HOST/api/v3),
+// https://gitlab.com/api/v4 (the default for gitlab). token is sent in a
+// header, never in a URL. httpClient nil means a client with a 30-second
+// timeout.
 func New(kind, apiURL, token string, httpClient *http.Client) (Forge, error) {
+	return NewWithCredentials(kind, apiURL, Credentials{Token: token}, httpClient)
+}
+
+// Credentials authenticate vectorflow to a forge: a token, or (GitHub only)
+// a GitHub App installation.
+type Credentials struct {
+	Token     string
+	GitHubApp *GitHubApp
+	// AppTokens keeps GitHub App installation tokens between clients; nil
+	// means each client buys its own.
+	AppTokens *AppTokens
+}
+
+// GitHubApp is a GitHub App installation vectorflow acts as: the app signs a
+// JWT with its private key and trades it for an installation token, which is
+// renewed before it expires.
+type GitHubApp struct {
+	AppID, InstallationID int64
+	// PrivateKey is the app's PEM-encoded private key.
+	PrivateKey []byte
+}
+
+// NewWithCredentials is New with a GitHub App as an alternative to a token.
+func NewWithCredentials(kind, apiURL string, cred Credentials, httpClient *http.Client) (Forge, error) {
 	if apiURL == "" {
 		switch kind {
 		case KindGitHub:
@@ -62,21 +93,20 @@ func New(kind, apiURL, token string, httpClient *http.Client) (Forge, error) {
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: 30 * time.Second}
 	}
+	if cred.GitHubApp != nil && kind != KindGitHub {
+		return nil, fmt.Errorf("%s forge: GitHub App credentials work on github only: use a token", kind)
+	}
+	if cred.GitHubApp == nil && cred.Token == "" {
+		return nil, fmt.Errorf("%s forge: no credentials: set a token", kind)
+	}
+	e := errorMapper{forge: kind, secret: cred.Token}
 	switch kind {
 	case KindGitea:
-		return &gitea{c: newClient(kind, base, httpClient, token, map[string]string{
-			"Authorization": "token " + token,
-		})}, nil
+		return newGitea(base, cred.Token, httpClient, e)
 	case KindGitHub:
-		return &github{c: newClient(kind, base, httpClient, token, map[string]string{
-			"Authorization":        "Bearer " + token,
-			"Accept":               "application/vnd.github+json",
-			"X-GitHub-Api-Version": "2022-11-28",
-		})}, nil
+		return newGitHub(base, cred, httpClient, e)
 	case KindGitLab:
-		return &gitlab{c: newClient(kind, base, httpClient, token, map[string]string{
-			"PRIVATE-TOKEN": token,
-		})}, nil
+		return newGitLab(base, cred.Token, httpClient, e)
 	default:
 		return nil, fmt.Errorf("forge kind %q is not supported: use %s, %s or %s", kind, KindGitea, KindGitHub, KindGitLab)
 	}
@@ -214,4 +244,28 @@ func (o MergeOptions) method() (string, error) {
 	default:
 		return "", fmt.Errorf("merge method %q is not supported: use %s, %s or %s", o.Method, MergeMethodMerge, MergeMethodSquash, MergeMethodRebase)
 	}
+}
+
+// Commit-status states, the same on every forge.
+const (
+	CommitStatusSuccess = "success"
+	CommitStatusFailure = "failure"
+	CommitStatusError   = "error"
+	CommitStatusPending = "pending"
+)
+
+// CommitStatus is one status a CI system or deployer posted on a commit.
+// Context is GitHub's and Gitea's name for it (GitLab's "name").
+type CommitStatus struct {
+	// ID is the forge's id of the status; later statuses have higher ids,
+	// which orders statuses set within the same second.
+	ID      int64
+	Context string
+	// State is CommitStatusSuccess, CommitStatusFailure, CommitStatusError
+	// or CommitStatusPending.
+	State       string
+	Description string
+	TargetURL   string
+	// At is when the status was last set.
+	At time.Time
 }

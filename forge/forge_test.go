@@ -91,6 +91,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		{"gitea", "", "API URL is empty"},
 		{"gitea", "gitea.example.com/api/v1", "is not an http(s) URL"},
 		{"gitea", "https://admin:hunter2@gitea.example.com/api/v1", "carries credentials"},
+		{"gitea", "https://gitea.example.com", "does not end in /api/v1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind+" "+tt.apiURL, func(t *testing.T) {
@@ -102,6 +103,9 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 				t.Errorf("error leaks the password: %v", err)
 			}
 		})
+	}
+	if _, err := forge.New(forge.KindGitLab, "", "", nil); err == nil || !strings.Contains(err.Error(), "no credentials") {
+		t.Errorf("New without a token: %v, want an error saying so", err)
 	}
 	for _, kind := range []string{forge.KindGitHub, forge.KindGitLab} {
 		if _, err := forge.New(kind, "", "tok", nil); err != nil {

@@ -1,69 +1,143 @@
 package forge
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
+
+	sdk "code.gitea.io/sdk/gitea"
 )
 
-// gitea speaks Gitea's API v1.
-type gitea struct{ c *client }
-
-type giteaUser struct {
-	Login string `json:"login"`
+// gitea speaks Gitea's API v1 through Gitea's SDK.
+type gitea struct {
+	server string // the server root: the API URL without /api/v1
+	token  string
+	http   *http.Client
+	err    errorMapper
 }
 
-type giteaPull struct {
-	Number         int        `json:"number"`
-	State          string     `json:"state"`
-	HTMLURL        string     `json:"html_url"`
-	User           *giteaUser `json:"user"`
-	Mergeable      bool       `json:"mergeable"`
-	Merged         bool       `json:"merged"`
-	MergeCommitSHA *string    `json:"merge_commit_sha"`
-	MergedBy       *giteaUser `json:"merged_by"`
-	Head           struct {
-		Ref    string `json:"ref"`
-		SHA    string `json:"sha"`
-		RepoID int64  `json:"repo_id"`
-	} `json:"head"`
-	Base struct {
-		RepoID int64 `json:"repo_id"`
-	} `json:"base"`
+func newGitea(base *url.URL, token string, hc *http.Client, e errorMapper) (*gitea, error) {
+	root, ok := strings.CutSuffix(base.String(), "/api/v1")
+	if !ok {
+		return nil, fmt.Errorf("gitea forge: API URL %q does not end in /api/v1: set it to the root of Gitea's REST API, https://HOST/api/v1", redactURL(base.String()))
+	}
+	return &gitea{server: root, token: token, http: hc, err: e}, nil
 }
 
-func (p giteaPull) toPullRequest() PullRequest {
+// call is one SDK client for one call: the SDK takes its context per
+// client, not per request. It records the body of an error answer, which
+// the SDK drops for some calls (merge answers only a status).
+type call struct {
+	c       *sdk.Client
+	errBody *bytes.Buffer
+}
+
+func (g *gitea) call(ctx context.Context) (call, error) {
+	hc := *g.http
+	rec := &errorBodyRecorder{next: hc.Transport}
+	if rec.next == nil {
+		rec.next = http.DefaultTransport
+	}
+	hc.Transport = rec
+	// An empty version skips the SDK's look-up of the server version on
+	// every new client.
+	c, err := sdk.NewClient(g.server, sdk.SetHTTPClient(&hc), sdk.SetToken(g.token), sdk.SetContext(ctx), sdk.SetGiteaVersion(""))
+	if err != nil {
+		return call{}, g.err.transport("connect", err)
+	}
+	return call{c: c, errBody: &rec.body}, nil
+}
+
+// errorBodyRecorder keeps a copy of the body of the last error answer.
+type errorBodyRecorder struct {
+	next http.RoundTripper
+	body bytes.Buffer
+}
+
+func (r *errorBodyRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if err != nil || resp.StatusCode < 300 {
+		return resp, err
+	}
+	data, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if rerr != nil {
+		return nil, rerr
+	}
+	r.body.Reset()
+	r.body.Write(data)
+	resp.Body = io.NopCloser(bytes.NewReader(data))
+	return resp, nil
+}
+
+// fail maps what the SDK returned for op; resp is nil when no answer came.
+func (g *gitea) fail(op string, cl call, resp *sdk.Response, err error) error {
+	if resp != nil && resp.Response != nil && resp.StatusCode >= 300 {
+		msg := errorMessage(cl.errBody.Bytes())
+		if msg == "" && err != nil {
+			msg = err.Error()
+		}
+		return g.err.status(op, resp.Response, msg, time.Now())
+	}
+	if err == nil {
+		err = errors.New("no answer")
+	}
+	return g.err.transport(op, err)
+}
+
+func toGiteaPullRequest(p *sdk.PullRequest) PullRequest {
 	mergeable := p.Mergeable
 	pr := PullRequest{
-		Number:    p.Number,
-		State:     p.State,
-		Merged:    p.Merged,
-		HeadSHA:   p.Head.SHA,
+		Number:    int(p.Index),
+		State:     string(p.State),
+		Merged:    p.HasMerged,
 		Mergeable: &mergeable,
 		URL:       p.HTMLURL,
-		Author:    login(p.User),
-		MergedBy:  login(p.MergedBy),
+		Author:    giteaLogin(p.Poster),
+		MergedBy:  giteaLogin(p.MergedBy),
 	}
-	if p.MergeCommitSHA != nil {
-		pr.MergeCommit = *p.MergeCommitSHA
+	if p.Head != nil {
+		pr.HeadSHA = p.Head.Sha
 	}
-	if p.Merged {
+	if p.MergedCommitID != nil {
+		pr.MergeCommit = *p.MergedCommitID
+	}
+	if p.HasMerged {
 		pr.State = StateMerged
 	}
 	return pr
 }
 
-func login(u *giteaUser) string {
+func giteaLogin(u *sdk.User) string {
 	if u == nil {
 		return ""
 	}
-	return u.Login
+	return u.UserName
 }
 
-const giteaPageSize = 50 // Gitea's default MAX_RESPONSE_ITEMS
+// giteaPageSize is Gitea's default MAX_RESPONSE_ITEMS; a server allowing
+// fewer says so in its Link header, which the SDK reads into NextPage.
+const giteaPageSize = 50
+
+// giteaPages calls fetch with page 1, 2, ... while the answer names a next
+// page.
+func giteaPages(fetch func(page int) (*sdk.Response, bool, error)) error {
+	for page := 1; page <= maxPages; {
+		resp, done, err := fetch(page)
+		if err != nil || done || resp == nil || resp.NextPage <= page {
+			return err
+		}
+		page = resp.NextPage
+	}
+	return nil
+}
 
 func (g *gitea) OpenPullRequest(ctx context.Context, repo Repo, pr NewPullRequest) (PullRequest, error) {
 	if existing, ok, err := g.findOpen(ctx, repo, pr.Head); err != nil || ok {
@@ -73,47 +147,52 @@ func (g *gitea) OpenPullRequest(ctx context.Context, repo Repo, pr NewPullReques
 	if err != nil {
 		return PullRequest{}, err
 	}
-	var created giteaPull
-	err = g.c.do(ctx, "open pull request "+pr.Head+" -> "+pr.Base+" in "+repo.String(), http.MethodPost,
-		repoPath(repo)+"/pulls", map[string]any{
-			"head":   pr.Head,
-			"base":   pr.Base,
-			"title":  pr.Title,
-			"body":   pr.Body,
-			"labels": labels,
-		}, &created)
-	if apiErr := (*APIError)(nil); errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
-		// Someone opened it between our look-up and our create.
-		if existing, ok, ferr := g.findOpen(ctx, repo, pr.Head); ferr == nil && ok {
-			return existing, nil
-		}
-	}
+	cl, err := g.call(ctx)
 	if err != nil {
 		return PullRequest{}, err
 	}
-	return created.toPullRequest(), nil
+	created, resp, err := cl.c.CreatePullRequest(repo.Owner, repo.Name, sdk.CreatePullRequestOption{
+		Head: pr.Head, Base: pr.Base, Title: pr.Title, Body: pr.Body, Labels: labels,
+	})
+	if err != nil {
+		err = g.fail("open pull request "+pr.Head+" -> "+pr.Base+" in "+repo.String(), cl, resp, err)
+		if apiErr := (*APIError)(nil); errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
+			// Someone opened it between our look-up and our create.
+			if existing, ok, ferr := g.findOpen(ctx, repo, pr.Head); ferr == nil && ok {
+				return existing, nil
+			}
+		}
+		return PullRequest{}, err
+	}
+	return toGiteaPullRequest(created), nil
 }
 
 // findOpen returns the open pull request from branch head of repo itself.
 func (g *gitea) findOpen(ctx context.Context, repo Repo, head string) (PullRequest, bool, error) {
-	var found *giteaPull
-	err := pages(giteaPageSize, func(page int) (int, error) {
-		var pulls []giteaPull
-		err := g.c.do(ctx, "list open pull requests of "+repo.String(), http.MethodGet,
-			repoPath(repo)+"/pulls?state=open&limit="+strconv.Itoa(giteaPageSize)+"&page="+strconv.Itoa(page), nil, &pulls)
-		for i := range pulls {
-			p := pulls[i]
-			if p.Head.Ref == head && p.Head.RepoID == p.Base.RepoID {
-				found = &p
-				return 0, nil
+	cl, err := g.call(ctx)
+	if err != nil {
+		return PullRequest{}, false, err
+	}
+	var found *sdk.PullRequest
+	err = giteaPages(func(page int) (*sdk.Response, bool, error) {
+		pulls, resp, err := cl.c.ListRepoPullRequests(repo.Owner, repo.Name, sdk.ListPullRequestsOptions{
+			ListOptions: sdk.ListOptions{Page: page, PageSize: giteaPageSize}, State: sdk.StateOpen,
+		})
+		if err != nil {
+			return resp, true, g.fail("list open pull requests of "+repo.String(), cl, resp, err)
+		}
+		for _, p := range pulls {
+			if p.Head != nil && p.Base != nil && p.Head.Ref == head && p.Head.RepoID == p.Base.RepoID {
+				found = p
+				return resp, true, nil
 			}
 		}
-		return len(pulls), err
+		return resp, false, nil
 	})
 	if err != nil || found == nil {
 		return PullRequest{}, false, err
 	}
-	return found.toPullRequest(), true, nil
+	return toGiteaPullRequest(found), true, nil
 }
 
 // labelIDs maps label names to Gitea's ids, creating the missing ones: the
@@ -122,19 +201,20 @@ func (g *gitea) labelIDs(ctx context.Context, repo Repo, names []string) ([]int6
 	if len(names) == 0 {
 		return nil, nil
 	}
-	type label struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
+	cl, err := g.call(ctx)
+	if err != nil {
+		return nil, err
 	}
 	byName := map[string]int64{}
-	err := pages(giteaPageSize, func(page int) (int, error) {
-		var labels []label
-		err := g.c.do(ctx, "list labels of "+repo.String(), http.MethodGet,
-			repoPath(repo)+"/labels?limit="+strconv.Itoa(giteaPageSize)+"&page="+strconv.Itoa(page), nil, &labels)
+	err = giteaPages(func(page int) (*sdk.Response, bool, error) {
+		labels, resp, err := cl.c.ListRepoLabels(repo.Owner, repo.Name, sdk.ListLabelsOptions{ListOptions: sdk.ListOptions{Page: page, PageSize: giteaPageSize}})
+		if err != nil {
+			return resp, true, g.fail("list labels of "+repo.String(), cl, resp, err)
+		}
 		for _, l := range labels {
 			byName[l.Name] = l.ID
 		}
-		return len(labels), err
+		return resp, false, nil
 	})
 	if err != nil {
 		return nil, err
@@ -143,10 +223,9 @@ func (g *gitea) labelIDs(ctx context.Context, repo Repo, names []string) ([]int6
 	for _, name := range names {
 		id, ok := byName[name]
 		if !ok {
-			var created label
-			if err := g.c.do(ctx, "create label "+strconv.Quote(name)+" in "+repo.String(), http.MethodPost,
-				repoPath(repo)+"/labels", map[string]any{"name": name, "color": "#ededed"}, &created); err != nil {
-				return nil, err
+			created, resp, err := cl.c.CreateLabel(repo.Owner, repo.Name, sdk.CreateLabelOption{Name: name, Color: "#ededed"})
+			if err != nil {
+				return nil, g.fail("create label "+strconv.Quote(name)+" in "+repo.String(), cl, resp, err)
 			}
 			id = created.ID
 			byName[name] = id
@@ -157,44 +236,41 @@ func (g *gitea) labelIDs(ctx context.Context, repo Repo, names []string) ([]int6
 }
 
 func (g *gitea) GetPullRequest(ctx context.Context, repo Repo, number int) (PullRequest, error) {
-	var p giteaPull
-	err := g.c.do(ctx, fmt.Sprintf("get pull request %d of %s", number, repo), http.MethodGet,
-		pullPath(repo, number), nil, &p)
+	cl, err := g.call(ctx)
 	if err != nil {
 		return PullRequest{}, err
 	}
-	return p.toPullRequest(), nil
+	p, resp, err := cl.c.GetPullRequest(repo.Owner, repo.Name, int64(number))
+	if err != nil {
+		return PullRequest{}, g.fail(fmt.Sprintf("get pull request %d of %s", number, repo), cl, resp, err)
+	}
+	return toGiteaPullRequest(p), nil
 }
 
 func (g *gitea) Reviews(ctx context.Context, repo Repo, number int) ([]Review, error) {
-	type review struct {
-		ID          int64      `json:"id"`
-		User        *giteaUser `json:"user"`
-		State       string     `json:"state"`
-		CommitID    string     `json:"commit_id"`
-		Official    bool       `json:"official"`
-		Stale       bool       `json:"stale"`
-		Dismissed   bool       `json:"dismissed"`
-		SubmittedAt time.Time  `json:"submitted_at"`
+	cl, err := g.call(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var out []Review
-	err := pages(giteaPageSize, func(page int) (int, error) {
-		var reviews []review
-		err := g.c.do(ctx, fmt.Sprintf("list reviews of pull request %d of %s", number, repo), http.MethodGet,
-			pullPath(repo, number)+"/reviews?limit="+strconv.Itoa(giteaPageSize)+"&page="+strconv.Itoa(page), nil, &reviews)
+	err = giteaPages(func(page int) (*sdk.Response, bool, error) {
+		reviews, resp, err := cl.c.ListPullReviews(repo.Owner, repo.Name, int64(number), sdk.ListPullReviewsOptions{ListOptions: sdk.ListOptions{Page: page, PageSize: giteaPageSize}})
+		if err != nil {
+			return resp, true, g.fail(fmt.Sprintf("list reviews of pull request %d of %s", number, repo), cl, resp, err)
+		}
 		for _, r := range reviews {
 			out = append(out, Review{
 				ID:          r.ID,
-				User:        login(r.User),
-				State:       giteaReviewState(r.State, r.Dismissed),
+				User:        giteaLogin(r.Reviewer),
+				State:       giteaReviewState(string(r.State), r.Dismissed),
 				CommitID:    r.CommitID,
 				Official:    r.Official,
 				Stale:       r.Stale,
 				Dismissed:   r.Dismissed,
-				SubmittedAt: r.SubmittedAt,
+				SubmittedAt: r.Submitted,
 			})
 		}
-		return len(reviews), err
+		return resp, false, nil
 	})
 	return out, err
 }
@@ -218,18 +294,19 @@ func (g *gitea) Merge(ctx context.Context, repo Repo, number int, opts MergeOpti
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"Do": method}
-	if opts.Title != "" {
-		body["merge_title_field"] = opts.Title
+	cl, err := g.call(ctx)
+	if err != nil {
+		return err
 	}
-	if opts.Message != "" {
-		body["merge_message_field"] = opts.Message
+	op := fmt.Sprintf("merge pull request %d of %s", number, repo)
+	merged, resp, err := cl.c.MergePullRequest(repo.Owner, repo.Name, int64(number), sdk.MergePullRequestOption{
+		Style: sdk.MergeStyle(method), Title: opts.Title, Message: opts.Message, HeadCommitId: opts.HeadSHA,
+	})
+	if err != nil || !merged {
+		// The SDK answers a refusal with merged false and no error.
+		return g.fail(op, cl, resp, err)
 	}
-	if opts.HeadSHA != "" {
-		body["head_commit_id"] = opts.HeadSHA
-	}
-	return g.c.do(ctx, fmt.Sprintf("merge pull request %d of %s", number, repo), http.MethodPost,
-		pullPath(repo, number)+"/merge", body, nil)
+	return nil
 }
 
 func (g *gitea) Close(ctx context.Context, repo Repo, number int, comment string) error {
@@ -238,15 +315,54 @@ func (g *gitea) Close(ctx context.Context, repo Repo, number int, comment string
 			return err
 		}
 	}
-	return g.c.do(ctx, fmt.Sprintf("close pull request %d of %s", number, repo), http.MethodPatch,
-		pullPath(repo, number), map[string]any{"state": StateClosed}, nil)
+	cl, err := g.call(ctx)
+	if err != nil {
+		return err
+	}
+	closed := sdk.StateClosed
+	if _, resp, err := cl.c.EditPullRequest(repo.Owner, repo.Name, int64(number), sdk.EditPullRequestOption{State: &closed}); err != nil {
+		return g.fail(fmt.Sprintf("close pull request %d of %s", number, repo), cl, resp, err)
+	}
+	return nil
 }
 
 func (g *gitea) Comment(ctx context.Context, repo Repo, number int, body string) error {
-	return g.c.do(ctx, fmt.Sprintf("comment on pull request %d of %s", number, repo), http.MethodPost,
-		repoPath(repo)+"/issues/"+strconv.Itoa(number)+"/comments", map[string]any{"body": body}, nil)
+	cl, err := g.call(ctx)
+	if err != nil {
+		return err
+	}
+	if _, resp, err := cl.c.CreateIssueComment(repo.Owner, repo.Name, int64(number), sdk.CreateIssueCommentOption{Body: body}); err != nil {
+		return g.fail(fmt.Sprintf("comment on pull request %d of %s", number, repo), cl, resp, err)
+	}
+	return nil
 }
 
-func pullPath(repo Repo, number int) string {
-	return repoPath(repo) + "/pulls/" + strconv.Itoa(number)
+func (g *gitea) CommitStatuses(ctx context.Context, repo Repo, sha string) ([]CommitStatus, error) {
+	cl, err := g.call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []CommitStatus
+	err = giteaPages(func(page int) (*sdk.Response, bool, error) {
+		statuses, resp, err := cl.c.ListStatuses(repo.Owner, repo.Name, sha, sdk.ListStatusesOption{ListOptions: sdk.ListOptions{Page: page, PageSize: giteaPageSize}})
+		if err != nil {
+			return resp, true, g.fail(fmt.Sprintf("list the statuses of commit %s of %s", sha, repo), cl, resp, err)
+		}
+		for _, s := range statuses {
+			at := s.Updated
+			if at.IsZero() {
+				at = s.Created
+			}
+			out = append(out, CommitStatus{
+				ID:          s.ID,
+				Context:     s.Context,
+				State:       commitState(string(s.State)),
+				Description: s.Description,
+				TargetURL:   s.TargetURL,
+				At:          at,
+			})
+		}
+		return resp, false, nil
+	})
+	return out, err
 }

@@ -24,6 +24,12 @@ import (
 // tested against request/response pairs from their API documentation: the
 // server checks every request (method, escaped path, query, auth header,
 // JSON body) and answers with the documented body in testdata/<forge>/.
+//
+// The requests are the SDKs' (go-github, GitLab's client-go), in forms the
+// APIs document as accepted: go-github sends an issue's labels as a bare
+// JSON array and leaves page out of a first page; client-go escapes every
+// byte of a project path that is not a letter or digit ('.' as %2E, '/' as
+// %2F), which GitLab decodes like any percent-encoding.
 
 // exchange is one recorded request and the documented answer to it.
 type exchange struct {
@@ -33,6 +39,9 @@ type exchange struct {
 	body   string // the JSON request body wanted; "" for none
 	status int
 	reply  string // file under testdata/<forge>/; "" for an empty body
+	// header is sent with the reply; "{{server}}" in a value becomes the
+	// test server's URL (GitHub's Link header names absolute URLs).
+	header map[string]string
 }
 
 const (
@@ -63,7 +72,7 @@ func TestRecordedForges(t *testing.T) {
 				{method: "POST", path: "/repos/octocat/Hello-World/pulls", status: 201, reply: "pull_open.json",
 					body: `{"title":"Amazing new feature","body":"Please pull these awesome changes in!","head":"new-topic","base":"master"}`},
 				{method: "POST", path: "/repos/octocat/Hello-World/issues/1347/labels", status: 200, reply: "labels.json",
-					body: `{"labels":["vectorflow","promotion"]}`},
+					body: `["vectorflow","promotion"]`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return f.OpenPullRequest(ctx, hub, forge.NewPullRequest{Head: "new-topic", Base: "master",
@@ -114,7 +123,7 @@ func TestRecordedForges(t *testing.T) {
 			name: "github reviews and which of them count",
 			kind: forge.KindGitHub,
 			exchanges: []exchange{
-				{method: "GET", path: "/repos/octocat/Hello-World/pulls/1347/reviews", query: "per_page=100&page=1", status: 200, reply: "reviews.json"},
+				{method: "GET", path: "/repos/octocat/Hello-World/pulls/1347/reviews", query: "per_page=100", status: 200, reply: "reviews.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return countingReviews(f.Reviews(ctx, hub, 1347))
@@ -191,8 +200,8 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab open a new merge request with labels",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules", status: 200, reply: "-[]"},
-				{method: "POST", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", status: 201, reply: "merge_request_open.json",
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules&per_page=100", status: 200, reply: "-[]"},
+				{method: "POST", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", status: 201, reply: "merge_request_open.json",
 					body: `{"source_branch":"manual-job-rules","target_branch":"main","title":"Manual job rules","description":"","labels":"vectorflow,promotion"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
@@ -206,7 +215,7 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab open finds the open merge request in a subgroup project",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/gitlab-org%2Fsubgroup%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules", status: 200, reply: "merge_requests_list_open.json"},
+				{method: "GET", path: "/projects/gitlab-org%2Fsubgroup%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules&per_page=100", status: 200, reply: "merge_requests_list_open.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return f.OpenPullRequest(ctx, labSub, forge.NewPullRequest{Head: "manual-job-rules", Base: "main", Title: "again"})
@@ -219,10 +228,10 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab open after losing a race returns the winner's merge request",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules", status: 200, reply: "-[]"},
-				{method: "POST", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", status: 409, reply: "create_conflict.json",
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules&per_page=100", status: 200, reply: "-[]"},
+				{method: "POST", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", status: 409, reply: "create_conflict.json",
 					body: `{"source_branch":"manual-job-rules","target_branch":"main","title":"t","description":""}`},
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules", status: 200, reply: "merge_requests_list_open.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests", query: "state=opened&source_branch=manual-job-rules&per_page=100", status: 200, reply: "merge_requests_list_open.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				pr, err := f.OpenPullRequest(ctx, lab, forge.NewPullRequest{Head: "manual-job-rules", Base: "main", Title: "t"})
@@ -234,7 +243,7 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab merged merge request",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_merged.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_merged.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.GetPullRequest(ctx, lab, 133) },
 			want: forge.PullRequest{Number: 133, State: forge.StateMerged, Merged: true, MergedBy: "DouweM",
@@ -245,8 +254,8 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab approvals are reviews on the head, the author's does not count",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_open.json"},
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/approvals", status: 200, reply: "approvals.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_open.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/approvals", status: 200, reply: "approvals.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return countingReviews(f.Reviews(ctx, lab, 133))
@@ -260,7 +269,7 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab squash merge pinned to the reviewed head",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "PUT", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", status: 200, reply: "merge_request_merged.json",
+				{method: "PUT", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", status: 200, reply: "merge_request_merged.json",
 					body: `{"squash":true,"squash_commit_message":"Promote x-1\n\nApproved-by: root","sha":"` + gitlabHead + `"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
@@ -271,36 +280,36 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab refuses a merge request that cannot merge",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "PUT", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", status: 405, reply: "merge_method_not_allowed.json",
+				{method: "PUT", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", status: 405, reply: "merge_method_not_allowed.json",
 					body: `{"merge_commit_message":"Promote x-1"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return nil, f.Merge(ctx, lab, 133, forge.MergeOptions{Title: "Promote x-1"})
 			},
 			wantErr: &forge.APIError{Forge: "gitlab", Op: "merge merge request !133 of marcel.amirault/test-project", Method: "PUT",
-				URL: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", Status: 405, Message: "405 Method Not Allowed"},
+				URL: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", Status: 405, Message: "405 Method Not Allowed"},
 		},
 		{
 			name: "gitlab refuses when the head moved since review",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "PUT", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", status: 409, reply: "merge_sha_mismatch.json",
+				{method: "PUT", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", status: 409, reply: "merge_sha_mismatch.json",
 					body: `{"sha":"` + gitlabHead + `"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
 				return nil, f.Merge(ctx, lab, 133, forge.MergeOptions{HeadSHA: gitlabHead})
 			},
 			wantErr: &forge.APIError{Forge: "gitlab", Op: "merge merge request !133 of marcel.amirault/test-project", Method: "PUT",
-				URL: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/merge", Status: 409,
+				URL: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/merge", Status: 409,
 				Message: "SHA does not match HEAD of source branch: 1111111111111111111111111111111111111111"},
 		},
 		{
 			name: "gitlab close with a comment",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "POST", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133/notes", status: 201, reply: "note.json",
+				{method: "POST", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133/notes", status: 201, reply: "note.json",
 					body: `{"body":"Superseded by x-2."}`},
-				{method: "PUT", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_closed.json",
+				{method: "PUT", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", status: 200, reply: "merge_request_closed.json",
 					body: `{"state_event":"close"}`},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) {
@@ -311,11 +320,66 @@ func TestRecordedForges(t *testing.T) {
 			name: "gitlab unauthorized",
 			kind: forge.KindGitLab,
 			exchanges: []exchange{
-				{method: "GET", path: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", status: 401, reply: "unauthorized.json"},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", status: 401, reply: "unauthorized.json"},
 			},
 			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.GetPullRequest(ctx, lab, 133) },
 			wantErr: &forge.APIError{Forge: "gitlab", Op: "get merge request !133 of marcel.amirault/test-project", Method: "GET",
-				URL: "/projects/marcel.amirault%2Ftest-project/merge_requests/133", Status: 401, Message: "401 Unauthorized"},
+				URL: "/projects/marcel%2Eamirault%2Ftest-project/merge_requests/133", Status: 401, Message: "401 Unauthorized"},
+		},
+		{
+			name: "github commit statuses over two pages",
+			kind: forge.KindGitHub,
+			exchanges: []exchange{
+				{method: "GET", path: "/repos/octocat/Hello-World/commits/" + githubHead + "/statuses", query: "per_page=100", status: 200, reply: "statuses_page1.json",
+					header: map[string]string{"Link": `<{{server}}/repositories/1296269/commits/` + githubHead + `/statuses?per_page=100&page=2>; rel="next", <{{server}}/repositories/1296269/commits/` + githubHead + `/statuses?per_page=100&page=2>; rel="last"`}},
+				{method: "GET", path: "/repos/octocat/Hello-World/commits/" + githubHead + "/statuses", query: "per_page=100&page=2", status: 200, reply: "statuses_page2.json"},
+			},
+			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, hub, githubHead) },
+			want: []forge.CommitStatus{
+				{ID: 3, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: at("2026-11-30T10:05:00Z")},
+				{ID: 1, Context: "continuous-integration/jenkins", State: forge.CommitStatusSuccess, Description: "Build has completed successfully", TargetURL: "https://ci.example.com/1000/output", At: at("2012-07-20T01:19:13Z")},
+				{ID: 2, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusPending, Description: "progressing", At: at("2026-11-30T10:00:00Z")},
+			},
+		},
+		{
+			name: "github primary rate limit says when it resets",
+			kind: forge.KindGitHub,
+			exchanges: []exchange{
+				{method: "GET", path: "/repos/octocat/Hello-World/commits/" + githubHead + "/statuses", query: "per_page=100", status: 403, reply: "rate_limited.json",
+					header: map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000", "X-RateLimit-Reset": "1796040000", "X-RateLimit-Resource": "core"}},
+			},
+			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, hub, githubHead) },
+			wantErr: &forge.APIError{Forge: "github", Op: "list the statuses of commit " + githubHead + " of octocat/Hello-World", Method: "GET",
+				URL: "/repos/octocat/Hello-World/commits/" + githubHead + "/statuses?per_page=100", Status: 403,
+				Message: "API rate limit exceeded for installation ID 1234.", RetryAt: time.Unix(1796040000, 0)},
+		},
+		{
+			name: "gitlab commit statuses over two pages",
+			kind: forge.KindGitLab,
+			exchanges: []exchange{
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/repository/commits/" + gitlabHead + "/statuses", query: "per_page=100", status: 200, reply: "statuses_page1.json",
+					header: map[string]string{"X-Page": "1", "X-Next-Page": "2", "X-Per-Page": "100", "X-Total-Pages": "2", "X-Total": "3"}},
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/repository/commits/" + gitlabHead + "/statuses", query: "per_page=100&page=2", status: 200, reply: "statuses_page2.json",
+					header: map[string]string{"X-Page": "2", "X-Next-Page": "", "X-Per-Page": "100", "X-Total-Pages": "2", "X-Total": "3"}},
+			},
+			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, lab, gitlabHead) },
+			want: []forge.CommitStatus{
+				{ID: 93, Context: "kustomization/apps/0c9c2e41", State: forge.CommitStatusFailure, Description: "health check failed", At: at("2026-11-30T10:05:00Z")},
+				{ID: 91, Context: "bundler:audit", State: forge.CommitStatusPending, TargetURL: "https://gitlab.example.com/janedoe/gitlab-foss/builds/91", At: at("2016-01-19T08:40:25.934Z")},
+				{ID: 90, Context: "flay", State: forge.CommitStatusSuccess, Description: "Flay passed", TargetURL: "https://gitlab.example.com/janedoe/gitlab-foss/builds/90", At: at("2016-01-19T08:40:25.935Z")},
+			},
+		},
+		{
+			name: "gitlab rate limit says when it resets",
+			kind: forge.KindGitLab,
+			exchanges: []exchange{
+				{method: "GET", path: "/projects/marcel%2Eamirault%2Ftest-project/repository/commits/" + gitlabHead + "/statuses", query: "per_page=100", status: 429, reply: "-Retry later",
+					header: map[string]string{"Content-Type": "text/plain", "RateLimit-Limit": "60", "RateLimit-Observed": "67", "RateLimit-Remaining": "0", "RateLimit-Reset": "1796040000", "RateLimit-ResetTime": "Tue, 30 Nov 2026 12:00:00 GMT"}},
+			},
+			call: func(ctx context.Context, f forge.Forge) (any, error) { return f.CommitStatuses(ctx, lab, gitlabHead) },
+			wantErr: &forge.APIError{Forge: "gitlab", Op: "list the statuses of commit " + gitlabHead + " of marcel.amirault/test-project", Method: "GET",
+				URL: "/projects/marcel%2Eamirault%2Ftest-project/repository/commits/" + gitlabHead + "/statuses?per_page=100", Status: 429,
+				Message: "Retry later", RetryAt: time.Unix(1796040000, 0)},
 		},
 	}
 	for _, tt := range tests {
@@ -393,7 +457,12 @@ func replay(t *testing.T, kind, token, root string, exchanges []exchange) *httpt
 		ex := exchanges[next]
 		next++
 		checkRequest(t, kind, token, root, ex, r)
-		w.Header().Set("Content-Type", "application/json")
+		for k, v := range ex.header {
+			w.Header().Set(k, strings.ReplaceAll(v, "{{server}}", "http://"+r.Host))
+		}
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
 		w.WriteHeader(ex.status)
 		_, _ = w.Write(replyBody(t, kind, ex.reply))
 	}))
@@ -473,4 +542,35 @@ func at(s string) time.Time {
 		panic(err)
 	}
 	return tm
+}
+
+// TestRecordedSecondaryRateLimit: GitHub's secondary limit answers 403 with
+// Retry-After; the call comes back at once with the time to retry, so a
+// pass is never held for the wait.
+func TestRecordedSecondaryRateLimit(t *testing.T) {
+	hub := forge.Repo{Owner: "octocat", Name: "Hello-World"}
+	srv := replay(t, forge.KindGitHub, githubToken, "", []exchange{
+		{method: "GET", path: "/repos/octocat/Hello-World/pulls/1347", status: 403, reply: "secondary_rate_limited.json",
+			header: map[string]string{"Retry-After": "60"}},
+	})
+	f, err := forge.New(forge.KindGitHub, srv.URL, githubToken, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	_, err = f.GetPullRequest(context.Background(), hub, 1347)
+	after := time.Now()
+	at, ok := forge.RetryAt(err)
+	if !ok {
+		t.Fatalf("got %v, want a rate-limit error with a retry time", err)
+	}
+	if at.Before(before.Add(60*time.Second)) || at.After(after.Add(60*time.Second)) {
+		t.Errorf("RetryAt %v, want 60s after the call (%v)", at, before)
+	}
+	if after.Sub(before) > 5*time.Second {
+		t.Errorf("the call took %v: a rate limit must not be waited out", after.Sub(before))
+	}
+	if !strings.Contains(err.Error(), "secondary rate limit") || !strings.Contains(err.Error(), "retry after") {
+		t.Errorf("error %q does not say what happened and when to retry", err)
+	}
 }

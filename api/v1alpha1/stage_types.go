@@ -42,6 +42,12 @@ type DeploymentReference struct {
 	// Namespace of the Kustomization or Application.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+
+	// CommitStatus reads the deployer's reports from the commit statuses it
+	// posts on the landscape repository's forge, for deployers that cannot
+	// reach vectorflow's webhooks.
+	// +optional
+	CommitStatus *CommitStatusSource `json:"commitStatus,omitempty"`
 }
 
 // StageStatus is what vectorflow observed in the stage's overlay.

@@ -120,16 +120,11 @@ func validatePullRequestApproval(pr *PullRequestApproval, p *field.Path) field.E
 			errs = append(errs, field.Invalid(p.Child("apiURL"), pr.APIURL, "must be an http(s) URL"))
 		case u.User != nil:
 			errs = append(errs, field.Forbidden(p.Child("apiURL"), "must not carry credentials: set tokenEnv or tokenFile"))
+		case pr.Forge == ForgeGitea && !isGiteaAPIRoot(u):
+			errs = append(errs, field.Invalid(p.Child("apiURL"), pr.APIURL, giteaAPIRootDetail))
 		}
 	}
-	switch {
-	case pr.TokenEnv == "" && pr.TokenFile == "":
-		errs = append(errs, field.Required(p.Child("tokenEnv"), "the environment variable (or tokenFile, the file) holding the forge token"))
-	case pr.TokenEnv != "" && pr.TokenFile != "":
-		errs = append(errs, field.Forbidden(p.Child("tokenFile"), "set tokenEnv or tokenFile, not both"))
-	case pr.TokenEnv != "" && !envNameRE.MatchString(pr.TokenEnv):
-		errs = append(errs, field.Invalid(p.Child("tokenEnv"), pr.TokenEnv, "must be an environment variable name"))
-	}
+	errs = append(errs, validateForgeCredentials(pr.Forge, pr.TokenEnv, pr.TokenFile, pr.GitHubApp, p)...)
 	seen := map[string]bool{}
 	for i, l := range pr.Labels {
 		switch {
@@ -155,6 +150,9 @@ func (in *Stage) Validate() field.ErrorList {
 		errs = append(errs, field.Required(spec.Child("path"), "the Kustomize overlay of the stage, relative to the landscape root"))
 	} else {
 		errs = append(errs, validateRelativePath(in.Spec.Path, spec.Child("path"), "the landscape root")...)
+	}
+	if d := in.Spec.Deployment; d != nil && d.CommitStatus != nil {
+		errs = append(errs, validateCommitStatus(d.CommitStatus, spec.Child("deployment", "commitStatus"))...)
 	}
 	return errs
 }

@@ -260,7 +260,7 @@ func TestVectorPromotionConfigValidate(t *testing.T) {
 		want: field.ErrorList{
 			field.NotSupported(pullRequestPath.Child("forge"), "bitbucket", []string{ForgeGitea, ForgeGitHub, ForgeGitLab}),
 			field.Forbidden(pullRequestPath.Child("apiURL"), "must not carry credentials: set tokenEnv or tokenFile"),
-			field.Forbidden(pullRequestPath.Child("tokenFile"), "set tokenEnv or tokenFile, not both"),
+			field.Forbidden(pullRequestPath.Child("tokenFile"), "set one of tokenEnv, tokenFile and githubApp"),
 			field.Required(pullRequestPath.Child("labels").Index(1), "a label name"),
 			field.Duplicate(pullRequestPath.Child("labels").Index(2), "a"),
 			field.NotSupported(pullRequestPath.Child("merge"), "auto", []string{PullRequestMergeForge, PullRequestMergeVectorflow}),
@@ -272,7 +272,7 @@ func TestVectorPromotionConfigValidate(t *testing.T) {
 		},
 		want: field.ErrorList{
 			field.Required(pullRequestPath.Child("apiURL"), "the root of Gitea's REST API, https://host/api/v1"),
-			field.Required(pullRequestPath.Child("tokenEnv"), "the environment variable (or tokenFile, the file) holding the forge token"),
+			field.Required(pullRequestPath.Child("tokenEnv"), "the environment variable (or tokenFile, the file) holding the forge token, or githubApp"),
 		},
 	}, {
 		name: "pull request approval: no forge, bad URL, bad env name",

@@ -173,12 +173,18 @@ type PullRequestApproval struct {
 	APIURL string `json:"apiURL,omitempty"`
 
 	// TokenEnv names the environment variable holding the forge token, and
-	// TokenFile a file holding it; exactly one is set. The token is read by
-	// the controller and never written to statuses or logs.
+	// TokenFile a file holding it; exactly one of them or GitHubApp is set.
+	// The token is read by the controller and never written to statuses or
+	// logs.
 	// +optional
 	TokenEnv string `json:"tokenEnv,omitempty"`
 	// +optional
 	TokenFile string `json:"tokenFile,omitempty"`
+
+	// GitHubApp authenticates as a GitHub App installation instead of a
+	// token (forge github only); set it instead of tokenEnv and tokenFile.
+	// +optional
+	GitHubApp *GitHubAppAuth `json:"githubApp,omitempty"`
 
 	// Labels are put on every promotion pull request.
 	// +optional

@@ -37,7 +37,7 @@ func TestPullRequestWaitsForTheForgeToIndexItsBranch(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
 	dir := testutil.CopyDir(t, filepath.Join("..", "..", "examples", "quickstart"))
-	writeFile(t, filepath.Join(dir, "vectorflow"), "promotions.yaml", []byte(pullRequestPromotions(api.URL, "forge")))
+	writeFile(t, filepath.Join(dir, "vectorflow"), "promotions.yaml", []byte(pullRequestPromotions(api.URL+"/api/v1", "forge")))
 	writeFile(t, filepath.Join(dir, "vectorflow"), "landscapes.yaml", []byte(landscapesWithSigner(key.PublicArmored)))
 	srv.InitRepo(t, dir, "main", "acme/shop.git") // a forge repository has an owner
 	signer, err := gitwriter.LoadSigner(writeFile(t, t.TempDir(), "controller.asc", key.PrivateArmored), "", "")
