@@ -306,13 +306,15 @@ func (s *server) write(w http.ResponseWriter, r *http.Request, status int, page 
 // parseTemplates parses the layout with each page.
 func parseTemplates() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
-		"short":        short,
-		"shortDigest":  v1alpha1.ShortDigest,
-		"join":         strings.Join,
-		"path":         url.PathEscape,
-		"stageURL":     stageURL,
-		"lower":        strings.ToLower,
-		"promotionURL": func(repo, name string) string { return "/r/" + url.PathEscape(repo) + "/promotions/" + url.PathEscape(name) },
+		"short":       short,
+		"shortDigest": v1alpha1.ShortDigest,
+		"join":        strings.Join,
+		"path":        url.PathEscape,
+		"stageURL":    stageURL,
+		"lower":       strings.ToLower,
+		"promotionURL": func(repo, name string) string {
+			return "/r/" + url.PathEscape(repo) + "/promotions/" + url.PathEscape(name)
+		},
 	}
 	out := map[string]*template.Template{}
 	for _, page := range []string{"pipeline", "promotions", "promotion", "stage", "vectors", "error"} {
@@ -323,10 +325,4 @@ func parseTemplates() (map[string]*template.Template, error) {
 		out[page] = t
 	}
 	return out, nil
-}
-
-// stageURL links a stage by its `landscape/name` key.
-func stageURL(repo, key string) string {
-	landscape, name, _ := strings.Cut(key, "/")
-	return "/r/" + url.PathEscape(repo) + "/stages/" + url.PathEscape(landscape) + "/" + url.PathEscape(name)
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -145,18 +146,23 @@ var AllStates = []v1alpha1.PromotionState{
 
 // PromotionRow is a promotion in a list.
 type PromotionRow struct {
+	// URL is the promotion's page, TargetURL its target stage's.
+	URL, TargetURL                                  string
 	Name, Config, Vector, Source, Target, TargetKey string
 	Sequence                                        int64
 	State                                           string
-	Open                                            bool
-	ApprovedBy, Reason                              string
+	// Class is the state's CSS class.
+	Class              string
+	Open               bool
+	ApprovedBy, Reason string
 }
 
-func promotionRow(p *v1alpha1.VectorPromotion) PromotionRow {
+func promotionRow(repoID string, p *v1alpha1.VectorPromotion) PromotionRow {
 	state := reconcilers.DeriveState(p)
-	row := PromotionRow{Name: p.Name, Config: p.Spec.VectorPromotionConfigName, Vector: p.Spec.Vector,
-		Source: p.Spec.Source.Ref(), Target: p.Spec.Target.Ref(), TargetKey: source.StageKey(p.Spec.Target.Landscape, p.Spec.Target.Name),
-		Sequence: p.Spec.Sequence, State: string(state), Open: openStates[state]}
+	key := source.StageKey(p.Spec.Target.Landscape, p.Spec.Target.Name)
+	row := PromotionRow{URL: promotionURL(repoID, p.Name), TargetURL: stageURL(repoID, key), Name: p.Name, Config: p.Spec.VectorPromotionConfigName, Vector: p.Spec.Vector,
+		Source: p.Spec.Source.Ref(), Target: p.Spec.Target.Ref(), TargetKey: key,
+		Sequence: p.Spec.Sequence, State: string(state), Class: "s-" + strings.ToLower(string(state)), Open: openStates[state]}
 	var names []string
 	for _, a := range p.Status.Approvals {
 		names = append(names, a.ApprovedBy)
@@ -190,3 +196,45 @@ func sortedPromotions(s *reconcilers.State) []*v1alpha1.VectorPromotion {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// RepositoryIDs names each repository for the view's URLs: the last element
+// of its URL without `.git`, made of letters, digits, `-`, `_` and `.`, and
+// numbered when two would have the same name.
+func RepositoryIDs(urls []string) []string {
+	ids := make([]string, len(urls))
+	seen := map[string]int{}
+	for i, u := range urls {
+		u = strings.TrimRight(source.RedactURL(u), "/")
+		if j := strings.LastIndexAny(u, "/:"); j >= 0 {
+			u = u[j+1:]
+		}
+		u = strings.TrimSuffix(u, ".git")
+		var b strings.Builder
+		for _, r := range u {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+				b.WriteRune(r)
+			}
+		}
+		id := strings.Trim(b.String(), ".")
+		if id == "" {
+			id = "repository"
+		}
+		base := id
+		for n := 2; seen[id] > 0; n++ {
+			id = fmt.Sprintf("%s-%d", base, n)
+		}
+		seen[id]++
+		ids[i] = id
+	}
+	return ids
+}
+
+// stageURL links a stage by its `landscape/name` key.
+func stageURL(repo, key string) string {
+	landscape, name, _ := strings.Cut(key, "/")
+	return "/r/" + url.PathEscape(repo) + "/stages/" + url.PathEscape(landscape) + "/" + url.PathEscape(name)
+}
+
+func promotionURL(repo, name string) string {
+	return "/r/" + url.PathEscape(repo) + "/promotions/" + url.PathEscape(name)
+}

@@ -46,7 +46,7 @@ func BuildPromotionList(snap *Snapshot, f Filter) PromotionList {
 		}
 	}
 	for _, p := range sortedPromotions(state) {
-		row := promotionRow(p)
+		row := promotionRow(snap.ID, p)
 		configs[row.Config], stages[row.TargetKey] = true, true
 		if (f.Config == "" || row.Config == f.Config) && (f.Stage == "" || row.TargetKey == f.Stage) && (f.State == "" || row.State == f.State) {
 			l.Rows = append(l.Rows, row)
@@ -142,7 +142,7 @@ func BuildPromotionPage(snap *Snapshot, name, repoFlag string, describe func() (
 	if p == nil {
 		return PromotionPage{}, false
 	}
-	pg := PromotionPage{Repo: snap, Banners: snap.banners(), Row: promotionRow(p), P: p,
+	pg := PromotionPage{Repo: snap, Banners: snap.banners(), Row: promotionRow(snap.ID, p), P: p,
 		Conditions: conditions(p.Status.Conditions), PullRequest: p.Status.PullRequest, MinApprovals: 1}
 	verified := snap.Verified && snap.State.Verdict.Trusted
 	records := p.Status.Approvals
@@ -257,7 +257,7 @@ func BuildStagePage(snap *Snapshot, key string, now time.Time, history func() ([
 		pg.Conditions = conditions(s.Status.Conditions)
 	}
 	for _, p := range sortedPromotions(snap.state()) {
-		if row := promotionRow(p); row.TargetKey == key {
+		if row := promotionRow(snap.ID, p); row.TargetKey == key {
 			pg.Promotions = append(pg.Promotions, row)
 		}
 	}

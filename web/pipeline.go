@@ -33,6 +33,8 @@ type Column struct {
 
 // Node is a template or a stage.
 type Node struct {
+	// URL is a stage's page; empty for a template.
+	URL                        string
 	Kind, Name, Landscape, Key string
 	// Vector is what the overlay names (the target), Since how long;
 	// ActiveVector is what the deployer reported running, ActiveFor how long.
@@ -79,7 +81,7 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 	}
 	landscapes := map[string]bool{}
 	for key, st := range snap.Config.Stages {
-		n := &Node{Kind: v1alpha1.StageKind, Name: st.Name, Landscape: st.Spec.Landscape, Key: key}
+		n := &Node{URL: stageURL(snap.ID, key), Kind: v1alpha1.StageKind, Name: st.Name, Landscape: st.Spec.Landscape, Key: key}
 		landscapes[st.Spec.Landscape] = true
 		if s := state.Stages[key]; s != nil {
 			n.Vector, n.Since = s.Status.Vector, age(now, s.Status.VectorSince)
@@ -97,7 +99,7 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 	}
 	open := map[string][]PromotionRow{}
 	for _, pr := range sortedPromotions(state) {
-		if row := promotionRow(pr); row.Open {
+		if row := promotionRow(snap.ID, pr); row.Open {
 			open[row.Config] = append(open[row.Config], row)
 			p.Waiting++
 		}

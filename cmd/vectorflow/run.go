@@ -41,6 +41,8 @@ type runOptions struct {
 	log                   logFlags
 	registryCacheTTL      time.Duration
 	stateSigners          []string
+	ui                    uiFlags
+	uiHandler             http.Handler // the web view, served at / on --listen
 }
 
 func newRunCommand() *cobra.Command {
@@ -78,6 +80,7 @@ did its work.`,
 	o.log.register(cmd)
 	f.StringArrayVar(&o.stateSigners, "trust", nil, "file holding the public key of another controller that writes the same state branch (repeatable); a state commit anyone else signs may only add approvals and promotion requests")
 	deprecatedAlias(cmd, "trust-state-signer", "trust")
+	o.ui.registerRun(f)
 	f.DurationVar(&o.registryCacheTTL, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
 	return cmd
 }
@@ -149,6 +152,16 @@ func run(cmd *cobra.Command, o runOptions) error {
 		return errors.Join(errs...)
 	}
 	runner := controller.NewRunner(o.interval, log, controllers...)
+	if o.listen != "" && o.ui.enabled {
+		uiRepos := make([]uiRepository, len(repos))
+		for i, r := range repos {
+			uiRepos[i] = uiRepository(r)
+		}
+		warn := func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), msg) }
+		if o.uiHandler, err = o.ui.startUI(ctx, o.listen, o.rf, uiRepos, auth, stateSigners, log, warn); err != nil {
+			return err
+		}
+	}
 	servers, err := startServers(ctx, o, runner, metrics, promReg, log)
 	if err != nil {
 		return err
