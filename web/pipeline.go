@@ -44,6 +44,9 @@ type Node struct {
 	// should be.
 	Conditions []Condition
 	Edges      []Edge
+	// Drifted: a config into the node has Drift=True, so the node names
+	// another vector than its source offers.
+	Drifted bool
 	// OnCycle marks a node on a cycle of configs, which the configs'
 	// ConfigConflict condition explains; it is drawn after every column.
 	OnCycle bool
@@ -124,6 +127,7 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 		if st := state.Configs[name]; st != nil {
 			e.SourceVector = st.Status.SourceVector
 			e.Drift = conditionOf(st.Status.Conditions, v1alpha1.DriftCondition)
+			n.Drifted = n.Drifted || (e.Drift != nil && !e.Drift.Good)
 			if c := conditionOf(st.Status.Conditions, v1alpha1.ReadyCondition); c != nil && !c.Good {
 				e.NotReady = c
 			}

@@ -65,7 +65,7 @@ func TestPipelineLayout(t *testing.T) {
 		t.Fatalf("node %+v", n)
 	}
 	e := n.Edges[0]
-	if e.Drift == nil || e.Drift.Good || len(e.Candidates) != 1 || e.Candidates[0].Name != "c1-s0-to-s1-2" || !e.RequireApproval {
+	if e.Drift == nil || e.Drift.Good || !n.Drifted || len(e.Candidates) != 1 || e.Candidates[0].Name != "c1-s0-to-s1-2" || !e.RequireApproval {
 		t.Errorf("edge %+v", e)
 	}
 }

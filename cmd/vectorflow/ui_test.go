@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,8 +16,14 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/source"
 )
 
 // TestUIInBrowser drives the web view in headless Chromium over the
@@ -294,4 +301,79 @@ func until(expression string, timeout time.Duration) chromedp.Action[chromedp.Vo
 		_, err := chromedp.Poll[bool](expression, chromedp.WithPollingTimeout(timeout))(ctx, t)
 		return err
 	})
+}
+
+// TestRunListenServesUI: run --listen serves the view at / beside the
+// webhooks, /healthz, /readyz and /metrics, which keep their own handlers
+// and need none of the view's credentials.
+func TestRunListenServesUI(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addrs := make(chan string, 1)
+	log := logr.New(&addressSink{LogSink: funcr.New(func(_, _ string) {}, funcr.Options{}).GetSink(), addrs: addrs})
+	secret := writeFile(t, t.TempDir(), "secret", []byte("hunter2\n"))
+	reg := prometheus.NewRegistry()
+	runner := controller.NewRunner(time.Hour, log)
+	view := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+		fmt.Fprint(w, "the web view of "+r.URL.Path)
+	})
+	srv, err := startServers(ctx, runOptions{listen: "127.0.0.1:0", webhookSecretFile: secret, uiHandler: view}, runner, controller.NewMetrics(reg), reg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.shutdown()
+	addr := <-addrs
+	for path, want := range map[string]string{"/": "the web view of /", "/r/acme/promotions": "the web view of /r/acme/promotions",
+		"/healthz": "ok", "/metrics": "", "/hooks/github": "", "/readyz": "ok"} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fromView := resp.StatusCode == http.StatusTeapot
+		if want == "" && fromView || want != "" && !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %q, want %q", path, resp.StatusCode, body, want)
+		}
+	}
+}
+
+func TestUIFlags(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:8080": true, "localhost:80": true, "[::1]:8080": true, ":8080": false,
+		"0.0.0.0:8080": false, "192.168.1.5:8080": false, "example.com:80": false, "nonsense": false} {
+		if got := loopback(addr); got != want {
+			t.Errorf("loopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
+	dir := t.TempDir()
+	both := uiFlags{tokenFile: writeFile(t, dir, "token", []byte("0123456789abcdef0123")), basicAuthFile: writeFile(t, dir, "users", []byte("x"))}
+	if _, err := both.auth(); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Errorf("token and basic auth both given: %v", err)
+	}
+
+	// Open on every address, and without a trusted key: two warnings.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var warnings []string
+	f := uiFlags{refresh: time.Minute, maxEventClients: 1}
+	rf := repoFlags{configPath: "vectorflow", stateBranch: controller.DefaultStateBranch}
+	_, err := f.startUI(ctx, ":8080", rf, []uiRepository{{url: "https://git.example.com/acme.git", branch: "main"}},
+		func(string) source.Auth { return source.Auth{} }, nil, logr.Discard(), func(s string) { warnings = append(warnings, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "open to anyone") || !strings.Contains(warnings[1], "--trust") {
+		t.Errorf("warnings %q", warnings)
+	}
+	warnings = nil
+	f.tokenFile = both.tokenFile
+	if _, err := f.startUI(ctx, ":8080", rf, []uiRepository{{url: "https://git.example.com/acme.git", branch: "main"}},
+		func(string) source.Auth { return source.Auth{} }, []gitwriter.TrustedKey{{Name: "c", PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBIKmQETi40xtnnFdhUcbxbea0XwaqKrvfMa/IPBVZrx"}},
+		logr.Discard(), func(s string) { warnings = append(warnings, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings with a token and a trusted key: %q", warnings)
+	}
 }
