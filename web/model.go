@@ -62,7 +62,7 @@ func (s *Snapshot) banners() []Banner {
 			" is shown as it is, unchecked: anyone who can push to it could have written what this page shows."})
 	}
 	if !s.State.Verdict.Trusted {
-		out = append(out, Banner{"State refused", s.State.Refusal + " The pages show the state as of the last trusted commit " +
+		out = append(out, Banner{"State refused", strings.TrimSuffix(s.State.Refusal, ".") + ". The pages show the state as of the last trusted commit " +
 			short(s.State.Verdict.LastTrusted.String()) + "."})
 	}
 	if s.Config != nil && len(s.Config.Problems) > 0 {

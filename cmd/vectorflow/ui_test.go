@@ -377,3 +377,38 @@ func TestUIFlags(t *testing.T) {
 		t.Errorf("warnings with a token and a trusted key: %q", warnings)
 	}
 }
+
+// TestUIShowsOnlyTrustedState: someone with push access to the state branch
+// marks a waiting promotion Succeeded, approved by mallory, in an unsigned
+// commit. The view shows the state as of the last trusted commit, with the
+// refusal naming the forged commit on top; nothing the forger wrote shows.
+func TestUIShowsOnlyTrustedState(t *testing.T) {
+	f := newFlowFixture(t)
+	f.run(t)
+	dir := f.stateClone(t)
+	file := filepath.Join(dir, "promotions", "dev-to-test", "dev-to-test-2.yaml")
+	b := readFile(t, file)
+	forged := strings.Replace(b, "state: Waiting", "state: Succeeded\n  approval:\n    approvedBy: mallory\n    approvedAt: \"2026-11-30T10:00:00Z\"", 1)
+	if forged == b {
+		t.Fatalf("dev-to-test-2 is not Waiting:\n%s", b)
+	}
+	writeFile(t, filepath.Dir(file), filepath.Base(file), []byte(forged))
+	bad := f.commitState(t, dir, "", "nothing to see here")
+
+	base := startUI(t, f)
+	for _, path := range []string{"/r/acme/promotions/dev-to-test-2", "/r/acme/promotions", "/"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page := string(body)
+		if resp.StatusCode != 200 || !strings.Contains(page, "State refused") || !strings.Contains(page, bad[:12]) {
+			t.Errorf("GET %s: %d; the page does not say the state was refused at %s:\n%s", path, resp.StatusCode, bad[:12], page)
+		}
+		if strings.Contains(page, "mallory") || path == "/r/acme/promotions/dev-to-test-2" && !strings.Contains(page, "Waiting</span>") {
+			t.Errorf("GET %s shows what the forged commit wrote:\n%s", path, page)
+		}
+	}
+}
