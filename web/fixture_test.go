@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
@@ -91,7 +92,33 @@ func pipelineSnapshot(chains, steps int) *Snapshot {
 		}
 	}
 	return &Snapshot{ID: "acme", URL: cfg.URL, Branch: "main", StateBranch: controller.DefaultStateBranch, Config: cfg, Verified: true,
-		State: controller.VerifiedState{State: state, Verdict: controller.CommitVerdict{Trusted: true}}, ReadAt: fixtureNow}
+		State: controller.VerifiedState{State: state, Files: versionFiles(old, cur), Verdict: controller.CommitVerdict{Trusted: true}}, ReadAt: fixtureNow}
+}
+
+// versionFiles are the StageVersions of stage c0-s1 at both vectors, the
+// newer one the target, and one of c0-s2, as the state branch holds them.
+func versionFiles(old, cur string) map[string][]byte {
+	files := map[string][]byte{}
+	add := func(p string, obj any) {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			panic(err)
+		}
+		files[p] = b
+	}
+	for i, v := range []string{old, cur} {
+		name := fmt.Sprintf("c0-s1-%d", i)
+		add("stageversions/l1/c0-s1/"+name+".yaml", &v1alpha1.StageVersion{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(fixtureNow.Add(time.Duration(i) * time.Hour))},
+			Spec: v1alpha1.StageVersionSpec{Stage: "c0-s1", Landscape: "l1", Vector: v, Commit: fmt.Sprintf("%040d", i), RenderDigest: fmt.Sprintf("sha256:%064d", i),
+				Inventory: []v1alpha1.InventoryEntry{{Group: "apps", Kind: "Deployment", Namespace: "acme", Name: "api"}}},
+			Status: v1alpha1.StageVersionStatus{Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "DeployedHealthy"}}}})
+	}
+	add("stageversions/l2/c0-s2/c0-s2-0.yaml", &v1alpha1.StageVersion{ObjectMeta: metav1.ObjectMeta{Name: "c0-s2-0"},
+		Spec: v1alpha1.StageVersionSpec{Stage: "c0-s2", Landscape: "l2", Vector: "acme:1999.1.1-000000000Z"}})
+	add("usages/c0-s1-target.yaml", &v1alpha1.StageVersionUsage{ObjectMeta: metav1.ObjectMeta{Name: "c0-s1-target"},
+		Spec: v1alpha1.StageVersionUsageSpec{Reason: "target", StageVersionRef: &v1alpha1.LocalObjectReference{Name: "c0-s1-1"}}})
+	return files
 }
 
 // fakeRepository serves a fixed snapshot; its history and descriptions are

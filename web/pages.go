@@ -228,6 +228,9 @@ type StagePage struct {
 	HistoryProblem string
 	Promotions     []PromotionRow
 	Outgoing       []string
+	// Versions are the StageVersions kept for rollback, when the state
+	// branch holds them.
+	Versions []VersionRow
 }
 
 // BuildStagePage shows the stage `landscape/name`; ok is false when there
@@ -261,6 +264,7 @@ func BuildStagePage(snap *Snapshot, key string, now time.Time, history func() ([
 			pg.Promotions = append(pg.Promotions, row)
 		}
 	}
+	pg.Versions = stageVersions(snap.State.Files, st.Spec.Landscape, st.Name)
 	entries, err := history()
 	if err != nil {
 		pg.HistoryProblem = source.RedactText(err.Error())

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -130,4 +131,18 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+func TestStageVersions(t *testing.T) {
+	files := versionFiles("acme:old", "acme:new")
+	var got []string
+	for _, v := range stageVersions(files, "l1", "c0-s1") {
+		got = append(got, v.Vector+" "+strings.Join(v.UsedBy, ",")+" "+v.Ready.Reason)
+	}
+	if diff := cmp.Diff([]string{"acme:new target DeployedHealthy", "acme:old  DeployedHealthy"}, got); diff != "" {
+		t.Errorf("versions of l1/c0-s1, newest first (-want +got):\n%s", diff)
+	}
+	if v := stageVersions(files, "l1", "c0-s2"); len(v) != 0 {
+		t.Errorf("l1/c0-s2 has no version, got %+v", v)
+	}
 }

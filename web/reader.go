@@ -159,7 +159,7 @@ func (r *Reader) read(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	if !s.State.Verdict.Trusted {
-		s.State.State, err = stateAt(r.stateRepo, s.State.Verdict.LastTrusted)
+		s.State.Files, s.State.State, err = stateAt(r.stateRepo, s.State.Verdict.LastTrusted)
 		if err != nil {
 			return nil, err
 		}
@@ -167,18 +167,19 @@ func (r *Reader) read(ctx context.Context) (*Snapshot, error) {
 	return s, nil
 }
 
-// stateAt decodes the state branch at commit; the empty state for none.
-func stateAt(repo *source.Repository, commit plumbing.Hash) (*reconcilers.State, error) {
+// stateAt reads and decodes the state branch at commit; the empty state
+// for none.
+func stateAt(repo *source.Repository, commit plumbing.Hash) (map[string][]byte, *reconcilers.State, error) {
 	if commit.IsZero() {
-		return reconcilers.NewState(), nil
+		return map[string][]byte{}, reconcilers.NewState(), nil
 	}
 	c, err := object.GetCommit(repo.Storer(), commit)
 	if err != nil {
-		return nil, fmt.Errorf("read the last trusted state commit %s: %w", commit, err)
+		return nil, nil, fmt.Errorf("read the last trusted state commit %s: %w", commit, err)
 	}
 	tree, err := c.Tree()
 	if err != nil {
-		return nil, fmt.Errorf("read the tree of the last trusted state commit %s: %w", commit, err)
+		return nil, nil, fmt.Errorf("read the tree of the last trusted state commit %s: %w", commit, err)
 	}
 	files := map[string][]byte{}
 	err = tree.Files().ForEach(func(f *object.File) error {
@@ -187,10 +188,10 @@ func stateAt(repo *source.Repository, commit plumbing.Hash) (*reconcilers.State,
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read the last trusted state commit %s: %w", commit, err)
+		return nil, nil, fmt.Errorf("read the last trusted state commit %s: %w", commit, err)
 	}
 	state, _ := reconcilers.DecodeState(files)
-	return state, nil
+	return files, state, nil
 }
 
 // Audit is what `vectorflow audit --stage` shows for the stage
