@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -37,10 +38,15 @@ type Repository interface {
 type Options struct {
 	Repositories []Repository
 	// Auth guards every route; nil leaves the view open.
-	Auth   *Auth
-	Events *Broker
-	Now    func() time.Time
-	Log    logr.Logger
+	Auth *Auth
+	// LoopbackHostsOnly refuses requests whose Host is not a loopback
+	// name or address. An open view on 127.0.0.1 is otherwise readable by
+	// any web site the user visits, through DNS rebinding: the site's name
+	// resolves to 127.0.0.1 and the browser calls the view same-origin.
+	LoopbackHostsOnly bool
+	Events            *Broker
+	Now               func() time.Time
+	Log               logr.Logger
 }
 
 // Limits on what a request may ask.
@@ -99,7 +105,15 @@ func NewHandler(o Options) (http.Handler, error) {
 	mux.HandleFunc("GET /r/{repo}/stages/{landscape}/{name}", s.stage)
 	mux.HandleFunc("GET /r/{repo}/vectors", s.vectors)
 	mux.Handle("GET /events", o.Events)
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServer(http.FS(static))))
+	files := http.StripPrefix("/static/", http.FileServer(http.FS(static)))
+	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("file") == "" {
+			s.fail(w, r, http.StatusNotFound, "no page at "+r.URL.Path)
+			return
+		}
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -138,6 +152,10 @@ func securityHeaders(h http.Handler) http.Handler {
 // guard refuses oversized requests before any routing.
 func (s *server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.o.LoopbackHostsOnly && !loopbackHost(r.Host) {
+			s.fail(w, r, http.StatusMisdirectedRequest, fmt.Sprintf("this view answers to localhost only, not to %q: open it as http://localhost or http://127.0.0.1, or serve it with --ui-token-file or --ui-basic-auth-file", r.Host))
+			return
+		}
 		if len(r.URL.RawQuery) > MaxQuery || len(r.URL.EscapedPath()) > MaxPath {
 			s.fail(w, r, http.StatusRequestURITooLong, fmt.Sprintf("the address is too long: at most %d characters of path and %d of query", MaxPath, MaxQuery))
 			return
@@ -325,4 +343,18 @@ func parseTemplates() (map[string]*template.Template, error) {
 		out[page] = t
 	}
 	return out, nil
+}
+
+// loopbackHost reports whether the Host header names this machine by a
+// loopback name or address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -81,6 +81,7 @@ func TestPages(t *testing.T) {
 			"registry.example.com/acme/api"}, nil},
 		{"no such page", "/nope", 404, []string{"no page at /nope"}, nil},
 		{"static css", "/static/view.css", 200, []string{".pipeline"}, nil},
+		{"no listing of the assets", "/static/", 404, nil, []string{`href="view.css"`}},
 		{"static js", "/static/live.js", 200, []string{"EventSource"}, nil},
 	}
 	for _, c := range cases {
@@ -307,5 +308,24 @@ func TestRepositoryIDs(t *testing.T) {
 	want := []string{"shop", "shop-2", "shop-2-2", "x", "git.example.com"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("RepositoryIDs = %v, want %v", got, want)
+	}
+}
+
+// TestLoopbackHostsOnly: an open view on loopback answers only to this
+// machine's names, so a site whose name resolves to 127.0.0.1 cannot read it.
+func TestLoopbackHostsOnly(t *testing.T) {
+	h, err := NewHandler(Options{Repositories: []Repository{newFakeRepository(1, 2)}, LoopbackHostsOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]int{"localhost:8080": 200, "127.0.0.1:8080": 200, "[::1]:8080": 200, "vf.localhost": 200,
+		"attacker.example:8080": 421, "127.0.0.1.nip.io": 421, "": 421} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Errorf("Host %q: status %d, want %d", host, w.Code, want)
+		}
 	}
 }

@@ -102,7 +102,10 @@ func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repo
 	for _, reader := range readers {
 		go reader.Run(ctx, f.refresh)
 	}
-	return web.NewHandler(web.Options{Repositories: list, Auth: guard, Events: events, Log: log.WithName("web")})
+	// Without credentials on loopback, only this machine's names are
+	// answered, so that a web site cannot read the view by DNS rebinding.
+	return web.NewHandler(web.Options{Repositories: list, Auth: guard, Events: events, Log: log.WithName("web"),
+		LoopbackHostsOnly: guard == nil && loopback(listen)})
 }
 
 // loopback reports whether addr listens on a loopback address only.
