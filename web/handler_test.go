@@ -161,9 +161,9 @@ func TestUnverifiedAndRefusedState(t *testing.T) {
 	if !strings.Contains(body, "State refused") || !strings.Contains(body, "signed by mallory") {
 		t.Errorf("refused state: the page does not say so:\n%s", body)
 	}
-	repo.snap.Problem = "fetch branch main: connection refused"
-	if body = get(h, http.MethodGet, "/r/acme/vectors").Body.String(); !strings.Contains(body, "Not current") {
-		t.Errorf("failed read: the page does not say so")
+	repo.snap.Problem = "fetch branch main of https://bob:hunter2@git.example.com/prod.git: connection refused"
+	if body = get(h, http.MethodGet, "/r/acme/vectors").Body.String(); !strings.Contains(body, "Not current") || strings.Contains(body, "hunter2") {
+		t.Errorf("failed read: the page does not say so, or shows the credentials in a URL:\n%s", body)
 	}
 }
 

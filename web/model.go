@@ -73,6 +73,11 @@ func (s *Snapshot) banners() []Banner {
 		}
 		out = append(out, Banner{"Configuration problem", p.Error() + more})
 	}
+	// A URL in a message may carry credentials (a landscape's repository
+	// given with them): never on a page.
+	for i := range out {
+		out[i].Text = source.RedactText(out[i].Text)
+	}
 	return out
 }
 

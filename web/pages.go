@@ -171,7 +171,7 @@ func BuildPromotionPage(snap *Snapshot, name, repoFlag string, describe func() (
 	}
 	d, err := describe()
 	if err != nil {
-		pg.DescribeProblem = err.Error()
+		pg.DescribeProblem = source.RedactText(err.Error())
 		return pg, true
 	}
 	for _, ch := range gitwriter.DiffComponents(d.From, d.To) {
@@ -184,7 +184,7 @@ func BuildPromotionPage(snap *Snapshot, name, repoFlag string, describe func() (
 		}
 		pg.Changes = append(pg.Changes, c)
 	}
-	pg.RenderProblem = d.RenderProblem
+	pg.RenderProblem = source.RedactText(d.RenderProblem)
 	if d.RenderProblem == "" {
 		pg.Manifests = &ManifestChanges{Added: d.Manifests.Added, Changed: d.Manifests.Changed, Removed: d.Manifests.Removed}
 	}
