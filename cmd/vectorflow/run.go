@@ -74,7 +74,7 @@ did its work.`,
 	o.sf.register(f, "vectorflow <vectorflow@vectorflow.dev>", "author and committer of vectorflow's commits, \"Name <email>\"")
 	f.BoolVar(&o.once, "once", false, "run passes until nothing changes, then exit")
 	f.DurationVar(&o.interval, "interval", time.Minute, "time between fetches of a repository (with up to 10% jitter)")
-	f.StringVar(&o.listen, "listen", "", "address for webhooks (/hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/registry), /healthz, /readyz and /metrics")
+	f.StringVar(&o.listen, "listen", "", "address for webhooks (/hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/registry), /healthz, /readyz, /metrics and the web view at /")
 	f.StringVar(&o.metricsListen, "metrics-listen", "", "separate address for /healthz, /readyz and /metrics (default: --listen)")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (HMAC key or token)")
 	o.log.register(cmd)
