@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/url"
 	"sort"
 	"time"
 
@@ -62,9 +63,16 @@ type Edge struct {
 	Drift *Condition
 	// Ready is the config's Ready condition when it is not True.
 	NotReady *Condition
-	// Candidates are the config's open promotions, newest first.
+	// Candidates are the config's open promotions, newest first, at most
+	// maxCandidates; More counts the rest, listed at MoreURL.
 	Candidates []PromotionRow
+	More       int
+	MoreURL    string
 }
+
+// maxCandidates bounds the candidates a pipeline edge lists, so a config
+// with many waiting promotions keeps the page small; the rest are a link.
+const maxCandidates = 3
 
 // BuildPipeline lays out snap's graph as of now.
 func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
@@ -120,6 +128,10 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 			from = source.StageKey(cfg.Spec.Source.Landscape, cfg.Spec.Source.Name)
 		}
 		e := Edge{Config: name, From: cfg.Spec.Source.Ref(), RequireApproval: reconcilers.RequireApproval(&cfg.Spec), Candidates: open[name]}
+		if n := len(e.Candidates); n > maxCandidates {
+			e.Candidates, e.More = e.Candidates[:maxCandidates], n-maxCandidates
+			e.MoreURL = "/r/" + url.PathEscape(snap.ID) + "/promotions?config=" + url.QueryEscape(name)
+		}
 		if nodes[from] != nil {
 			e.FromKey = from
 			parents[to] = append(parents[to], from)

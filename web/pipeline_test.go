@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -144,5 +145,26 @@ func TestStageVersions(t *testing.T) {
 	}
 	if v := stageVersions(files, "l1", "c0-s2"); len(v) != 0 {
 		t.Errorf("l1/c0-s2 has no version, got %+v", v)
+	}
+}
+
+func TestPipelineEdgeListsFewCandidates(t *testing.T) {
+	snap := pipelineSnapshot(1, 2)
+	state := snap.State.State
+	waiting := state.Promotions["c0-s0-to-s1-2"]
+	for seq := int64(3); seq <= 6; seq++ {
+		p := waiting.DeepCopy()
+		p.Name, p.Spec.Sequence = fmt.Sprintf("c0-s0-to-s1-%d", seq), seq
+		state.Promotions[p.Name] = p
+	}
+	p := BuildPipeline(snap, fixtureNow)
+	e := p.Columns[2].Nodes[0].Edges[0]
+	var names []string
+	for _, c := range e.Candidates {
+		names = append(names, c.Name)
+	}
+	if diff := cmp.Diff([]string{"c0-s0-to-s1-6", "c0-s0-to-s1-5", "c0-s0-to-s1-4"}, names); diff != "" || e.More != 2 ||
+		e.MoreURL != "/r/acme/promotions?config=c0-s0-to-s1" || p.Waiting != 5 {
+		t.Errorf("candidates (-want +got):\n%s\nmore %d at %s, %d waiting", diff, e.More, e.MoreURL, p.Waiting)
 	}
 }
