@@ -250,7 +250,7 @@ func (s *server) promotion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	pg, ok := BuildPromotionPage(snap, name, snap.URL, func() (controller.PullRequestDescription, error) {
+	pg, ok := BuildPromotionPage(snap, name, func() (controller.PullRequestDescription, error) {
 		return repo.Describe(r.Context(), name)
 	})
 	if !ok {

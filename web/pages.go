@@ -136,7 +136,7 @@ type ManifestChanges struct{ Added, Changed, Removed []string }
 // BuildPromotionPage shows promotion name; ok is false when there is none.
 // describe is what the promotion changes, or the error computing it; it is
 // called only for open promotions.
-func BuildPromotionPage(snap *Snapshot, name, repoFlag string, describe func() (controller.PullRequestDescription, error)) (PromotionPage, bool) {
+func BuildPromotionPage(snap *Snapshot, name string, describe func() (controller.PullRequestDescription, error)) (PromotionPage, bool) {
 	state := snap.state()
 	p := state.Promotions[name]
 	if p == nil {
@@ -167,7 +167,7 @@ func BuildPromotionPage(snap *Snapshot, name, repoFlag string, describe func() (
 		return pg, true
 	}
 	if _, closed := reconcilers.ApprovalClosed(*p); p.Spec.RequireApproval && !closed {
-		pg.ApproveCommand = ApproveCommand(repoFlag, p)
+		pg.ApproveCommand = ApproveCommand(snap, p)
 	}
 	d, err := describe()
 	if err != nil {
@@ -192,11 +192,22 @@ func BuildPromotionPage(snap *Snapshot, name, repoFlag string, describe func() (
 }
 
 // ApproveCommand is the `vectorflow approve` command that approves p in
-// the repository repoFlag names, pinned to p's vector so that what the
-// approver saw is what they sign.
-func ApproveCommand(repoFlag string, p *v1alpha1.VectorPromotion) string {
-	return "vectorflow approve " + shellQuote(p.Name) + " --repo " + shellQuote(repoFlag) +
-		" --vector " + shellQuote(p.Spec.Vector) + " --signing-key YOUR_KEY"
+// snap's repository, pinned to p's vector so that what the approver saw is
+// what they sign; branches and the config path are named when they are not
+// approve's defaults.
+func ApproveCommand(snap *Snapshot, p *v1alpha1.VectorPromotion) string {
+	args := []string{"vectorflow", "approve", shellQuote(p.Name), "--repo", shellQuote(snap.URL)}
+	if snap.Branch != "" && snap.Branch != "main" {
+		args = append(args, "--branch", shellQuote(snap.Branch))
+	}
+	if snap.Config != nil && snap.Config.ConfigPath != "" && snap.Config.ConfigPath != source.DefaultConfigPath {
+		args = append(args, "--config-path", shellQuote(snap.Config.ConfigPath))
+	}
+	if snap.StateBranch != "" && snap.StateBranch != controller.DefaultStateBranch {
+		args = append(args, "--state-branch", shellQuote(snap.StateBranch))
+	}
+	args = append(args, "--vector", shellQuote(p.Spec.Vector), "--signing-key", "YOUR_KEY")
+	return strings.Join(args, " ")
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but the

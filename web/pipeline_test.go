@@ -168,3 +168,15 @@ func TestPipelineEdgeListsFewCandidates(t *testing.T) {
 		t.Errorf("candidates (-want +got):\n%s\nmore %d at %s, %d waiting", diff, e.More, e.MoreURL, p.Waiting)
 	}
 }
+
+func TestApproveCommand(t *testing.T) {
+	snap := pipelineSnapshot(1, 2)
+	p := snap.State.State.Promotions["c0-s0-to-s1-2"]
+	if got, want := ApproveCommand(snap, p), "vectorflow approve c0-s0-to-s1-2 --repo https://git.example.com/acme.git --vector acme:2026.12.1-100000000Z --signing-key YOUR_KEY"; got != want {
+		t.Errorf("ApproveCommand =\n%s\nwant\n%s", got, want)
+	}
+	snap.URL, snap.Branch, snap.StateBranch, snap.Config.ConfigPath = "/srv/git/my repo's.git", "release", "vf/state", "deploy/vf"
+	if got, want := ApproveCommand(snap, p), `vectorflow approve c0-s0-to-s1-2 --repo '/srv/git/my repo'\''s.git' --branch release --config-path deploy/vf --state-branch vf/state --vector acme:2026.12.1-100000000Z --signing-key YOUR_KEY`; got != want {
+		t.Errorf("ApproveCommand =\n%s\nwant\n%s", got, want)
+	}
+}
