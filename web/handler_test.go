@@ -329,3 +329,29 @@ func TestLoopbackHostsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsOutliveWriteTimeout: run --listen's server ends every response
+// 30 s after it starts (WriteTimeout); the event stream moves that deadline
+// at each write, so it stays open.
+func TestEventsOutliveWriteTimeout(t *testing.T) {
+	srv := httptest.NewUnstartedServer(newTestHandler(t, newFakeRepository(1, 2), nil, NewBroker(4, 50*time.Millisecond)))
+	srv.Config.WriteTimeout = 200 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewReader(resp.Body)
+	start, beats := time.Now(), 0
+	for time.Since(start) < time.Second {
+		l, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended after %s (%d heartbeats): %v", time.Since(start), beats, err)
+		}
+		if strings.TrimSpace(l) == ": heartbeat" {
+			beats++
+		}
+	}
+}
