@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -410,5 +411,60 @@ func TestUIShowsOnlyTrustedState(t *testing.T) {
 		if strings.Contains(page, "mallory") || path == "/r/acme/promotions/dev-to-test-2" && !strings.Contains(page, "Waiting</span>") {
 			t.Errorf("GET %s shows what the forged commit wrote:\n%s", path, page)
 		}
+	}
+}
+
+// TestRunServesTheWebView: run --listen serves the view at /, verified with
+// the controller's own key, beside /healthz.
+func TestRunServesTheWebView(t *testing.T) {
+	f := newFlowFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	secret := writeFile(t, t.TempDir(), "secret", []byte("hunter2\n"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var out lockedBuffer
+	cmd := newRootCommand()
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"run", "--repo", f.url, "--signing-key", f.controller, "--listen", addr, "--webhook-secret-file", secret,
+		"--interval", "1h", "--ui-refresh", "200ms", "--log-level", "error"})
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v\n%s", err, out.String())
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		page, status := "", 0
+		if resp, err := http.Get("http://" + addr + "/"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			page, status = string(b), resp.StatusCode
+		}
+		if status == 200 && strings.Contains(page, "dev-to-test-2 Waiting") {
+			if strings.Contains(page, "Unverified") || strings.Contains(page, "State refused") {
+				t.Errorf("run's view does not verify the state with the controller's key:\n%s", page)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run's view did not show the first pass within 60s: %d\n%s\n%s", status, page, out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("/healthz: %d", resp.StatusCode)
 	}
 }
