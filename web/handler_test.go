@@ -45,7 +45,7 @@ func TestPages(t *testing.T) {
 		want, absent []string
 	}{
 		{"every pipeline", "/", 200, []string{"c0-s0", "c0-s1", "c0-s2", "c1-s2", "acme:2026.12.1-100000000Z", "acme:2026.11.30-100000000Z",
-			"for 1d 2h", `class="node drifted" id="n-l1/c0-s1"`, `href="/r/acme/promotions/c0-s0-to-s1-2"`, "drift: PromotionOffered", "2 open promotions"}, nil},
+			"for 1d 2h", `class="node h1 drifted" id="n-l1/c0-s1"`, `href="/r/acme/promotions/c0-s0-to-s1-2"`, "drift: PromotionOffered", "2 open promotions"}, nil},
 		{"one pipeline", "/r/acme/", 200, []string{"c1-s1", `href="/r/acme/stages/l1/c1-s1"`}, nil},
 		{"unknown repository", "/r/nope/", 404, []string{"no repository &#34;nope&#34;"}, nil},
 		{"pipeline takes no query", "/r/acme/?x=1", 400, []string{"unknown query parameter &#34;x&#34;"}, nil},

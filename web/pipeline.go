@@ -45,6 +45,9 @@ type Node struct {
 	// should be.
 	Conditions []Condition
 	Edges      []Edge
+	// Hue tells the node's landscape at a glance: the landscape's place
+	// among the repository's landscapes, modulo the stylesheet's hues.
+	Hue int
 	// Drifted: a config into the node has Drift=True, so the node names
 	// another vector than its source offers.
 	Drifted bool
@@ -69,6 +72,9 @@ type Edge struct {
 	More       int
 	MoreURL    string
 }
+
+// landscapeHues is how many landscape colours view.css defines (.h0 ...).
+const landscapeHues = 6
 
 // maxCandidates bounds the candidates a pipeline edge lists, so a config
 // with many waiting promotions keeps the page small; the rest are a link.
@@ -167,11 +173,18 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 	if len(onCycle) > 0 {
 		cols = append(cols, Column{Depth: len(cols), Nodes: onCycle})
 	}
+	p.Landscapes = sortedKeys(landscapes)
+	hue := map[string]int{}
+	for i, l := range p.Landscapes {
+		hue[l] = i % landscapeHues
+	}
 	for i := range cols {
+		for j := range cols[i].Nodes {
+			cols[i].Nodes[j].Hue = hue[cols[i].Nodes[j].Landscape]
+		}
 		sortNodes(cols[i].Nodes)
 	}
 	p.Columns = cols
-	p.Landscapes = sortedKeys(landscapes)
 	return p
 }
 
