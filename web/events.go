@@ -68,6 +68,11 @@ func (b *Broker) unsubscribe(c chan string) {
 // change, and a comment every heartbeat. Beyond max clients it answers 503;
 // EventSource retries after the `retry` it was last told.
 func (b *Broker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		// A HEAD has no body to stream; holding it open would only hold a slot.
+		w.Header().Set("Content-Type", "text/event-stream")
+		return
+	}
 	c, ok := b.subscribe()
 	if !ok {
 		w.Header().Set("Retry-After", "30")

@@ -138,8 +138,10 @@ func TestReadOnly(t *testing.T) {
 			t.Errorf("%s: status %d, Allow %q; want 405 and GET, HEAD", m, w.Code, w.Header().Get("Allow"))
 		}
 	}
-	if w := get(h, http.MethodHead, "/"); w.Code != 200 || w.Body.Len() != 0 {
-		t.Errorf("HEAD /: status %d, %d bytes", w.Code, w.Body.Len())
+	for _, target := range []string{"/", "/events"} {
+		if w := get(h, http.MethodHead, target); w.Code != 200 || w.Body.Len() != 0 {
+			t.Errorf("HEAD %s: status %d, %d bytes", target, w.Code, w.Body.Len())
+		}
 	}
 }
 
