@@ -12,26 +12,42 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // pullRequestBody describes p's promotion of vector into the overlay of
-// ref: the overlay is rendered as it is and as the promotion edit leaves it.
-// A render failure is reported in the body, not as an error: the pull
-// request is still the place to review the promotion.
-func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
-	d := pass.PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: p.Spec.Source.Ref(),
-		Target: p.Spec.Target.Ref(), From: ref.Vector.Images, To: pass.OverlayEntries(ref.Vector, vector.Spec.Components), Merge: policy.MergeMode()}
-	old, err := fs.ReadFile(ref.Tree, file)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", file, err)
-	}
-	edited, err := gitwriter.EditOverlay(file, old, p.Spec.Vector, vector.Spec.Components)
+// ref (see DescribePromotion) as the pull request's Markdown.
+func (c *Controller) pullRequestBody(ref source.StageRef, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
+	d, err := DescribePromotion(c.overlayRenderer(), ref, p, vector)
 	if err != nil {
 		return "", err
 	}
-	renderer := c.overlayRenderer()
+	d.Merge = policy.MergeMode()
+	return pass.PullRequestBody(d), nil
+}
+
+// DescribePromotion is what p's promotion of vector changes in the overlay
+// of ref: the components (the overlay's images before, the vector's after)
+// and the objects of the overlay rendered as it is and as the promotion
+// edit leaves it. A render failure is in RenderProblem, not an error: the
+// pull request and the web view still show the promotion.
+func DescribePromotion(renderer *render.Renderer, ref source.StageRef, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector) (pass.PullRequestDescription, error) {
+	d := pass.PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: p.Spec.Source.Ref(),
+		Target: p.Spec.Target.Ref(), From: ref.Vector.Images, To: pass.OverlayEntries(ref.Vector, vector.Spec.Components)}
+	file, err := kustomizationPath(ref.Tree, ref.Overlay)
+	if err != nil {
+		return d, err
+	}
+	old, err := fs.ReadFile(ref.Tree, file)
+	if err != nil {
+		return d, fmt.Errorf("read %s: %w", file, err)
+	}
+	edited, err := gitwriter.EditOverlay(file, old, p.Spec.Vector, vector.Spec.Components)
+	if err != nil {
+		return d, err
+	}
 	before, err := renderer.Build(ref.Tree, ref.Overlay)
 	var after []byte
 	if err == nil {
@@ -43,7 +59,7 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 	if err != nil {
 		d.RenderProblem = err.Error()
 	}
-	return pass.PullRequestBody(d), nil
+	return d, nil
 }
 
 // editedTree is a tree with one file's content replaced. Its hashes differ

@@ -209,7 +209,7 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 	if err != nil {
 		return v1alpha1.PullRequestStatus{}, fmt.Errorf("push %s: %w", branch, err)
 	}
-	body, err := c.pullRequestBody(ref, file, p, vector, policy)
+	body, err := c.pullRequestBody(ref, p, vector, policy)
 	if err != nil {
 		return v1alpha1.PullRequestStatus{}, err
 	}

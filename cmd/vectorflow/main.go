@@ -45,6 +45,7 @@ func newRootCommand() *cobra.Command {
 		newPromoteCommand(),
 		newAuditCommand(),
 		newDemoCommand(),
+		newUICommand(),
 	)
 	return root
 }

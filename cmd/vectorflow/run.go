@@ -42,6 +42,8 @@ type runOptions struct {
 	log                   logFlags
 	registryCacheTTL      time.Duration
 	stateSigners          []string
+	ui                    uiFlags
+	uiHandler             http.Handler // the web view, served at / on --listen
 }
 
 func newRunCommand() *cobra.Command {
@@ -73,12 +75,13 @@ did its work.`,
 	o.sf.register(f, "vectorflow <vectorflow@vectorflow.dev>", "author and committer of vectorflow's commits, \"Name <email>\"")
 	f.BoolVar(&o.once, "once", false, "run passes until nothing changes, then exit")
 	f.DurationVar(&o.interval, "interval", time.Minute, "time between fetches of a repository (with up to 10% jitter)")
-	f.StringVar(&o.listen, "listen", "", "address for webhooks (/hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/registry) and deployment reports (/hooks/flux, /hooks/argocd), /healthz, /readyz and /metrics")
+	f.StringVar(&o.listen, "listen", "", "address for webhooks (/hooks/github, /hooks/gitlab, /hooks/gitea, /hooks/registry), deployment reports (/hooks/flux, /hooks/argocd), /healthz, /readyz, /metrics and the web view at /")
 	f.StringVar(&o.metricsListen, "metrics-listen", "", "separate address for /healthz, /readyz and /metrics (default: --listen)")
 	f.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (HMAC key or token)")
 	o.log.register(cmd)
 	f.StringArrayVar(&o.stateSigners, "trust", nil, "file holding the public key of another controller that writes the same state branch (repeatable); a state commit anyone else signs may only add approvals and promotion requests")
 	deprecatedAlias(cmd, "trust-state-signer", "trust")
+	o.ui.registerRun(f)
 	f.DurationVar(&o.registryCacheTTL, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
 	return cmd
 }
@@ -150,6 +153,16 @@ func run(cmd *cobra.Command, o runOptions) error {
 		return errors.Join(errs...)
 	}
 	runner := controller.NewRunner(o.interval, log, controllers...)
+	if o.listen != "" && o.ui.enabled {
+		uiRepos := make([]uiRepository, len(repos))
+		for i, r := range repos {
+			uiRepos[i] = uiRepository(r)
+		}
+		warn := func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), msg) }
+		if o.uiHandler, err = o.ui.startUI(ctx, o.listen, o.rf, uiRepos, auth, stateSigners, log, warn); err != nil {
+			return err
+		}
+	}
 	servers, err := startServers(ctx, o, runner, metrics, promReg, log)
 	if err != nil {
 		return err

@@ -82,7 +82,12 @@ func startServersWithLimits(ctx context.Context, o runOptions, limits serverLimi
 			OnEvent: func(e webhook.Event) { triggerFor(runner, e, log) },
 		})))
 		if o.metricsListen == "" {
-			mux.Handle("/", ops)
+			for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+				mux.Handle(p, ops)
+			}
+		}
+		if o.uiHandler != nil {
+			mux.Handle("/", o.uiHandler)
 		}
 		if err := s.serve(ctx, o.listen, mux, limits, log); err != nil {
 			return nil, err

@@ -1,0 +1,272 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-logr/logr"
+
+	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
+)
+
+// ReaderOptions say which repository a Reader reads and whom it believes.
+type ReaderOptions struct {
+	// ID is the repository's path segment in the view's URLs.
+	ID                                   string
+	URL, Branch, ConfigPath, StateBranch string
+	Auth                                 func(url string) source.Auth
+	// Trust are the state signers: the controllers' public keys. Without
+	// any, the state is shown unverified, with a banner saying so.
+	Trust []gitwriter.TrustedKey
+	// Limits bound what one read takes from the repositories.
+	Limits repofs.Limits
+	// OnChange is called after a read that found the config branch or the
+	// state branch moved.
+	OnChange func(id string)
+	Log      logr.Logger
+}
+
+// Reader keeps the latest read of one config repository and its state
+// branch, and answers the questions that need git or kustomize: a stage's
+// history and what a promotion would change. It never writes.
+type Reader struct {
+	o        ReaderOptions
+	loader   *source.Loader
+	renderer *render.Renderer
+	trust    *controller.StateTrust
+
+	current sync.Map // "snap" → *Snapshot, read without the lock by handlers
+
+	// mu serialises the git and kustomize work: StateTrust and the
+	// repositories are not safe for concurrent use, and one view must not
+	// take every core of the machine it shares with the controller.
+	mu        sync.Mutex
+	stateRepo *source.Repository
+	repos     map[string]*source.Repository
+	audits    map[string][]controller.AuditEntry
+	describes map[string]pass.PullRequestDescription
+}
+
+// NewReader prepares a reader; Refresh reads.
+func NewReader(o ReaderOptions) (*Reader, error) {
+	if o.StateBranch == "" {
+		o.StateBranch = controller.DefaultStateBranch
+	}
+	if o.Auth == nil {
+		o.Auth = func(string) source.Auth { return source.Auth{} }
+	}
+	r := &Reader{o: o, renderer: render.NewRenderer(render.Options{}), repos: map[string]*source.Repository{}}
+	r.loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Renderer: r.renderer, Limits: o.Limits})
+	if len(o.Trust) > 0 {
+		t, err := controller.NewStateTrust(o.Trust)
+		if err != nil {
+			return nil, err
+		}
+		r.trust = t
+	}
+	repo, err := source.Open(o.URL, o.Auth(o.URL))
+	if err != nil {
+		return nil, err
+	}
+	r.stateRepo = repo
+	return r, nil
+}
+
+// Snapshot is the latest read, or one that holds only the problem of the
+// first read when that failed.
+func (r *Reader) Snapshot() *Snapshot {
+	if s, ok := r.current.Load("snap"); ok {
+		return s.(*Snapshot)
+	}
+	return &Snapshot{ID: r.o.ID, URL: source.RedactURL(r.o.URL), Branch: r.o.Branch, StateBranch: r.o.StateBranch,
+		Problem: "not read yet"}
+}
+
+// Run refreshes every interval until ctx ends.
+func (r *Reader) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
+			r.o.Log.Error(err, "web view: read failed; showing the last good read", "repository", source.RedactURL(r.o.URL))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Refresh reads the config branch and the state branch, checks the state's
+// history against the trusted keys, and publishes the read when either
+// branch moved. A state that does not verify is shown as of its last
+// trusted commit, as audit reads it, so nothing a forger wrote is shown as
+// true; the refusal is shown beside it.
+func (r *Reader) Refresh(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prev := r.Snapshot()
+	snap, err := r.read(ctx)
+	if err != nil {
+		// Keep what was shown, with the problem on top.
+		failed := *prev
+		failed.Problem = source.RedactText(err.Error())
+		r.current.Store("snap", &failed)
+		if prev.Problem != failed.Problem && r.o.OnChange != nil {
+			r.o.OnChange(r.o.ID)
+		}
+		return err
+	}
+	if prev.Config != nil && prev.Problem == "" && prev.Config.Commit == snap.Config.Commit && prev.State.Tip == snap.State.Tip {
+		return nil
+	}
+	r.current.Store("snap", snap)
+	r.audits, r.describes = map[string][]controller.AuditEntry{}, map[string]pass.PullRequestDescription{}
+	if r.o.OnChange != nil {
+		r.o.OnChange(r.o.ID)
+	}
+	return nil
+}
+
+func (r *Reader) read(ctx context.Context) (*Snapshot, error) {
+	cfg, err := r.loader.Load(ctx, r.o.URL, r.o.Branch)
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{ID: r.o.ID, URL: source.RedactURL(r.o.URL), Branch: r.o.Branch, StateBranch: r.o.StateBranch,
+		Config: cfg, ReadAt: time.Now(), Verified: r.trust != nil}
+	if r.trust == nil {
+		tip, files, state, err := controller.ReadState(ctx, r.stateRepo, r.o.StateBranch)
+		if err != nil && state == nil {
+			return nil, err
+		}
+		s.State = controller.VerifiedState{Tip: tip, Files: files, State: state, Verdict: trust.CommitVerdict{Trusted: true}}
+		return s, nil
+	}
+	s.State, err = controller.ReadVerifiedState(ctx, r.stateRepo, r.o.StateBranch, r.trust, cfg.Configs)
+	if err != nil {
+		return nil, err
+	}
+	if !s.State.Verdict.Trusted {
+		s.State.Files, s.State.State, err = stateAt(r.stateRepo, plumbing.NewHash(s.State.Verdict.LastTrusted))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// stateAt reads and decodes the state branch at commit; the empty state
+// for none.
+func stateAt(repo *source.Repository, commit plumbing.Hash) (map[string][]byte, *reconcilers.State, error) {
+	if commit.IsZero() {
+		return map[string][]byte{}, reconcilers.NewState(), nil
+	}
+	c, err := object.GetCommit(repo.Storer(), commit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the last trusted state commit %s: %w", commit, err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the tree of the last trusted state commit %s: %w", commit, err)
+	}
+	files := map[string][]byte{}
+	err = tree.Files().ForEach(func(f *object.File) error {
+		content, err := f.Contents()
+		files[f.Name] = []byte(content)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the last trusted state commit %s: %w", commit, err)
+	}
+	state, _ := reconcilers.DecodeState(files)
+	return files, state, nil
+}
+
+// Audit is what `vectorflow audit --stage` shows for the stage
+// (`landscape/name`), as of the latest read; computed once per read.
+func (r *Reader) Audit(ctx context.Context, stage string) ([]controller.AuditEntry, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	snap := r.Snapshot()
+	if snap.Config == nil {
+		return nil, errors.New("the repository has not been read yet")
+	}
+	if e, ok := r.audits[stage]; ok {
+		return e, nil
+	}
+	entries, err := controller.Audit(ctx, controller.AuditInput{
+		Snapshot: snap.Config, Open: r.open(ctx), StateRepo: r.stateRepo, StateBranch: r.o.StateBranch,
+		StateTrust: r.trust, Trusted: r.o.Trust, Stage: stage, Limit: maxHistory,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.audits[stage] = entries
+	return entries, nil
+}
+
+// maxHistory bounds the commits a stage page lists.
+const maxHistory = 200
+
+// open fetches a landscape's repository into a store kept across calls,
+// so a page view fetches only what is new.
+func (r *Reader) open(ctx context.Context) func(url, branch string) (*source.Repository, error) {
+	return func(url, branch string) (*source.Repository, error) {
+		repo := r.repos[url]
+		if repo == nil {
+			var err error
+			if repo, err = source.Open(url, r.o.Auth(url)); err != nil {
+				return nil, err
+			}
+			r.repos[url] = repo
+		}
+		_, err := repo.Fetch(ctx, branch)
+		return repo, err
+	}
+}
+
+// Describe is what the open promotion would change in its target: the
+// components and the rendered objects, as its pull request describes them.
+func (r *Reader) Describe(_ context.Context, promotion string) (pass.PullRequestDescription, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d, ok := r.describes[promotion]; ok {
+		return d, nil
+	}
+	snap := r.Snapshot()
+	if snap.Config == nil || snap.State.State == nil {
+		return pass.PullRequestDescription{}, errors.New("the repository has not been read yet")
+	}
+	p := snap.State.State.Promotions[promotion]
+	if p == nil {
+		return pass.PullRequestDescription{}, fmt.Errorf("no promotion %s", promotion)
+	}
+	ref, ok := snap.Config.StageIndex[source.StageKey(p.Spec.Target.Landscape, p.Spec.Target.Name)]
+	if !ok {
+		return pass.PullRequestDescription{}, fmt.Errorf("its target %s does not resolve in %s", p.Spec.Target.Describe(), snap.URL)
+	}
+	vector := snap.State.State.Vectors[p.Spec.Vector]
+	if vector == nil {
+		return pass.PullRequestDescription{}, fmt.Errorf("its vector %s is not on the state branch", p.Spec.Vector)
+	}
+	d, err := controller.DescribePromotion(r.renderer, ref, p, vector)
+	if err != nil {
+		return d, err
+	}
+	r.describes[promotion] = d
+	return d, nil
+}
