@@ -129,7 +129,9 @@ func New(o Options) (*Notifier, error) {
 			return nil, err
 		}
 		n.receivers = append(n.receivers, &receiver{name: "flux", url: o.EventsAddr, queue: make(chan item, o.QueueSize),
-			encode: func(it item) ([]byte, error) { return json.Marshal(FluxEvent(it.event, it.repository, o.Namespace, host, it.at, true)) }})
+			encode: func(it item) ([]byte, error) {
+				return json.Marshal(FluxEvent(it.event, it.repository, o.Namespace, host, it.at, true))
+			}})
 	}
 	if o.NotifyURL != "" {
 		if err := checkURL("--notify-url", o.NotifyURL); err != nil {

@@ -32,6 +32,13 @@ const (
 	StageUnhealthyEvent = "StageUnhealthy"
 )
 
+// Actions of an event (Flux's eventv1.Event.Action).
+const (
+	ActionApprove = "Approve"
+	ActionPromote = "Promote"
+	ActionObserve = "Observe"
+)
+
 // Metadata keys of an event (Flux's eventv1.MetaRevisionKey is "revision").
 const (
 	EventMetaRevision  = "revision"
@@ -50,7 +57,10 @@ type Event struct {
 	// Severity is SeverityInfo or SeverityError.
 	Severity string
 	// Reason is UpperCamelCase: the condition reason that caused the event.
-	Reason  string
+	Reason string
+	// Action is what vectorflow was doing: ActionApprove, ActionPromote or
+	// ActionObserve.
+	Action  string
 	Message string
 	// Metadata: revision (a commit), vector, promotion, and where they apply.
 	Metadata map[string]string
@@ -142,7 +152,11 @@ func promotionEvent(p *v1alpha1.VectorPromotion, severity, reason, msg string) E
 	if p.Status.Commit != "" {
 		md[EventMetaRevision] = p.Status.Commit
 	}
-	return Event{Kind: v1alpha1.VectorPromotionKind, Name: p.Name, Severity: severity, Reason: reason, Message: msg, Metadata: md}
+	action := ActionPromote
+	if reason == v1alpha1.ApprovalRefusedReason || reason == PromotionWaitingForApprovalEvent {
+		action = ActionApprove
+	}
+	return Event{Kind: v1alpha1.VectorPromotionKind, Name: p.Name, Severity: severity, Reason: reason, Action: action, Message: msg, Metadata: md}
 }
 
 // stageEvent is the event of a stage whose Ready condition turned False.
@@ -169,7 +183,7 @@ func stageEvent(old, s *v1alpha1.Stage) (Event, bool) {
 		msg += ": " + ready.Message
 	}
 	return Event{Kind: v1alpha1.StageKind, Name: s.Name, Severity: SeverityError,
-		Reason: cmp.Or(ready.Reason, StageUnhealthyEvent), Message: msg, Metadata: md}, true
+		Reason: cmp.Or(ready.Reason, StageUnhealthyEvent), Action: ActionObserve, Message: msg, Metadata: md}, true
 }
 
 func reasonOr(c *metav1.Condition, def string) string {
