@@ -235,7 +235,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	for _, e := range errs {
 		c.opts.Log.Info("state file skipped", "error", e.Error())
 	}
-	reg := resolveComponents(ctx, c.opts.Resolver, snap, state)
+	reg := resolveComponents(ctx, c.opts.Resolver, snap, state, c.opts.Progress)
 	now := c.opts.Clock()
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
