@@ -76,7 +76,10 @@ type Notifier struct {
 	clock     func() time.Time
 	counter   *prometheus.CounterVec
 	wg        sync.WaitGroup
-	closeOnce sync.Once
+	// mu guards closed: Publish after Close drops instead of sending on a
+	// closed queue.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // receiver is one destination with its queue.
@@ -166,8 +169,15 @@ func (n *Notifier) Publish(log logr.Logger, repository string, events []reconcil
 	if n == nil {
 		return
 	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
 	at := n.clock()
 	for _, r := range n.receivers {
+		if n.closed {
+			n.counter.WithLabelValues(r.name, "dropped").Add(float64(len(events)))
+			log.Error(errors.New("notifier closed"), "events dropped", "receiver", r.name, "count", len(events))
+			continue
+		}
 		for _, e := range events {
 			select {
 			case r.queue <- item{repository: repository, at: at, event: e}:
@@ -185,11 +195,14 @@ func (n *Notifier) Close(ctx context.Context) error {
 	if n == nil {
 		return nil
 	}
-	n.closeOnce.Do(func() {
+	n.mu.Lock()
+	if !n.closed {
+		n.closed = true
 		for _, r := range n.receivers {
 			close(r.queue)
 		}
-	})
+	}
+	n.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		n.wg.Wait()

@@ -253,3 +253,16 @@ func TestOptionsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishAfterClose: events published after Close (a pass finishing
+// during shutdown) are dropped and counted, never a panic.
+func TestPublishAfterClose(t *testing.T) {
+	srv := httptest.NewServer(newCollector())
+	defer srv.Close()
+	n, _ := newNotifier(t, Options{EventsAddr: srv.URL})
+	closeWithin(t, n)
+	n.Publish(logr.Discard(), "", []reconcilers.Event{succeeded(), succeeded()})
+	if got := testutil.ToFloat64(n.counter.WithLabelValues("flux", "dropped")); got != 2 {
+		t.Errorf("dropped %v, want 2", got)
+	}
+}
