@@ -65,8 +65,8 @@ func (r *eventReceiver) about(kind, name string) (reasons []string, events []eve
 
 // TestEventsOut: run --once over the real git server sends a promotion's
 // events to Flux's notification-controller and to a signed webhook: the
-// promotion waits for approval, then succeeds, in that order, with the
-// promotion commit as the revision. A receiver holding another secret sees
+// promotion waits for approval, an untrusted approval is refused, and it
+// succeeds, in that order, with the promotion commit as the revision. A receiver holding another secret sees
 // every signature as bad.
 func TestEventsOut(t *testing.T) {
 	f := newFlowFixture(t)
@@ -84,6 +84,9 @@ func TestEventsOut(t *testing.T) {
 	run(hookSrv.URL)
 	ps := f.promotions(t)
 	wantState(t, ps, "dev-to-test-2", v1alpha1.PromotionWaiting)
+	// Mallory is no approver: her approval is refused, an error event.
+	f.pushApprovalFile(t, f.mallory, "approvals/dev-to-test-2/mallory.yaml", approvalYAML("dev-to-test-2", ps["dev-to-test-2"].Spec.Vector))
+	run(hookSrv.URL)
 	f.cli(t, "approve", "dev-to-test-2", "--signing-key", f.alice, "--identity", "Alice <alice@example.com>")
 	run(hookSrv.URL)
 	ps = f.promotions(t)
@@ -92,10 +95,13 @@ func TestEventsOut(t *testing.T) {
 
 	for name, recv := range map[string]*eventReceiver{"flux": flux, "webhook": hook} {
 		reasons, events := recv.about("VectorPromotion", "dev-to-test-2")
-		if strings.Join(reasons, ",") != "WaitingForApproval,PromotionSucceeded" {
-			t.Fatalf("%s received events %q about dev-to-test-2, want WaitingForApproval then PromotionSucceeded", name, reasons)
+		if strings.Join(reasons, ",") != "WaitingForApproval,ApprovalRefused,PromotionSucceeded" {
+			t.Fatalf("%s received events %q about dev-to-test-2, want WaitingForApproval, ApprovalRefused, PromotionSucceeded", name, reasons)
 		}
-		done := events[1]
+		if refused := events[1]; refused.Severity != eventv1.EventSeverityError || !strings.Contains(refused.Message, "not one of the approvers") {
+			t.Errorf("%s: ApprovalRefused event %+v, want severity error naming the untrusted key", name, refused)
+		}
+		done := events[2]
 		key := "revision"
 		if name == "flux" {
 			key = "vectorflow.dev/revision" // notification-controller keeps only keys of the object's group
