@@ -76,6 +76,8 @@ type Options struct {
 	// signer signed may only add approvals and promotion requests, or the
 	// pass stops; the check cannot be turned off.
 	StateSigners []gitwriter.TrustedKey
+	// Events receives the events of every state commit; nil sends none.
+	Events EventPublisher
 }
 
 // Uploader pushes a vector as an OCI artifact tagged with its version.
@@ -242,7 +244,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	for _, e := range errs {
 		c.opts.Log.Info("state file skipped", "error", e.Error())
 	}
-	reg := resolveComponents(ctx, c.opts.Resolver, snap, state)
+	reg := resolveComponents(ctx, c.opts.Resolver, snap, state, c.opts.Progress)
 	now := c.opts.Clock()
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
@@ -292,6 +294,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 		for _, t := range d.Transitions {
 			c.opts.Log.Info("transition", "change", t)
 		}
+		c.publishEvents(state, d.State)
 	}
 	// The results are on the state branch now (or were not needed).
 	c.results = map[string]reconcilers.Result{}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -28,20 +29,25 @@ type registryResolution struct {
 
 // resolveComponents asks the registries for every component whose version
 // is a range or a tag policy. When a registry fails, the version the
-// template's latest vector has is kept, and the template says so.
-func resolveComponents(ctx context.Context, r Resolver, snap *source.Snapshot, state *reconcilers.State) registryResolution {
+// template's latest vector has is kept, and the template says so. The
+// registries are asked concurrently (see askRegistries); progress, when not
+// nil, hears about the slow ones.
+func resolveComponents(ctx context.Context, r Resolver, snap *source.Snapshot, state *reconcilers.State, progress io.Writer) registryResolution {
 	out := registryResolution{resolved: map[string]map[string]string{}, problems: map[string]string{}}
 	templates := make(map[string]v1alpha1.VectorTemplate, len(snap.Templates))
 	for name, t := range snap.Templates {
 		templates[name] = *t
 	}
-	memo := map[string]registryAnswer{}
+	type ask struct {
+		component, key string
+	}
+	asks := map[string][]ask{}
+	questions := map[string]registryQuestion{}
 	for _, name := range sortedKeys(templates) {
 		specs, err := reconcilers.ResolveComponents(name, templates)
 		if err != nil {
 			continue // AssembleVector reports it
 		}
-		var problems []string
 		for _, s := range specs {
 			if !reconcilers.NeedsRegistry(s) {
 				continue
@@ -55,24 +61,25 @@ func resolveComponents(ctx context.Context, r Resolver, snap *source.Snapshot, s
 				spec.TagFilter, spec.Extract = s.FilterTags.Pattern, s.FilterTags.Extract
 			}
 			key := fmt.Sprintf("%s\x00%+v", image, spec)
-			a, ok := memo[key]
-			if !ok && r != nil {
-				res, err := r.Resolve(ctx, image, spec)
-				a = registryAnswer{version: res.Tag + "@" + res.Digest, err: err}
-				memo[key] = a
-			} else if !ok {
-				a = registryAnswer{err: fmt.Errorf("no registry access is configured")}
-			}
-			if a.err == nil {
-				put(out.resolved, name, s.Name, a.version)
+			questions[key] = registryQuestion{image: image, spec: spec}
+			asks[name] = append(asks[name], ask{component: s.Name, key: key})
+		}
+	}
+	answers := askRegistries(ctx, r, questions, progress)
+	for _, name := range sortedKeys(asks) {
+		var problems []string
+		for _, a := range asks[name] {
+			ans := answers[a.key]
+			if ans.err == nil {
+				put(out.resolved, name, a.component, ans.version)
 				continue
 			}
-			kept := lastResolved(state, name, s.Name)
+			kept := lastResolved(state, name, a.component)
 			if kept != "" {
-				put(out.resolved, name, s.Name, kept)
-				problems = append(problems, fmt.Sprintf("%s: %v; kept %s", s.Name, a.err, kept))
+				put(out.resolved, name, a.component, kept)
+				problems = append(problems, fmt.Sprintf("%s: %v; kept %s", a.component, ans.err, kept))
 			} else {
-				problems = append(problems, fmt.Sprintf("%s: %v", s.Name, a.err))
+				problems = append(problems, fmt.Sprintf("%s: %v", a.component, ans.err))
 			}
 		}
 		if len(problems) > 0 {

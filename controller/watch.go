@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/webhook"
 )
 
@@ -52,16 +53,16 @@ func (c *Controller) Watches(url, image string) bool {
 	return image != "" && c.watched.images[normalizeImage(image)]
 }
 
-// normalizeImage drops a tag or digest, so host/repo:tag matches host/repo.
+// normalizeImage is the repository image names, tag and digest dropped and
+// Docker Hub's defaults spelled out (nginx is index.docker.io/library/nginx),
+// so a registry's event matches however the template writes the image. An
+// image the name package refuses is compared as written, in lower case.
 func normalizeImage(image string) string {
-	image = strings.ToLower(image)
-	if i := strings.Index(image, "@"); i >= 0 {
-		image = image[:i]
+	if repo, ok := overlays.RepositoryOf(image); ok {
+		return repo
 	}
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		image = image[:i]
-	}
-	return image
+	name, _, _ := overlays.SplitImage(strings.ToLower(image))
+	return name
 }
 
 // inputsKey identifies what a decision depends on: the config commit, every

@@ -43,9 +43,11 @@ func CheckComponents(images []overlays.RenderedImage, overlay overlays.StageVect
 		}
 		var at, other []string
 		for _, r := range images {
-			name, tag, digest := overlays.SplitImage(r.Image)
+			_, tag, digest := overlays.SplitImage(r.Image)
 			switch {
-			case name != runsAs:
+			// Docker Hub's short and long names are one repository: a
+			// container under the other name runs the component too.
+			case !overlays.SameRepository(r.Image, runsAs):
 			case tag == c.Tag && digest == c.Digest:
 				at = append(at, r.Image)
 			default:

@@ -163,6 +163,18 @@ func TestCheckComponents(t *testing.T) {
 		want: []string{"component api (registry.example.com/shop/api) renders at registry.example.com/shop/api:1.1.0, " +
 			"but other containers still use registry.example.com/shop/api:1.0.0 (container worker of Deployment dev/worker)"},
 	}, {
+		// Docker Hub's short and long names are one repository: a container
+		// kustomize's entry (matching as written) left behind still runs it.
+		name:       "a container left behind under Docker Hub's long name",
+		images:     []overlays.RenderedImage{api("nginx:1.27"), worker("docker.io/library/nginx:1.26")},
+		components: []v1alpha1.VectorComponent{{Name: "nginx", Tag: "1.27"}},
+		want: []string{"component nginx renders at nginx:1.27, " +
+			"but other containers still use docker.io/library/nginx:1.26 (container worker of Deployment dev/worker)"},
+	}, {
+		name:       "runs the tag under Docker Hub's long name",
+		images:     []overlays.RenderedImage{api("index.docker.io/library/nginx:1.27")},
+		components: []v1alpha1.VectorComponent{{Name: "nginx", Tag: "1.27"}},
+	}, {
 		name:       "placeholder entry: runs the image its newName names",
 		images:     []overlays.RenderedImage{api("registry.example.com/shop/api:1.1.0")},
 		entries:    []v1alpha1.VectorComponent{{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0"}},

@@ -66,3 +66,18 @@ const StalePromotionMergedReason = "StalePromotionMerged"
 // PullRequestClosedReason is on a waiting promotion's Approved=False when its
 // pull request was closed without merging: nobody will approve it there.
 const PullRequestClosedReason = "PullRequestClosed"
+
+// kstatus's negative-polarity conditions (Flux's meta.ReconcilingCondition
+// and meta.StalledCondition), on configs, templates and stages beside Ready,
+// present only when True. A VectorPromotion has only its two conditions.
+const (
+	// ReconcilingCondition is True while vectorflow retries what made Ready
+	// False (a registry that did not answer).
+	ReconcilingCondition = "Reconciling"
+	// StalledCondition is True while Ready is False for a reason only a
+	// change to the configuration repository resolves.
+	StalledCondition = "Stalled"
+	// ProgressingWithRetryReason is on Reconciling=True: the pass that
+	// failed is retried.
+	ProgressingWithRetryReason = "ProgressingWithRetry"
+)

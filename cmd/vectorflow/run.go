@@ -44,6 +44,7 @@ type runOptions struct {
 	stateSigners          []string
 	ui                    uiFlags
 	uiHandler             http.Handler // the web view, served at / on --listen
+	events                eventFlags
 }
 
 func newRunCommand() *cobra.Command {
@@ -82,6 +83,7 @@ did its work.`,
 	f.StringArrayVar(&o.stateSigners, "trust", nil, "file holding the public key of another controller that writes the same state branch (repeatable); a state commit anyone else signs may only add approvals and promotion requests")
 	deprecatedAlias(cmd, "trust-state-signer", "trust")
 	o.ui.registerRun(f)
+	o.events.register(f)
 	f.DurationVar(&o.registryCacheTTL, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
 	return cmd
 }
@@ -124,6 +126,11 @@ func run(cmd *cobra.Command, o runOptions) error {
 	if !o.once {
 		metrics = controller.NewMetrics(promReg)
 	}
+	events, closeEvents, err := o.events.notifier(log, promReg)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
 	var controllers []*controller.Controller
 	var progress io.Writer
 	if o.once {
@@ -133,7 +140,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 		c, err := controller.New(controller.Options{
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
-			StateSigners: stateSigners, Limits: o.lf.limits(),
+			StateSigners: stateSigners, Limits: o.lf.limits(), Events: events,
 			Log: log.WithValues("repository", r.url),
 		})
 		if err != nil {

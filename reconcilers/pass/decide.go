@@ -75,6 +75,7 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.resumeExecutions(now)
 	d.planPullRequests(in.Snapshot, in.State, now)
 	d.consumeRequests(in.Snapshot, in.TargetSequences, in.Requests, now)
+	reconcilers.SetKstatusAll(d.State, now)
 	return d
 }
 

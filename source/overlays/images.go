@@ -84,9 +84,18 @@ func ImageMatches(image, name string) bool {
 	return pattern.MatchString(image)
 }
 
-// SplitImage is kustomize's split of an image into name, tag and digest: a
-// colon or at sign after the first slash ends the name.
+// SplitImage splits an image into its name as written, tag and digest,
+// with go-containerregistry's name package. What the package refuses (a
+// kustomize placeholder such as app:${TAG}) is split as kustomize splits
+// it: a colon or at sign after the first slash ends the name.
 func SplitImage(image string) (name, tag, digest string) {
+	if ref, err := ParseImage(image); err == nil {
+		return ref.Name, ref.Tag, ref.Digest
+	}
+	return kustomizeSplit(image)
+}
+
+func kustomizeSplit(image string) (name, tag, digest string) {
 	search, offset := image, 0
 	if i := strings.Index(image, "/"); i > 0 {
 		search, offset = image[i:], i

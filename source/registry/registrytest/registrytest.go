@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -27,6 +28,9 @@ type Registry struct {
 	mu       sync.Mutex
 	requests []string
 	hold     chan struct{}
+	// tagListDelay is how long every tags/list request waits, a slow
+	// registry.
+	tagListDelay time.Duration
 }
 
 // Option configures Start.
@@ -36,6 +40,12 @@ type Option func(*Registry)
 // every request without these credentials, as a private registry does.
 func WithBasicAuth(username, password string) Option {
 	return func(r *Registry) { r.auth = &authn.Basic{Username: username, Password: password} }
+}
+
+// WithTagListDelay makes every tags/list request take d longer, as a slow
+// or distant registry does.
+func WithTagListDelay(d time.Duration) Option {
+	return func(r *Registry) { r.tagListDelay = d }
 }
 
 // Start serves a new, empty registry until the test ends.
@@ -55,6 +65,13 @@ func Start(t testing.TB, opts ...Option) *Registry {
 			if user, pass, ok := req.BasicAuth(); !ok || user != r.auth.Username || pass != r.auth.Password {
 				w.Header().Set("WWW-Authenticate", `Basic realm="registrytest"`)
 				http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+				return
+			}
+		}
+		if r.tagListDelay > 0 && isTagList(req.URL.Path) {
+			select {
+			case <-time.After(r.tagListDelay):
+			case <-req.Context().Done():
 				return
 			}
 		}
