@@ -41,6 +41,7 @@ func newRootCommand() *cobra.Command {
 		newValidateCommand(),
 		newRunCommand(),
 		newGetCommand(),
+		newDescribeCommand(),
 		newApproveCommand(),
 		newPromoteCommand(),
 		newAuditCommand(),
