@@ -319,4 +319,3 @@ func orNone(value string, lines int) string {
 	}
 	return value
 }
-
