@@ -13,6 +13,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -34,6 +35,21 @@ type PullRequestDescription struct {
 func PullRequestBody(d PullRequestDescription) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vectorflow promotion **%s**: vector `%s` from %s to %s.\n\n", d.Promotion, d.Vector, d.Source, d.Target)
+	b.WriteString(d.Diff())
+	b.WriteString("\n### Approval\n\n")
+	if d.Merge == v1alpha1.PullRequestMergeVectorflow {
+		b.WriteString("An approving review by someone other than the author, on the current head, approves this promotion: vectorflow then writes the signed promotion commit to the target branch itself and closes this pull request.\n")
+	} else {
+		b.WriteString("Merging this pull request (under the branch's protection rules) approves and executes the promotion.\n")
+	}
+	return b.String()
+}
+
+// Diff is the change the promotion makes, as Markdown: the components that
+// change their version and the rendered objects it adds, changes and
+// removes. The pull request body and `vectorflow diff` show it.
+func (d PullRequestDescription) Diff() string {
+	var b strings.Builder
 	b.WriteString("### Components\n\n")
 	rows := componentRows(d.From, d.To)
 	if len(rows) == 0 {
@@ -60,12 +76,6 @@ func PullRequestBody(d PullRequestDescription) string {
 				fmt.Fprintf(&b, "- %s `%s`\n", l.verb, id)
 			}
 		}
-	}
-	b.WriteString("\n### Approval\n\n")
-	if d.Merge == v1alpha1.PullRequestMergeVectorflow {
-		b.WriteString("An approving review by someone other than the author, on the current head, approves this promotion: vectorflow then writes the signed promotion commit to the target branch itself and closes this pull request.\n")
-	} else {
-		b.WriteString("Merging this pull request (under the branch's protection rules) approves and executes the promotion.\n")
 	}
 	return b.String()
 }
@@ -102,21 +112,32 @@ func componentVersion(c v1alpha1.VectorComponent) string {
 }
 
 // pullRequestBody describes p's promotion of vector into the overlay of
-// ref: the overlay is rendered as it is and as the promotion edit leaves it.
-// A render failure is reported in the body, not as an error: the pull
-// request is still the place to review the promotion.
+// ref, file its kustomization.
 func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
-	d := PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: p.Spec.Source.Ref(),
-		Target: p.Spec.Target.Ref(), From: ref.Vector.Images, To: pass.OverlayEntries(ref.Vector, vector.Spec.Components), Merge: policy.MergeMode()}
-	old, err := fs.ReadFile(ref.Tree, file)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", file, err)
-	}
-	edited, err := gitwriter.EditOverlay(file, old, p.Spec.Vector, vector.Spec.Components)
+	d, err := DescribePromotion(c.overlayRenderer(), ref, file, p.Name, p.Spec.Source.Ref(), p.Spec.Target.Ref(), vector)
 	if err != nil {
 		return "", err
 	}
-	renderer := c.overlayRenderer()
+	d.Merge = policy.MergeMode()
+	return PullRequestBody(d), nil
+}
+
+// DescribePromotion describes promoting vector into the overlay of ref
+// (file is its kustomization): the overlay is rendered as it is and as the
+// promotion edit leaves it. A render failure is reported in the
+// description, not as an error: the pull request is still the place to
+// review the promotion.
+func DescribePromotion(renderer *render.Renderer, ref source.StageRef, file, promotion, sourceRef, targetRef string, vector *v1alpha1.Vector) (PullRequestDescription, error) {
+	d := PullRequestDescription{Promotion: promotion, Vector: vector.Ref(), Source: sourceRef,
+		Target: targetRef, From: ref.Vector.Images, To: pass.OverlayEntries(ref.Vector, vector.Spec.Components)}
+	old, err := fs.ReadFile(ref.Tree, file)
+	if err != nil {
+		return d, fmt.Errorf("read %s: %w", file, err)
+	}
+	edited, err := gitwriter.EditOverlay(file, old, vector.Ref(), vector.Spec.Components)
+	if err != nil {
+		return d, err
+	}
 	before, err := renderer.Build(ref.Tree, ref.Overlay)
 	var after []byte
 	if err == nil {
@@ -128,7 +149,12 @@ func (c *Controller) pullRequestBody(ref source.StageRef, file string, p *v1alph
 	if err != nil {
 		d.RenderProblem = err.Error()
 	}
-	return PullRequestBody(d), nil
+	return d, nil
+}
+
+// KustomizationPath is the kustomization file of the overlay dir in tree.
+func KustomizationPath(tree repofs.Tree, dir string) (string, error) {
+	return kustomizationPath(tree, dir)
 }
 
 // editedTree is a tree with one file's content replaced. Its hashes differ

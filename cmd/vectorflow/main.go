@@ -42,6 +42,7 @@ func newRootCommand() *cobra.Command {
 		newRunCommand(),
 		newGetCommand(),
 		newDescribeCommand(),
+		newDiffCommand(),
 		newApproveCommand(),
 		newPromoteCommand(),
 		newAuditCommand(),

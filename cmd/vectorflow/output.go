@@ -141,14 +141,7 @@ func printObjects(p printers.ResourcePrinter, w io.Writer, objs []runtime.Object
 	for _, o := range objs {
 		list.Items = append(list.Items, runtime.RawExtension{Object: o})
 	}
-	if err := p.PrintObj(list, w); err != nil {
-		return err
-	}
-	if _, ok := p.(*printers.JSONPathPrinter); ok {
-		_, err := fmt.Fprintln(w) // jsonpath's output ends without a newline
-		return err
-	}
-	return nil
+	return p.PrintObj(list, w)
 }
 
 func orDash(s string) string {
