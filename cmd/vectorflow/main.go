@@ -43,6 +43,7 @@ func newRootCommand() *cobra.Command {
 		newGetCommand(),
 		newDescribeCommand(),
 		newDiffCommand(),
+		newInitCommand(),
 		newApproveCommand(),
 		newPromoteCommand(),
 		newAuditCommand(),
