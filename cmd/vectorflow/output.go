@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
+
+	"go.uber.org/zap/zapcore"
+	"golang.org/x/term"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -150,3 +154,14 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// transitionsShownByLog reports whether run's log already showed a person
+// each transition, as it happened: the log, at info level or finer, logs
+// every one, and when standard output is the terminal that shows the log,
+// the summary run --once prints at the end would repeat each. A summary
+// for a pipe or a file is still printed.
+func transitionsShownByLog(level logLevel, stdoutTerminal, stderrTerminal bool) bool {
+	return stdoutTerminal && stderrTerminal && zapcore.Level(level) <= zapcore.InfoLevel
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
