@@ -367,4 +367,3 @@ func TestTransitionLines(t *testing.T) {
 		t.Errorf("a deleted file: %v", got)
 	}
 }
-
