@@ -221,15 +221,22 @@ func TestGetLikeKubectl(t *testing.T) {
 
 func (f *flowFixture) cliNoRepo(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := f.cliNoRepoE(args...)
+	if err != nil {
+		t.Fatalf("vectorflow %v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+// cliNoRepoE runs vectorflow in-process with args alone.
+func (f *flowFixture) cliNoRepoE(args ...string) (string, error) {
 	cmd := newRootCommand()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs(args)
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("vectorflow %v: %v\n%s", args, err, out.String())
-	}
-	return out.String()
+	err := cmd.Execute()
+	return out.String(), err
 }
 
 // syncBuffer is a buffer one goroutine writes while another reads.
