@@ -77,6 +77,7 @@ it (--trust, --unverified).`,
 // printDescription writes the description of obj: its fields, its
 // conditions and its transitions (revs newest first, as read).
 func printDescription(w io.Writer, kind getKind, obj getObject, revs []stateRevision, view stateRead, stateBranch string) error {
+	w = printableWriter{w}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fields := []describeField{{label: "Name", value: obj.name}, {label: "Kind", value: kind.resource.Kind}}
 	if kind.describe != nil {
@@ -318,4 +319,24 @@ func orNone(value string, lines int) string {
 		return "<none>"
 	}
 	return value
+}
+
+// printableWriter shows control characters other than tabs and newlines
+// as ^X, as kubectl does: what describe and diff print comes from files
+// others wrote (a message, a name), and must not drive the terminal.
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	var out []byte
+	for _, c := range b {
+		if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+			out = append(out, '^', c^0x40)
+			continue
+		}
+		out = append(out, c)
+	}
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

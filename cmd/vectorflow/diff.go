@@ -68,7 +68,7 @@ when several landscapes have a stage of that name.`,
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n\n%s", header, d.Diff())
+			_, err = fmt.Fprintf(printableWriter{cmd.OutOrStdout()}, "%s\n\n%s", header, d.Diff())
 			return err
 		},
 	}

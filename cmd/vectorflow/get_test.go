@@ -374,3 +374,15 @@ func TestTransitionLines(t *testing.T) {
 		t.Errorf("a deleted file: %v", got)
 	}
 }
+
+// TestPrintableWriter: control characters in what others wrote cannot
+// drive the terminal; tabs and newlines pass.
+func TestPrintableWriter(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := (printableWriter{&b}).Write([]byte("ok\tline\n\x1b[2Jgone\x07\x7f")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("ok\tline\n^[[2Jgone^G^?", b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
