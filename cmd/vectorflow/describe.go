@@ -78,7 +78,6 @@ it (--trust, --unverified).`,
 // conditions and its transitions (revs newest first, as read).
 func printDescription(w io.Writer, kind getKind, obj getObject, revs []stateRevision, view stateRead, stateBranch string) error {
 	w = printableWriter{w}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fields := []describeField{{label: "Name", value: obj.name}, {label: "Kind", value: kind.resource.Kind}}
 	if kind.describe != nil {
 		fields = append(fields, kind.describe(obj)...)
@@ -90,24 +89,25 @@ func printDescription(w io.Writer, kind getKind, obj getObject, revs []stateRevi
 		}
 		fields = append(fields, describeField{label: "State file", value: file})
 	}
+	width := 0
 	for _, f := range fields {
-		if f.lines == nil {
-			fmt.Fprintf(tw, "%s:\t%s\n", f.label, f.value)
-			continue
-		}
-		fmt.Fprintf(tw, "%s:\t%s\n", f.label, orNone(f.value, len(f.lines)))
-		for _, l := range f.lines {
-			fmt.Fprintf(tw, "  %s\n", l)
-		}
+		width = max(width, len(f.label)+1)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	for _, f := range fields {
+		value := f.value
+		if f.lines != nil {
+			value = orNone(value, len(f.lines))
+		}
+		fmt.Fprintf(w, "%-*s  %s\n", width, f.label+":", value)
+		for _, l := range f.lines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
 	fmt.Fprintln(w, "Conditions:")
 	if len(obj.conditions) == 0 {
 		fmt.Fprintln(w, "  <none>")
 	} else {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  Type\tStatus\tReason\tLast Transition\tMessage")
 		for _, c := range obj.conditions {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, formatTime(c.LastTransitionTime), oneLine(c.Message))
@@ -125,7 +125,7 @@ func printDescription(w io.Writer, kind getKind, obj getObject, revs []stateRevi
 		fmt.Fprintln(w, "  <none>")
 		return nil
 	}
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  Time\tCommit\tChange")
 	for _, l := range lines {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", l[0], l[1], l[2])
@@ -197,7 +197,7 @@ func describeConfig(o getObject) []describeField {
 	c := o.object.(*v1alpha1.VectorPromotionConfig)
 	approval := "automatic"
 	if c.RequireApproval() {
-		approval = fmt.Sprintf("required, %d of", c.Spec.Approval.RequiredApprovals())
+		approval = fmt.Sprintf("required, %d of these approvers:", c.Spec.Approval.RequiredApprovals())
 	}
 	approvers := describeField{label: "Approval", value: approval, lines: []string{}}
 	if a := c.Spec.Approval; a != nil {

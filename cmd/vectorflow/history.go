@@ -164,6 +164,7 @@ type observed struct {
 		Vector       string             `json:"vector,omitempty"`
 		ActiveVector string             `json:"activeVector,omitempty"`
 		SourceVector string             `json:"sourceVector,omitempty"`
+		TargetVector string             `json:"targetVector,omitempty"`
 		LatestVector string             `json:"latestVector,omitempty"`
 		Sequence     int64              `json:"sequence,omitempty"`
 		Commit       string             `json:"commit,omitempty"`
@@ -208,6 +209,7 @@ func transitions(before, after []byte) ([]string, error) {
 	field("vector", o.Vector, n.Vector)
 	field("activeVector", o.ActiveVector, n.ActiveVector)
 	field("sourceVector", o.SourceVector, n.SourceVector)
+	field("targetVector", o.TargetVector, n.TargetVector)
 	field("latestVector", o.LatestVector, n.LatestVector)
 	seq := func(s int64) string {
 		if s == 0 {
