@@ -113,6 +113,17 @@ func TestInitNeverReplacesAFile(t *testing.T) {
 		t.Errorf("init --force did not add README.md: %v", err)
 	}
 
+	// An armored OpenPGP key is as good as an SSH key line.
+	pgp := writeFile(t, keys, "bob.asc", testutil.NewOpenPGPKey(t, "bob", "bob@example.com", nil).PublicArmored)
+	withPGP := filepath.Join(t.TempDir(), "pgp")
+	f.cliNoRepo(t, "init", withPGP, "--approver", "alice="+alicePub, "--approver", "bob="+pgp, "--controller-key", pgp)
+	if out := f.cliNoRepo(t, "validate", withPGP); !strings.Contains(out, "no problems") {
+		t.Fatalf("validate of a scaffold with an OpenPGP approver:\n%s", out)
+	}
+	if out, err := f.cliNoRepoE("init", t.TempDir(), "--approver", "alice="+writeFile(t, keys, "alice", []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"))); err == nil || !strings.Contains(err.Error(), "private key") {
+		t.Errorf("init with a private key as the approver's: %v\n%s", err, out)
+	}
+
 	for _, tt := range []struct {
 		args []string
 		want string
