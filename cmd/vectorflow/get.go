@@ -198,6 +198,9 @@ func runGet(cmd *cobra.Command, o getOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.watch && o.watchInterval <= 0 {
+		return fmt.Errorf("--watch-interval %s: give a positive duration, such as 2s", o.watchInterval)
+	}
 	format, err := parseOutputFormat(o.output)
 	if err != nil {
 		return err

@@ -153,6 +153,9 @@ func TestGetLikeKubectl(t *testing.T) {
 	if _, _, err := f.cliSplit("get", "stages", "--state", "Waiting"); err == nil || !strings.Contains(err.Error(), "--state does not apply to stages") {
 		t.Errorf("get stages --state: %v", err)
 	}
+	if _, _, err := f.cliSplit("get", "vp", "--watch", "--watch-interval", "0s"); err == nil || !strings.Contains(err.Error(), "positive duration") {
+		t.Errorf("get --watch --watch-interval 0s: %v", err)
+	}
 	if _, _, err := f.cliSplit("get", "vp", "--state", "Approved"); err == nil || !strings.Contains(err.Error(), "not a promotion state") {
 		t.Errorf("get vp --state Approved: %v", err)
 	}
