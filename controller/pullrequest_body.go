@@ -20,7 +20,7 @@ import (
 // pullRequestBody describes p's promotion of vector into the overlay of
 // ref (see DescribePromotion) as the pull request's Markdown.
 func (c *Controller) pullRequestBody(ref source.StageRef, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector, policy *v1alpha1.PullRequestApproval) (string, error) {
-	d, err := DescribePromotion(c.overlayRenderer(), ref, p, vector)
+	d, err := DescribePromotion(c.overlayRenderer(), ref, p.Name, p.Spec.Source.Ref(), p.Spec.Target.Ref(), vector)
 	if err != nil {
 		return "", err
 	}
@@ -33,9 +33,9 @@ func (c *Controller) pullRequestBody(ref source.StageRef, p *v1alpha1.VectorProm
 // and the objects of the overlay rendered as it is and as the promotion
 // edit leaves it. A render failure is in RenderProblem, not an error: the
 // pull request and the web view still show the promotion.
-func DescribePromotion(renderer *render.Renderer, ref source.StageRef, p *v1alpha1.VectorPromotion, vector *v1alpha1.Vector) (pass.PullRequestDescription, error) {
-	d := pass.PullRequestDescription{Promotion: p.Name, Vector: p.Spec.Vector, Source: p.Spec.Source.Ref(),
-		Target: p.Spec.Target.Ref(), From: ref.Vector.Images, To: pass.OverlayEntries(ref.Vector, vector.Spec.Components)}
+func DescribePromotion(renderer *render.Renderer, ref source.StageRef, promotion, sourceRef, targetRef string, vector *v1alpha1.Vector) (pass.PullRequestDescription, error) {
+	d := pass.PullRequestDescription{Promotion: promotion, Vector: vector.Ref(), Source: sourceRef,
+		Target: targetRef, From: ref.Vector.Images, To: pass.OverlayEntries(ref.Vector, vector.Spec.Components)}
 	file, err := kustomizationPath(ref.Tree, ref.Overlay)
 	if err != nil {
 		return d, err
@@ -44,7 +44,7 @@ func DescribePromotion(renderer *render.Renderer, ref source.StageRef, p *v1alph
 	if err != nil {
 		return d, fmt.Errorf("read %s: %w", file, err)
 	}
-	edited, err := gitwriter.EditOverlay(file, old, p.Spec.Vector, vector.Spec.Components)
+	edited, err := gitwriter.EditOverlay(file, old, vector.Ref(), vector.Spec.Components)
 	if err != nil {
 		return d, err
 	}

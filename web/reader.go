@@ -263,7 +263,7 @@ func (r *Reader) Describe(_ context.Context, promotion string) (pass.PullRequest
 	if vector == nil {
 		return pass.PullRequestDescription{}, fmt.Errorf("its vector %s is not on the state branch", p.Spec.Vector)
 	}
-	d, err := controller.DescribePromotion(r.renderer, ref, p, vector)
+	d, err := controller.DescribePromotion(r.renderer, ref, p.Name, p.Spec.Source.Ref(), p.Spec.Target.Ref(), vector)
 	if err != nil {
 		return d, err
 	}

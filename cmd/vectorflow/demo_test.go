@@ -80,7 +80,7 @@ func TestDemo(t *testing.T) {
 
 	// The kept clone carries the state branch: its promotions say the
 	// approved one succeeded and the stale candidates were superseded.
-	var list []v1alpha1.VectorPromotion
+	var list v1alpha1.VectorPromotionList
 	cli := newRootCommand()
 	var js bytes.Buffer
 	cli.SetOut(&js)
@@ -91,9 +91,12 @@ func TestDemo(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &list); err != nil {
 		t.Fatal(err)
 	}
+	if list.Kind != "List" {
+		t.Fatalf("get -o json printed kind %q, want a List", list.Kind)
+	}
 	states := map[string]v1alpha1.PromotionState{}
 	superseded := 0
-	for _, p := range list {
+	for _, p := range list.Items {
 		states[p.Name] = p.Status.State
 		if p.Status.State == v1alpha1.PromotionSuperseded {
 			superseded++

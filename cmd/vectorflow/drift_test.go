@@ -94,8 +94,8 @@ func TestConfigsTableSaysWhyDriftIsLeftAlone(t *testing.T) {
 		state := reconcilers.NewState()
 		state.Configs["latest-to-dev"] = &v1alpha1.VectorPromotionConfig{ObjectMeta: cfg.ObjectMeta,
 			Status: v1alpha1.VectorPromotionConfigStatus{Conditions: tt.conds}}
-		_, table := configsTable(&source.Snapshot{Configs: map[string]*v1alpha1.VectorPromotionConfig{"latest-to-dev": cfg}}, state, time.Now())
-		if diff := cmp.Diff(tt.want, table.rows[0][len(table.rows[0])-1]); diff != "" {
+		objs := listConfigs(getInput{snap: &source.Snapshot{Configs: map[string]*v1alpha1.VectorPromotionConfig{"latest-to-dev": cfg}}, state: state, now: time.Now()})
+		if diff := cmp.Diff(any(tt.want), objs[0].cells[5]); diff != "" {
 			t.Errorf("message (-want +got):\n%s", diff)
 		}
 	}

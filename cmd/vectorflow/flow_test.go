@@ -283,12 +283,12 @@ func (f *flowFixture) run(t *testing.T) {
 
 func (f *flowFixture) promotions(t *testing.T) map[string]v1alpha1.VectorPromotion {
 	t.Helper()
-	var list []v1alpha1.VectorPromotion
+	var list v1alpha1.VectorPromotionList // a `kind: List`, whose items decode as promotions
 	if err := json.Unmarshal([]byte(f.cli(t, "get", "promotions", "-o", "json", "--trust", f.controllerPublic)), &list); err != nil {
 		t.Fatal(err)
 	}
 	m := map[string]v1alpha1.VectorPromotion{}
-	for _, p := range list {
+	for _, p := range list.Items {
 		m[p.Name] = p
 	}
 	return m

@@ -69,6 +69,9 @@ any other.`,
 			if st := view.state.Configs[config]; st != nil {
 				vector = st.Status.SourceVector
 			}
+			for _, w := range waitingWithVector(view.state, config, vector) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s already waits for approval with the same vector %s: approving it (vectorflow approve %s) promotes that vector; a new promotion would supersede it and wait again\n", w, vector, w)
+			}
 			now := time.Now().UTC().Truncate(time.Second)
 			id, err := requestID(now)
 			if err != nil {
@@ -113,4 +116,18 @@ func requestID(now time.Time) (string, error) {
 		return "", fmt.Errorf("name the request: %w", err)
 	}
 	return now.Format("20060102T150405Z") + "-" + hex.EncodeToString(b), nil
+}
+
+// waitingWithVector names the promotions of config that wait for approval
+// with vector, oldest first: a request for the same vector repeats them.
+func waitingWithVector(state *reconcilers.State, config, vector string) []string {
+	var out []string
+	for _, name := range sortedNames(state.Promotions) {
+		p := state.Promotions[name]
+		if vector != "" && p.Spec.VectorPromotionConfigName == config && p.Spec.Vector == vector &&
+			reconcilers.DeriveState(p) == v1alpha1.PromotionWaiting {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -154,7 +154,9 @@ func run(cmd *cobra.Command, o runOptions) error {
 		var errs []error
 		for _, c := range controllers {
 			passes, err := c.RunUntilStable(ctx, maxPassesPerRun)
-			printPasses(cmd, passes)
+			if !transitionsShownByLog(o.log.level, isTerminal(os.Stdout), isTerminal(os.Stderr)) {
+				printPasses(cmd, passes)
+			}
 			errs = append(errs, onceError(c.Name(), passes, err))
 		}
 		return errors.Join(errs...)

@@ -25,6 +25,21 @@ type PullRequestDescription struct {
 func PullRequestBody(d PullRequestDescription) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vectorflow promotion **%s**: vector `%s` from %s to %s.\n\n", d.Promotion, d.Vector, d.Source, d.Target)
+	b.WriteString(d.Diff())
+	b.WriteString("\n### Approval\n\n")
+	if d.Merge == v1alpha1.PullRequestMergeVectorflow {
+		b.WriteString("An approving review by someone other than the author, on the current head, approves this promotion: vectorflow then writes the signed promotion commit to the target branch itself and closes this pull request.\n")
+	} else {
+		b.WriteString("Merging this pull request (under the branch's protection rules) approves and executes the promotion.\n")
+	}
+	return b.String()
+}
+
+// Diff is the change the promotion makes, as Markdown: the components that
+// change their version and the rendered objects it adds, changes and
+// removes. The pull request body, `vectorflow diff` and the web view show it.
+func (d PullRequestDescription) Diff() string {
+	var b strings.Builder
 	b.WriteString("### Components\n\n")
 	rows := componentRows(d.From, d.To)
 	if len(rows) == 0 {
@@ -51,12 +66,6 @@ func PullRequestBody(d PullRequestDescription) string {
 				fmt.Fprintf(&b, "- %s `%s`\n", l.verb, id)
 			}
 		}
-	}
-	b.WriteString("\n### Approval\n\n")
-	if d.Merge == v1alpha1.PullRequestMergeVectorflow {
-		b.WriteString("An approving review by someone other than the author, on the current head, approves this promotion: vectorflow then writes the signed promotion commit to the target branch itself and closes this pull request.\n")
-	} else {
-		b.WriteString("Merging this pull request (under the branch's protection rules) approves and executes the promotion.\n")
 	}
 	return b.String()
 }
