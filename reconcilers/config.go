@@ -56,8 +56,13 @@ type SourceState struct {
 	Vector string
 	// Since is when the source started to offer Vector, as the source
 	// reports it (VectorTemplate status.latestVectorSince, Stage
-	// status.vectorSince). Zero: the config's own observation is used.
+	// status.vectorSince, or status.activeSince with readiness Active).
+	// Zero: the config's own observation is used.
 	Since time.Time
+	// Waiting says what a source stage with readiness Active waits for
+	// (WaitingForDeploymentCondition), and WaitingReason why; empty when
+	// nothing is awaited.
+	Waiting, WaitingReason string
 }
 
 // ConfigInput is what ReconcileConfig decides from.
@@ -198,6 +203,13 @@ func (p *configPass) observeSource() {
 	st := &p.plan.Status
 	st.TargetVector = p.in.TargetVector
 	vector := p.in.Source.Vector
+	if w := p.in.Source; w.Waiting != "" && !p.noSource {
+		SetCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.WaitingForDeploymentCondition,
+			Status: metav1.ConditionTrue, Reason: w.WaitingReason, Message: w.Waiting,
+			ObservedGeneration: p.in.Config.Generation}, p.now)
+	} else {
+		removeCondition(&st.Conditions, v1alpha1.WaitingForDeploymentCondition)
+	}
 	if p.noSource || vector == "" {
 		st.SourceVector, st.SourceVectorSince = "", nil
 		return
@@ -283,6 +295,8 @@ type driftVerdict struct {
 func (p *configPass) judgeDrift() driftVerdict {
 	src, tgt := p.in.Source.Vector, p.in.TargetVector
 	switch {
+	case src == "" && p.in.Source.Waiting != "":
+		return driftVerdict{reason: v1alpha1.NoSourceVectorReason, message: "the source offers no vector: " + p.in.Source.Waiting}
 	case src == "":
 		return driftVerdict{reason: v1alpha1.NoSourceVectorReason, message: "the source offers no vector yet"}
 	case !Drift(src, tgt):
