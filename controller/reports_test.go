@@ -42,7 +42,7 @@ func TestReportQueueIsBounded(t *testing.T) {
 	var c Controller
 	dev := v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps-dev"}
 	for i := range maxQueuedReports + 5 {
-		c.ReportDeployment(deployments.Report{Deployment: dev, Revision: string(rune('a' + i%26)) + time.Duration(i).String()})
+		c.ReportDeployment(deployments.Report{Deployment: dev, Revision: string(rune('a'+i%26)) + time.Duration(i).String()})
 	}
 	if got := len(c.takeDeploymentReports()); got != maxQueuedReports {
 		t.Errorf("queue held %d reports, want the bound %d", got, maxQueuedReports)

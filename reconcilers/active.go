@@ -195,6 +195,9 @@ func (o *stageObserver) activeFromReports() {
 		}
 		return a.At.Compare(b.At)
 	})
+	if len(reports) == 0 {
+		return
+	}
 	newest, known := o.newestReported()
 	for _, r := range reports {
 		o.reportOnVersion(r.StageReport, r.pos, dep)

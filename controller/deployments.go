@@ -1,0 +1,231 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/deployments"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
+)
+
+// reportGrace is how long a report on a revision the landscape's branch
+// does not hold yet is kept for later passes: the deployer may have fetched
+// a commit the pass's snapshot had not seen. After it, the report is
+// dropped, so a report on a revision that never comes cannot linger.
+const reportGrace = 10 * time.Minute
+
+// maxLineage bounds the first-parent history read to order revisions; a
+// revision deeper than that is not on the branch as far as reports go.
+const maxLineage = 1 << 20
+
+// stageFacts is what a pass reads from Git for the StageVersions and the
+// reports: the overlays to render, and each report resolved to its stages
+// with the vector the overlay names at its revision.
+type stageFacts struct {
+	renders   map[string]reconcilers.StageRender
+	reports   map[string][]reconcilers.StageReport
+	positions func(stage, revision string) (int, bool)
+	// later are reports on revisions the branch does not hold yet, to be
+	// tried again by a later pass.
+	later []deployments.Report
+	// ignored says, per report that concerns no stage, why; logged only.
+	ignored []string
+}
+
+// readStageFacts renders the overlays whose vector has no StageVersion yet
+// and resolves the reports. An error is for Git failing to answer; the
+// caller puts the reports back.
+func (c *Controller) readStageFacts(snap *source.Snapshot, state *reconcilers.State, reports []deployments.Report, now time.Time) (stageFacts, error) {
+	f := stageFacts{renders: map[string]reconcilers.StageRender{}, reports: map[string][]reconcilers.StageReport{}}
+	for _, key := range pass.NeedsRender(snap, state) {
+		ref := snap.StageIndex[key]
+		if r, err := c.renderStage(ref.Tree, ref.Overlay, ref.Commit); err == nil {
+			f.renders[key] = r
+		} else {
+			c.opts.Log.Info("StageVersion recorded without its render", "stage", key, "error", err.Error())
+		}
+	}
+	lineages := map[string]*lineage{}
+	lineageOf := func(ref source.StageRef) (*lineage, error) {
+		id := ref.URL + "#" + ref.Branch
+		if l, ok := lineages[id]; ok {
+			return l, nil
+		}
+		l, err := c.lineage(ref)
+		if err != nil {
+			return nil, err
+		}
+		lineages[id] = l
+		return l, nil
+	}
+	rendered := map[string]bool{}
+	for _, rep := range reports {
+		keys := stagesDeployedBy(snap, rep.Deployment)
+		if len(keys) == 0 {
+			f.ignored = append(f.ignored, fmt.Sprintf("%s %s/%s: no stage names it in spec.deployment",
+				rep.Deployment.Kind, rep.Deployment.Namespace, rep.Deployment.Name))
+			continue
+		}
+		revision := normalizeRevision(rep.Revision)
+		for _, key := range keys {
+			ref := snap.StageIndex[key]
+			if ref.Branch == "" || !plumbing.IsHash(revision) {
+				f.ignored = append(f.ignored, fmt.Sprintf("stage %s: revision %q is not a commit of a Git branch", key, rep.Revision))
+				continue
+			}
+			l, err := lineageOf(ref)
+			if err != nil {
+				return stageFacts{}, err
+			}
+			if _, ok := l.positions[revision]; !ok {
+				if now.Sub(rep.At) < reportGrace {
+					f.later = append(f.later, rep)
+				} else {
+					f.ignored = append(f.ignored, fmt.Sprintf("stage %s: revision %s is not on branch %s", key, revision, ref.Branch))
+				}
+				continue
+			}
+			tree, err := l.tree(revision)
+			if err != nil {
+				return stageFacts{}, err
+			}
+			sr := reconcilers.StageReport{Revision: revision, Outcome: rep.Outcome, Reason: rep.Reason, Message: rep.Message,
+				At: rep.At, Channel: rep.Channel}
+			if sv, err := overlays.ReadStageVector(tree, ref.Overlay); err == nil {
+				sr.Vector = sv.Vector
+			}
+			name := reconcilers.StageVersionName(ref.Landscape, ref.Name, sr.Vector)
+			if _, known := state.StageVersions[name]; sr.Vector != "" && !known && !rendered[name] {
+				if r, err := c.renderStage(tree, ref.Overlay, revision); err == nil {
+					sr.Render = &r
+					rendered[name] = true
+				}
+			}
+			f.reports[key] = append(f.reports[key], sr)
+		}
+	}
+	f.positions = func(stage, revision string) (int, bool) {
+		ref, ok := snap.StageIndex[stage]
+		if !ok || ref.Branch == "" {
+			return 0, false
+		}
+		l, err := lineageOf(ref)
+		if err != nil {
+			return 0, false
+		}
+		p, ok := l.positions[revision]
+		return p, ok
+	}
+	return f, nil
+}
+
+// stagesDeployedBy lists the stages whose spec.deployment names d. A stage
+// that leaves the namespace out matches any namespace.
+func stagesDeployedBy(snap *source.Snapshot, d v1alpha1.DeploymentReference) []string {
+	var keys []string
+	for _, key := range sortedKeys(snap.Stages) {
+		want := snap.Stages[key].Spec.Deployment
+		if want == nil || want.Kind != d.Kind || want.Name != d.Name || (want.Namespace != "" && want.Namespace != d.Namespace) {
+			continue
+		}
+		if _, ok := snap.StageIndex[key]; ok {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// normalizeRevision takes the commit out of a deployer's revision: Flux
+// writes `main@sha1:<commit>`, older Flux `main/<commit>`.
+func normalizeRevision(rev string) string {
+	if i := strings.LastIndex(rev, "sha1:"); i >= 0 {
+		return rev[i+len("sha1:"):]
+	}
+	if i := strings.LastIndex(rev, "/"); i >= 0 {
+		return rev[i+1:]
+	}
+	return rev
+}
+
+// renderStage renders overlay in tree: the digest and inventory a
+// StageVersion records.
+func (c *Controller) renderStage(tree repofs.Tree, overlay, commit string) (reconcilers.StageRender, error) {
+	if tree == nil {
+		return reconcilers.StageRender{}, errors.New("the stage's tree was not read")
+	}
+	out, err := c.overlayRenderer().Build(tree, overlay)
+	if err != nil {
+		return reconcilers.StageRender{}, err
+	}
+	inv, err := overlays.Inventory(out)
+	if err != nil {
+		return reconcilers.StageRender{}, err
+	}
+	return reconcilers.StageRender{Commit: commit, Digest: overlays.RenderDigest(out), Inventory: inv}, nil
+}
+
+// lineage is a branch's first-parent history: the position of each commit
+// counted from the branch's root, so a report's revision is ordered by the
+// branch's history, never by a timestamp.
+type lineage struct {
+	tip       string
+	positions map[string]int
+	repo      *git.Repository
+}
+
+func (l *lineage) tree(revision string) (repofs.Tree, error) {
+	commit, err := l.repo.CommitObject(plumbing.NewHash(revision))
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", revision, err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read the tree of commit %s: %w", revision, err)
+	}
+	return repofs.GitTree(tree), nil
+}
+
+// lineage reads the first-parent history of the branch ref was read from,
+// at the snapshot's commit. The loader fetched it; a branch whose tip did not
+// move is not walked again.
+func (c *Controller) lineage(ref source.StageRef) (*lineage, error) {
+	repo, err := c.opts.Loader.Repository(ref.URL)
+	if err != nil {
+		return nil, fmt.Errorf("read the history of %s: %w", source.RedactURL(ref.URL), err)
+	}
+	id := ref.URL + "#" + ref.Branch
+	if l, ok := c.lineages[id]; ok && l.tip == ref.Commit {
+		return l, nil
+	}
+	l := &lineage{tip: ref.Commit, positions: map[string]int{}, repo: repo.Repo()}
+	var chain []string
+	for h := plumbing.NewHash(ref.Commit); len(chain) < maxLineage; {
+		commit, err := repo.Repo().CommitObject(h)
+		if err != nil {
+			return nil, fmt.Errorf("read the history of branch %s of %s at %s: %w", ref.Branch, source.RedactURL(ref.URL), h, err)
+		}
+		chain = append(chain, h.String())
+		if commit.NumParents() == 0 {
+			break
+		}
+		h = firstParent(commit)
+	}
+	for i, h := range chain {
+		l.positions[h] = len(chain) - i
+	}
+	c.lineages[id] = l
+	return l, nil
+}
+
+func firstParent(c *object.Commit) plumbing.Hash { return c.ParentHashes[0] }
