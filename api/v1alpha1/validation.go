@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"slices"
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
