@@ -410,7 +410,8 @@ func TestStageValidate(t *testing.T) {
 		}},
 		{name: "backslashes", spec: StageSpec{Landscape: "dev", Path: `apps\overlays\dev`}, want: field.ErrorList{
 			field.Invalid(path, `apps\overlays\dev`, `must use / as the separator, not \`),
-		}}, {name: "deployed by Flux", spec: StageSpec{Landscape: "dev", Path: "dev", MaxRevisions: ptr(int32(1)),
+		}},
+		{name: "deployed by Flux", spec: StageSpec{Landscape: "dev", Path: "dev", MaxRevisions: ptr(int32(1)),
 			Deployment: &DeploymentReference{Kind: DeploymentKindKustomization, Name: "acme-dev", Namespace: "flux-system"}}},
 		{name: "deployed by Argo CD without a namespace", spec: StageSpec{Landscape: "dev", Path: "dev",
 			Deployment: &DeploymentReference{Kind: DeploymentKindApplication, Name: "acme.dev"}}},
