@@ -165,6 +165,11 @@ func matchesLabels(want labels.Set, have map[string]string) bool {
 	return true
 }
 
+// Referenced lists the StageVersions a usage references, by name.
+func Referenced(s *State, u *v1alpha1.StageVersionUsage) []*v1alpha1.StageVersion {
+	return selectionOf(u).referenced(s)
+}
+
 // InUse names every StageVersion some usage references.
 func InUse(s *State) map[string]bool {
 	inUse := map[string]bool{}

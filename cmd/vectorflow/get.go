@@ -26,9 +26,10 @@ func newGetCommand() *cobra.Command {
 		output     string
 		trusted    []string
 		unverified bool
+		stage      string
 	)
 	cmd := &cobra.Command{
-		Use:   "get promotions|vectors|configs|stages --repo URL",
+		Use:   "get promotions|vectors|configs|stages|stageversions|usages --repo URL",
 		Short: "List vectorflow's objects from the state branch",
 		Long: `get reads the state branch and checks its whole history the way the
 controller does, against the keys it knows: each Landscape's spec.signers and
@@ -37,14 +38,16 @@ approvals and promotion requests, get refuses and names it; with --unverified
 it shows the state anyway, with VERIFIED=no on every object changed since the
 last trusted commit.`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"promotions", "vectors", "configs", "stages"},
+		ValidArgs: []string{"promotions", "vectors", "configs", "stages", "stageversions", "usages"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind := args[0]
 			switch kind {
 			case "promotions", "promotion", "vectorpromotions", "vectors", "vector",
 				"configs", "config", "vectorpromotionconfigs", "stages", "stage":
 			default:
-				return fmt.Errorf("unknown kind %q: use promotions, vectors, configs or stages", kind)
+				if !isStageVersionKind(kind) {
+					return fmt.Errorf("unknown kind %q: use promotions, vectors, configs, stages, stageversions or usages", kind)
+				}
 			}
 			auth, err := rf.resolve()
 			if err != nil {
@@ -102,6 +105,10 @@ last trusted commit.`,
 					paths = append(paths, controller.StagePath(s.Spec.Landscape, s.Name))
 				}
 				list = ss
+			default:
+				if list, t, paths, err = stageVersionListing(kind, state, stage); err != nil {
+					return err
+				}
 			}
 			if done, err := printStructured(cmd.OutOrStdout(), output, list); done {
 				return err
@@ -117,6 +124,7 @@ last trusted commit.`,
 	rf.registerStateBranch(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
 	cmd.Flags().StringArrayVar(&trusted, "trust", nil, "file holding the public key of a trusted state signer: the controller's, or another controller's of the same state branch (repeatable)")
+	cmd.Flags().StringVar(&stage, "stage", "", "with stageversions: only the StageVersions of this stage (<landscape>/<name> or a name)")
 	cmd.Flags().BoolVar(&unverified, "unverified", false, "show a state branch that does not verify, with VERIFIED=no on what changed since its last trusted commit")
 	return cmd
 }
@@ -260,13 +268,17 @@ func stagesTable(s *reconcilers.State) ([]v1alpha1.Stage, *table) {
 	sort.Slice(list, func(i, j int) bool {
 		return reconcilers.StageKey(list[i].Spec.Landscape, list[i].Name) < reconcilers.StageKey(list[j].Spec.Landscape, list[j].Name)
 	})
-	t := &table{header: []string{"STAGE", "PATH", "VECTOR", "SINCE"}}
+	t := &table{header: []string{"STAGE", "PATH", "TARGET", "SINCE", "ACTIVE", "ACTIVE SINCE"}}
 	for _, st := range list {
 		since := "-"
 		if st.Status.VectorSince != nil {
 			since = st.Status.VectorSince.UTC().Format(time.RFC3339)
 		}
-		t.add(reconcilers.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since)
+		activeSince := "-"
+		if st.Status.ActiveSince != nil {
+			activeSince = st.Status.ActiveSince.UTC().Format(time.RFC3339)
+		}
+		t.add(reconcilers.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since, activeColumn(&st), activeSince)
 	}
 	return list, t
 }
