@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,8 +71,9 @@ func (c *Controller) readStageFacts(snap *source.Snapshot, state *reconcilers.St
 		return l, nil
 	}
 	rendered := map[string]bool{}
+	deployedBy := stagesByDeployment(snap)
 	for _, rep := range reports {
-		keys := stagesDeployedBy(snap, rep.Deployment)
+		keys := deployedBy.stages(rep.Deployment)
 		if len(keys) == 0 {
 			f.ignored = append(f.ignored, fmt.Sprintf("%s %s/%s: no stage names it in spec.deployment",
 				rep.Deployment.Kind, rep.Deployment.Namespace, rep.Deployment.Name))
@@ -96,17 +98,17 @@ func (c *Controller) readStageFacts(snap *source.Snapshot, state *reconcilers.St
 				}
 				continue
 			}
-			tree, err := l.tree(revision)
-			if err != nil {
-				return stageFacts{}, err
-			}
 			sr := reconcilers.StageReport{Revision: revision, Outcome: rep.Outcome, Reason: rep.Reason, Message: rep.Message,
 				At: rep.At, Channel: rep.Channel}
-			if sv, err := overlays.ReadStageVector(tree, ref.Overlay); err == nil {
-				sr.Vector = sv.Vector
+			if sr.Vector, err = l.vector(revision, ref.Overlay); err != nil {
+				return stageFacts{}, err
 			}
 			name := reconcilers.StageVersionName(ref.Landscape, ref.Name, sr.Vector)
 			if _, known := state.StageVersions[name]; sr.Vector != "" && !known && !rendered[name] {
+				tree, err := l.tree(revision)
+				if err != nil {
+					return stageFacts{}, err
+				}
 				if r, err := c.renderStage(tree, ref.Overlay, revision); err == nil {
 					sr.Render = &r
 					rendered[name] = true
@@ -130,18 +132,31 @@ func (c *Controller) readStageFacts(snap *source.Snapshot, state *reconcilers.St
 	return f, nil
 }
 
-// stagesDeployedBy lists the stages whose spec.deployment names d. A stage
-// that leaves the namespace out matches any namespace.
-func stagesDeployedBy(snap *source.Snapshot, d v1alpha1.DeploymentReference) []string {
-	var keys []string
+// deploymentIndex finds the stages a deployment deploys.
+type deploymentIndex map[string][]string
+
+func deploymentKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// stagesByDeployment indexes the resolved stages by their spec.deployment.
+func stagesByDeployment(snap *source.Snapshot) deploymentIndex {
+	x := deploymentIndex{}
 	for _, key := range sortedKeys(snap.Stages) {
-		want := snap.Stages[key].Spec.Deployment
-		if want == nil || want.Kind != d.Kind || want.Name != d.Name || (want.Namespace != "" && want.Namespace != d.Namespace) {
+		d := snap.Stages[key].Spec.Deployment
+		if _, ok := snap.StageIndex[key]; !ok || d == nil {
 			continue
 		}
-		if _, ok := snap.StageIndex[key]; ok {
-			keys = append(keys, key)
-		}
+		k := deploymentKey(d.Kind, d.Namespace, d.Name)
+		x[k] = append(x[k], key)
+	}
+	return x
+}
+
+// stages lists the stages whose spec.deployment names d. A stage that
+// leaves the namespace out matches any namespace.
+func (x deploymentIndex) stages(d v1alpha1.DeploymentReference) []string {
+	keys := x[deploymentKey(d.Kind, d.Namespace, d.Name)]
+	if d.Namespace != "" {
+		keys = append(slices.Clip(keys), x[deploymentKey(d.Kind, "", d.Name)]...)
 	}
 	return keys
 }
@@ -182,7 +197,36 @@ type lineage struct {
 	tip       string
 	positions map[string]int
 	repo      *git.Repository
+	// vectors remembers what an overlay names at a revision, by
+	// `<revision> <overlay>`: a deployer reports the same revision on every
+	// reconcile, and a commit never changes.
+	vectors map[string]string
 }
+
+// vector is what overlay names at revision ("" for none, or for an overlay
+// that does not read there).
+func (l *lineage) vector(revision, overlay string) (string, error) {
+	key := revision + " " + overlay
+	if v, ok := l.vectors[key]; ok {
+		return v, nil
+	}
+	tree, err := l.tree(revision)
+	if err != nil {
+		return "", err
+	}
+	v := ""
+	if sv, err := overlays.ReadStageVector(tree, overlay); err == nil {
+		v = sv.Vector
+	}
+	if len(l.vectors) >= maxRememberedVectors {
+		clear(l.vectors)
+	}
+	l.vectors[key] = v
+	return v, nil
+}
+
+// maxRememberedVectors bounds lineage.vectors.
+const maxRememberedVectors = 1 << 16
 
 func (l *lineage) tree(revision string) (repofs.Tree, error) {
 	commit, err := l.repo.CommitObject(plumbing.NewHash(revision))
@@ -205,10 +249,14 @@ func (c *Controller) lineage(ref source.StageRef) (*lineage, error) {
 		return nil, fmt.Errorf("read the history of %s: %w", source.RedactURL(ref.URL), err)
 	}
 	id := ref.URL + "#" + ref.Branch
-	if l, ok := c.lineages[id]; ok && l.tip == ref.Commit {
-		return l, nil
+	old, ok := c.lineages[id]
+	if ok && old.tip == ref.Commit {
+		return old, nil
 	}
-	l := &lineage{tip: ref.Commit, positions: map[string]int{}, repo: repo.Repo()}
+	l := &lineage{tip: ref.Commit, positions: map[string]int{}, repo: repo.Repo(), vectors: map[string]string{}}
+	if ok {
+		l.vectors = old.vectors // commits do not change with the tip
+	}
 	var chain []string
 	for h := plumbing.NewHash(ref.Commit); len(chain) < maxLineage; {
 		commit, err := repo.Repo().CommitObject(h)
