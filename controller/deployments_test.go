@@ -208,3 +208,40 @@ func TestDeploymentReportsDriveActiveAndReadiness(t *testing.T) {
 }
 
 func keysOf[V any](m map[string]V) []string { return sortedKeys(m) }
+
+// TestReportsWaitOrGo: a pass that fails puts the reports it took back; a
+// report on a revision the branch does not hold yet waits for a later pass
+// while it is young, and is dropped once it is not, so it cannot linger.
+func TestReportsWaitOrGo(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	clock := &testClock{start: time.Now()}
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	ctx := context.Background()
+	report := func(rev string, at time.Time) deployments.Report {
+		return deployments.Report{Deployment: devKustomization, Revision: rev, Outcome: deployments.Healthy, At: at, Channel: deployments.ChannelFlux}
+	}
+
+	broken := driftController(t, srv.HTTPURL("missing.git"), auth, clock)
+	broken.ReportDeployment(report(strings.Repeat("a", 40), clock.now()))
+	if _, err := broken.Pass(ctx); err == nil {
+		t.Fatal("a pass over a missing repository succeeded")
+	}
+	if got := broken.takeDeploymentReports(); len(got) != 1 {
+		t.Errorf("the failed pass kept %d reports, want the one it took", len(got))
+	}
+
+	c := driftController(t, srv.HTTPURL(name), auth, clock)
+	if _, err := c.RunUntilStable(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	future := strings.Repeat("b", 40) // a commit the branch does not hold (yet)
+	c.ReportDeployment(report(future, clock.now()))
+	c.ReportDeployment(report(strings.Repeat("c", 40), clock.now().Add(-time.Hour)))
+	if _, err := c.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := c.takeDeploymentReports()
+	if len(got) != 1 || got[0].Revision != future {
+		t.Errorf("after the pass the queue holds %+v, want only the young report on %s", got, future)
+	}
+}

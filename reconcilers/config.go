@@ -63,6 +63,9 @@ type SourceState struct {
 	// (WaitingForDeploymentCondition), and WaitingReason why; empty when
 	// nothing is awaited.
 	Waiting, WaitingReason string
+	// Active: Vector is what is deployed and healthy at the source stage
+	// (readiness Active), so updateDelay asks it to stay that way.
+	Active bool
 }
 
 // ConfigInput is what ReconcileConfig decides from.
@@ -261,8 +264,8 @@ func (p *configPass) promoteOnDrift() {
 			// The time left is not in the message: it would change the
 			// status, and so make a state commit, on every pass of the delay.
 			// Readers compute it from the deadline (vectorflow get configs).
-			Message: fmt.Sprintf("vector %s must stay current at the source until %s (updateDelay %s)",
-				vector, until.UTC().Format(time.RFC3339), delay),
+			Message: fmt.Sprintf("vector %s must stay %s at the source until %s (updateDelay %s)",
+				vector, stayWhat(p.in.Source.Active), until.UTC().Format(time.RFC3339), delay),
 		}, p.now)
 		p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, left)
 		v.reason, v.message = v1alpha1.UpdateDelayedReason, v.message+"; a candidate is offered once updateDelay has passed"
@@ -272,6 +275,13 @@ func (p *configPass) promoteOnDrift() {
 	removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
 	p.create()
 	p.setDrift(p.judgeDrift())
+}
+
+func stayWhat(active bool) string {
+	if active {
+		return "active and healthy"
+	}
+	return "current"
 }
 
 func (p *configPass) updateDelayLeft() time.Duration {

@@ -40,7 +40,7 @@ func StageSourceState(src v1alpha1.SourceReference, st *v1alpha1.Stage) SourceSt
 	active := meta.FindStatusCondition(status.Conditions, v1alpha1.ActiveCondition)
 	switch {
 	case active != nil && active.Status == metav1.ConditionTrue && status.ActiveVector != "" && status.ActiveSince != nil:
-		out := SourceState{Vector: status.ActiveVector, Since: status.ActiveSince.Time}
+		out := SourceState{Vector: status.ActiveVector, Since: status.ActiveSince.Time, Active: true}
 		if status.Vector != "" && status.Vector != status.ActiveVector {
 			out.WaitingReason = v1alpha1.AwaitingDeploymentReason
 			out.Waiting = fmt.Sprintf("stage %s is assigned vector %s, which %s has not reported applied and healthy yet; "+

@@ -46,10 +46,10 @@ func TestStageSourceState(t *testing.T) {
 				Waiting: "waiting for Kustomization flux-system/web to report vector app:3 applied and healthy on stage dev/web"}},
 		{name: "active offers the healthy vector while the assigned one rolls out", src: src,
 			reports: [][]StageReport{{healthy("r2", "app:1", 10*time.Minute)}},
-			want: SourceState{Vector: "app:1", Since: at(10 * time.Minute), WaitingReason: v1alpha1.AwaitingDeploymentReason,
+			want: SourceState{Vector: "app:1", Since: at(10 * time.Minute), Active: true, WaitingReason: v1alpha1.AwaitingDeploymentReason,
 				Waiting: "stage dev/web is assigned vector app:3, which Kustomization flux-system/web has not reported applied and healthy yet; the source offers the active vector app:1"}},
 		{name: "active and assigned agree", src: src, reports: [][]StageReport{{healthy("r5", "app:3", 10*time.Minute)}},
-			want: SourceState{Vector: "app:3", Since: at(10 * time.Minute)}},
+			want: SourceState{Vector: "app:3", Since: at(10 * time.Minute), Active: true}},
 		{name: "a failed newest report offers nothing", src: src,
 			reports: [][]StageReport{{healthy("r2", "app:1", 10*time.Minute), unhealthy("r5", "app:3", 20*time.Minute)}},
 			want: SourceState{WaitingReason: v1alpha1.DeploymentUnhealthyReason,
@@ -104,7 +104,7 @@ func TestActiveReadinessSoak(t *testing.T) {
 	check("before any report", step(0), 0, v1alpha1.AwaitingDeploymentReason, "")
 	check("healthy, soak starts", step(10*time.Minute, healthy("r4", "app:3", 10*time.Minute)), 0, "", v1alpha1.UpdateDelayedReason)
 	if c := findCondition(w.in.Config.Status.Conditions, v1alpha1.UpdateDelayedCondition); c != nil {
-		want := "vector app:3 must stay current at the source until 2026-07-27T15:40:52Z (updateDelay 1h0m0s)"
+		want := "vector app:3 must stay active and healthy at the source until 2026-07-27T15:40:52Z (updateDelay 1h0m0s)"
 		if c.Message != want {
 			t.Errorf("UpdateDelayed says %q, want %q", c.Message, want)
 		}
@@ -122,7 +122,7 @@ func TestActiveReadinessOutOfOrderReport(t *testing.T) {
 	src := v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: "web", Landscape: "dev"}
 	observe(s, []StageReport{healthy("r5", "app:3", 10*time.Minute)}, []StageReport{unhealthy("r2", "app:1", 20*time.Minute)},
 		[]StageReport{healthy("r3", "app:2", 30*time.Minute)})
-	want := SourceState{Vector: "app:3", Since: at(10 * time.Minute)}
+	want := SourceState{Vector: "app:3", Since: at(10 * time.Minute), Active: true}
 	if diff := cmp.Diff(want, StageSourceState(src, s.Stages["dev/web"])); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
