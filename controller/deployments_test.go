@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -78,7 +79,22 @@ func TestDeploymentReportsDriveActiveAndReadiness(t *testing.T) {
 	srv, name := closedLoopRepo(t)
 	clock := &testClock{start: time.Now().Truncate(time.Second)}
 	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
-	c := driftController(t, srv.HTTPURL(name), auth, clock)
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newController := func() *Controller {
+		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(Options{URL: srv.HTTPURL(name), Branch: "main", Writer: w, Auth: auth, Clock: clock.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := newController()
 	ctx := context.Background()
 	run := func(what string) {
 		t.Helper()
@@ -191,9 +207,12 @@ func TestDeploymentReportsDriveActiveAndReadiness(t *testing.T) {
 		t.Error("WaitingForDeployment stayed after the healthy report")
 	}
 
-	// After the soak the promotion is offered, executed and test runs it.
+	// After the soak the promotion is offered, executed and test runs it,
+	// by a restarted controller: what the reports taught is on the state
+	// branch, not in memory.
 	clock.advance(31 * time.Minute)
-	run("after the soak")
+	c = newController()
+	run("after the soak, restarted")
 	s = read()
 	if p := devToTest(s); len(p) != 1 {
 		t.Fatalf("dev-to-test promotions %v after the soak, want one", p)
