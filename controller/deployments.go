@@ -28,7 +28,7 @@ const reportGrace = 10 * time.Minute
 
 // maxLineage bounds the first-parent history read to order revisions; a
 // revision deeper than that is not on the branch as far as reports go.
-const maxLineage = 1 << 20
+const maxLineage = 100_000
 
 // stageFacts is what a pass reads from Git for the StageVersions and the
 // reports: the overlays to render, and each report resolved to its stages
@@ -90,7 +90,7 @@ func (c *Controller) readStageFacts(snap *source.Snapshot, state *reconcilers.St
 			if err != nil {
 				return stageFacts{}, err
 			}
-			if _, ok := l.positions[revision]; !ok {
+			if _, ok := l.positions[plumbing.NewHash(revision)]; !ok {
 				if now.Sub(rep.At) < reportGrace {
 					f.later = append(f.later, rep)
 				} else {
@@ -126,7 +126,10 @@ func (c *Controller) readStageFacts(snap *source.Snapshot, state *reconcilers.St
 		if err != nil {
 			return 0, false
 		}
-		p, ok := l.positions[revision]
+		if !plumbing.IsHash(revision) {
+			return 0, false
+		}
+		p, ok := l.positions[plumbing.NewHash(revision)]
 		return p, ok
 	}
 	return f, nil
@@ -195,7 +198,7 @@ func (c *Controller) renderStage(tree repofs.Tree, overlay, commit string) (reco
 // branch's history, never by a timestamp.
 type lineage struct {
 	tip       string
-	positions map[string]int
+	positions map[plumbing.Hash]int
 	repo      *git.Repository
 	// vectors remembers what an overlay names at a revision, by
 	// `<revision> <overlay>`: a deployer reports the same revision on every
@@ -253,24 +256,43 @@ func (c *Controller) lineage(ref source.StageRef) (*lineage, error) {
 	if ok && old.tip == ref.Commit {
 		return old, nil
 	}
-	l := &lineage{tip: ref.Commit, positions: map[string]int{}, repo: repo.Repo(), vectors: map[string]string{}}
+	l := &lineage{tip: ref.Commit, repo: repo.Repo(), vectors: map[string]string{}}
 	if ok {
 		l.vectors = old.vectors // commits do not change with the tip
 	}
-	var chain []string
+	// Walk back from the tip until a commit the last walk placed: its
+	// position, and those of its ancestors, stand (a commit's first-parent
+	// history never changes); the old tip's commits above it that the new
+	// tip does not hold (a force push) are left out.
+	var chain []plumbing.Hash
+	base := 0
 	for h := plumbing.NewHash(ref.Commit); len(chain) < maxLineage; {
+		if ok {
+			if p, known := old.positions[h]; known {
+				base = p
+				break
+			}
+		}
 		commit, err := repo.Repo().CommitObject(h)
 		if err != nil {
 			return nil, fmt.Errorf("read the history of branch %s of %s at %s: %w", ref.Branch, source.RedactURL(ref.URL), h, err)
 		}
-		chain = append(chain, h.String())
+		chain = append(chain, h)
 		if commit.NumParents() == 0 {
 			break
 		}
 		h = firstParent(commit)
 	}
+	l.positions = make(map[plumbing.Hash]int, base+len(chain))
+	if base > 0 {
+		for h, p := range old.positions {
+			if p <= base {
+				l.positions[h] = p
+			}
+		}
+	}
 	for i, h := range chain {
-		l.positions[h] = len(chain) - i
+		l.positions[h] = base + len(chain) - i
 	}
 	c.lineages[id] = l
 	return l, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -262,5 +263,59 @@ func TestReportsWaitOrGo(t *testing.T) {
 	got := c.takeDeploymentReports()
 	if len(got) != 1 || got[0].Revision != future {
 		t.Errorf("after the pass the queue holds %+v, want only the young report on %s", got, future)
+	}
+}
+
+// TestLineageFollowsTheBranch: revisions are ordered by the branch's
+// first-parent history; a new tip extends it, and a force push drops the
+// commits the branch no longer holds, so a report on one of them is not
+// taken for the newest.
+func TestLineageFollowsTheBranch(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	c := driftController(t, srv.HTTPURL(name), auth, &testClock{start: time.Now()})
+	ctx := context.Background()
+	work := t.TempDir()
+	testutil.Git(t, work, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials(name), ".")
+	commit := func(msg string) string {
+		testutil.Git(t, work, nil, "commit", "-q", "--allow-empty", "-m", msg)
+		return strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
+	}
+	lineageAt := func() *lineage {
+		t.Helper()
+		snap, err := c.opts.Loader.Load(ctx, srv.HTTPURL(name), "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := c.lineage(snap.StageIndex["dev/dev"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	pos := func(l *lineage, rev string) int { return l.positions[plumbing.NewHash(rev)] }
+
+	root := strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
+	a := commit("a")
+	testutil.Git(t, work, nil, "push", "-q", "origin", "HEAD:main")
+	l := lineageAt()
+	if pos(l, root) != 1 || pos(l, a) != 2 {
+		t.Fatalf("positions root %d, a %d; want 1, 2", pos(l, root), pos(l, a))
+	}
+	b := commit("b")
+	testutil.Git(t, work, nil, "push", "-q", "origin", "HEAD:main")
+	l = lineageAt()
+	if pos(l, root) != 1 || pos(l, a) != 2 || pos(l, b) != 3 {
+		t.Fatalf("after b: root %d, a %d, b %d; want 1, 2, 3", pos(l, root), pos(l, a), pos(l, b))
+	}
+	testutil.Git(t, work, nil, "reset", "-q", "--hard", root)
+	e := commit("e")
+	testutil.Git(t, work, nil, "push", "-q", "--force", "origin", "HEAD:main")
+	l = lineageAt()
+	if _, ok := l.positions[plumbing.NewHash(b)]; ok || pos(l, e) != 2 {
+		t.Errorf("after the force push: b at %d (want gone), e at %d (want 2)", pos(l, b), pos(l, e))
+	}
+	if _, ok := l.positions[plumbing.NewHash(a)]; ok {
+		t.Error("a, which the branch no longer holds, still has a position")
 	}
 }

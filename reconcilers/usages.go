@@ -109,7 +109,9 @@ func ReconcileUsages(s *State, declared map[string]*v1alpha1.StageVersionUsage, 
 	}
 	for _, name := range sortedNames(s.Usages) {
 		u := s.Usages[name]
-		if setUsageConditions(u, selectionOf(u).referenced(s), now) {
+		// A stage's own usages say what they hold when they move
+		// (ObserveStage); their conditions follow without a note.
+		if setUsageConditions(u, selectionOf(u).referenced(s), now) && !IsOwnUsage(name) {
 			if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.StageVersionReadyCondition); c != nil {
 				notes = append(notes, fmt.Sprintf("usage %s: %s %s", name, v1alpha1.StageVersionReadyCondition, c.Status))
 			}
