@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -318,4 +319,47 @@ func TestLineageFollowsTheBranch(t *testing.T) {
 	if _, ok := l.positions[plumbing.NewHash(a)]; ok {
 		t.Error("a, which the branch no longer holds, still has a position")
 	}
+}
+
+// TestRunnerReportDeploymentTriggersAPass: a report handed to the runner (as
+// the webhooks do) is applied by a pass it triggers, long before the poll.
+func TestRunnerReportDeploymentTriggersAPass(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	c := driftController(t, srv.HTTPURL(name), auth, &testClock{start: time.Now()})
+	ctx, cancel := context.WithCancel(context.Background())
+	runner := NewRunner(time.Hour, logr.Discard(), c)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runner.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	repo, err := source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devVector := func() (string, string) {
+		_, _, s, err := ReadState(context.Background(), repo, DefaultStateBranch)
+		if err != nil || s.Stages["dev/dev"] == nil {
+			return "", ""
+		}
+		return s.Stages["dev/dev"].Status.Vector, s.Stages["dev/dev"].Status.ActiveVector
+	}
+	waitFor(t, 30*time.Second, "latest-to-dev to promote", func() bool {
+		v, _ := devVector()
+		return v != "" && v != "acme:2026.11.3-090000000Z"
+	})
+	tip := strings.TrimSpace(testutil.Git(t, t.TempDir(), nil, "--git-dir", srv.BarePath(name), "rev-parse", "main"))
+	if n := runner.ReportDeployment(deployments.Report{Deployment: devKustomization, Revision: tip, Outcome: deployments.Healthy,
+		At: time.Now(), Channel: deployments.ChannelFlux}); n != 1 {
+		t.Fatalf("the report reached %d controllers, want 1", n)
+	}
+	waitFor(t, 30*time.Second, "dev's active vector from the report", func() bool {
+		v, active := devVector()
+		return active != "" && active == v
+	})
 }
