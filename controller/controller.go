@@ -95,8 +95,12 @@ type Controller struct {
 	mu sync.Mutex
 	// results are executions not yet recorded on the state branch.
 	results map[string]reconcilers.Result
-	// reports are deployer reports not yet applied by a pass.
-	reports reportQueue
+	// reports are deployer reports not yet applied by a pass, under their
+	// own lock: a webhook handing one over never waits for a pass.
+	reportsMu sync.Mutex
+	reports   reportQueue
+	// lineages order the revisions reports name, by landscape branch.
+	lineages map[string]*lineage
 	// commitStatuses polls the forges of stages whose deployers report
 	// through commit statuses (commitstatuses.go).
 	commitStatuses commitStatusPoller
@@ -199,7 +203,7 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
-		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(),
+		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
 		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
 }
 
@@ -225,7 +229,16 @@ func (c *Controller) Pass(ctx context.Context) (res PassResult, err error) {
 	}
 }
 
-func (c *Controller) pass(ctx context.Context) (PassResult, error) {
+func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
+	// Deployer reports this pass takes go back to the queue unless the
+	// state commit recording them is made.
+	reports := c.takeDeploymentReports()
+	recorded := false
+	defer func() {
+		if !recorded && len(reports) > 0 {
+			c.requeueReports(reports)
+		}
+	}()
 	start := c.opts.Clock()
 	snap, err := c.opts.Loader.Load(ctx, c.opts.URL, c.opts.Branch)
 	c.opts.Metrics.observeFetch(c.name, start, c.opts.Clock(), err)
@@ -248,7 +261,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	now := c.opts.Clock()
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
-	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && now.Before(c.due) {
+	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && len(reports) == 0 && now.Before(c.due) {
 		return PassResult{RequeueAfter: c.due.Sub(now), Problems: c.problems}, nil
 	}
 	for _, p := range snap.Problems {
@@ -269,9 +282,17 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
+	facts, err := c.readStageFacts(snap, state, reports, now)
+	if err != nil {
+		return PassResult{}, err
+	}
+	for _, why := range facts.ignored {
+		c.opts.Log.Info("deployer report ignored", "why", why)
+	}
 	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: pass.LandedResults(snap, state, landedHistories(histories), c.results, c.rendersVector(state)),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
-		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
+		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests,
+		StageRenders: facts.renders, Reports: facts.reports, Positions: facts.positions}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
 	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: pass.ConfigurationProblems(snap, d.State)}
@@ -295,6 +316,12 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 			c.opts.Log.Info("transition", "change", t)
 		}
 		c.publishEvents(state, d.State)
+	}
+	// The reports are recorded (or changed nothing); those on revisions the
+	// branch does not hold yet wait for a later pass.
+	recorded = true
+	if len(facts.later) > 0 {
+		c.requeueReports(facts.later)
 	}
 	// The results are on the state branch now (or were not needed).
 	c.results = map[string]reconcilers.Result{}

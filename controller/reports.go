@@ -60,24 +60,24 @@ func (q *reportQueue) take() []deployments.Report {
 // ReportDeployment queues a deployer's report for the next pass, which
 // applies it; it does not trigger that pass (Runner.ReportDeployment does).
 func (c *Controller) ReportDeployment(r deployments.Report) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.reportsMu.Lock()
+	defer c.reportsMu.Unlock()
 	c.reports.add(r)
 }
 
 // takeDeploymentReports returns the reports queued since the last call.
 // A pass that fails after taking them puts them back with requeueReports.
 func (c *Controller) takeDeploymentReports() []deployments.Report {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.reportsMu.Lock()
+	defer c.reportsMu.Unlock()
 	return c.reports.take()
 }
 
 // requeueReports puts back reports a failed pass did not record, behind
 // any that arrived meanwhile (a newer one of the same revision wins).
 func (c *Controller) requeueReports(rs []deployments.Report) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.reportsMu.Lock()
+	defer c.reportsMu.Unlock()
 	pending := c.reports.take()
 	for _, r := range rs {
 		c.reports.add(r)

@@ -57,11 +57,19 @@ type SourceState struct {
 	Vector string
 	// Since is when the source started to offer Vector, as the source
 	// reports it (VectorTemplate status.latestVectorSince, Stage
-	// status.vectorSince). Zero: the config's own observation is used.
+	// status.vectorSince, or status.activeSince with readiness Active).
+	// Zero: the config's own observation is used.
 	Since time.Time
 	// Components are Vector's components, for spec.constraints; nil when
 	// the state does not hold the vector.
 	Components []v1alpha1.VectorComponent
+	// Waiting says what a source stage with readiness Active waits for
+	// (WaitingForDeploymentCondition), and WaitingReason why; empty when
+	// nothing is awaited.
+	Waiting, WaitingReason string
+	// Active: Vector is what is deployed and healthy at the source stage
+	// (readiness Active), so updateDelay asks it to stay that way.
+	Active bool
 }
 
 // ConfigInput is what ReconcileConfig decides from.
@@ -205,6 +213,13 @@ func (p *configPass) observeSource() {
 	st := &p.plan.Status
 	st.TargetVector = p.in.TargetVector
 	vector := p.in.Source.Vector
+	if w := p.in.Source; w.Waiting != "" && !p.noSource {
+		SetCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.WaitingForDeploymentCondition,
+			Status: metav1.ConditionTrue, Reason: w.WaitingReason, Message: w.Waiting,
+			ObservedGeneration: p.in.Config.Generation}, p.now)
+	} else {
+		removeCondition(&st.Conditions, v1alpha1.WaitingForDeploymentCondition)
+	}
 	if p.noSource || vector == "" {
 		st.SourceVector, st.SourceVectorSince = "", nil
 		return
@@ -256,8 +271,8 @@ func (p *configPass) promoteOnDrift() {
 			// The time left is not in the message: it would change the
 			// status, and so make a state commit, on every pass of the delay.
 			// Readers compute it from the deadline (vectorflow get configs).
-			Message: fmt.Sprintf("vector %s must stay current at the source until %s (updateDelay %s)",
-				vector, until.UTC().Format(time.RFC3339), delay),
+			Message: fmt.Sprintf("vector %s must stay %s at the source until %s (updateDelay %s)",
+				vector, stayWhat(p.in.Source.Active), until.UTC().Format(time.RFC3339), delay),
 		}, p.now)
 		p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, left)
 		v.reason, v.message = v1alpha1.UpdateDelayedReason, v.message+"; a candidate is offered once updateDelay has passed"
@@ -267,6 +282,13 @@ func (p *configPass) promoteOnDrift() {
 	removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
 	p.create()
 	p.setDrift(p.judgeDrift())
+}
+
+func stayWhat(active bool) string {
+	if active {
+		return "active and healthy"
+	}
+	return "current"
 }
 
 func (p *configPass) updateDelayLeft() time.Duration {
@@ -290,6 +312,8 @@ type driftVerdict struct {
 func (p *configPass) judgeDrift() driftVerdict {
 	src, tgt := p.in.Source.Vector, p.in.TargetVector
 	switch {
+	case src == "" && p.in.Source.Waiting != "":
+		return driftVerdict{reason: v1alpha1.NoSourceVectorReason, message: "the source offers no vector: " + p.in.Source.Waiting}
 	case src == "":
 		return driftVerdict{reason: v1alpha1.NoSourceVectorReason, message: "the source offers no vector yet"}
 	case !Drift(src, tgt):

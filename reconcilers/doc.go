@@ -38,6 +38,28 @@
 //     sequence of the config there is OutcomeSuperseded, the same name with
 //     another vector OutcomeFailed (Result.Reason says which).
 //
+// # StageVersions and usages (ADR-0013)
+//
+// ObserveStage records, per stage, the StageVersion of the vector its
+// overlay names (the target) and of every vector a deployer reported on,
+// decides the active vector (the overlay's vector at the newest revision
+// reported healthy, revisions ordered by the branch's history; without
+// spec.deployment, what the overlay names), and points the stage's own
+// usages at them: active first, then target. ReconcileUsages then sets every
+// usage's StageVersionReady and StageVersionNotFound conditions, and
+// CollectGarbage last deletes, per stage beyond spec.maxRevisions, the
+// oldest versions no usage references, keeping the newest ready one. So at
+// no step is the version a stage runs unreferenced, and a crash anywhere
+// loses nothing: all of it is one state commit, and the reports it applied
+// go back to the queue until that commit is made. A report is idempotent
+// and an older revision's report never overrides a newer one, so applying
+// the same reports again, in any order, decides the same.
+//
+// StageSourceState is what a Stage source offers a config: with readiness
+// Active (the default when the source stage has spec.deployment) only the
+// active vector, since it became active without interruption, which is what
+// spec.updateDelay counts from.
+//
 // On the state branch steps 1-4 are one commit (Transitions make its
 // message); a rejected compare-and-swap means another writer won: re-read,
 // re-decide, retry.

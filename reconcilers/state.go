@@ -28,6 +28,10 @@ const (
 	TemplatesDir  = "templates"
 	StagesDir     = "stages"
 	ApprovalsDir  = "approvals"
+	// StageVersionsDir holds stageversions/<landscape>/<stage>/<name>.yaml;
+	// UsagesDir usages/<name>.yaml, the stages' own and the declared ones.
+	StageVersionsDir = "stageversions"
+	UsagesDir        = "usages"
 	// RequestsDir holds promotion requests (requests/<config>/<id>.yaml),
 	// added by approvers and consumed by the controller.
 	RequestsDir = "requests"
@@ -99,6 +103,9 @@ type State struct {
 	// Approvals by file path, as approvers wrote them: each approver's
 	// approval is a file of its own (see ApprovalFiles).
 	Approvals map[string]*Approval
+	// StageVersions and Usages (StageVersionUsages) by name.
+	StageVersions map[string]*v1alpha1.StageVersion
+	Usages        map[string]*v1alpha1.StageVersionUsage
 }
 
 // NewState returns an empty state.
@@ -110,6 +117,9 @@ func NewState() *State {
 		Templates:  map[string]*v1alpha1.VectorTemplate{},
 		Stages:     map[string]*v1alpha1.Stage{},
 		Approvals:  map[string]*Approval{},
+
+		StageVersions: map[string]*v1alpha1.StageVersion{},
+		Usages:        map[string]*v1alpha1.StageVersionUsage{},
 	}
 }
 
@@ -153,9 +163,13 @@ type (
 	configObject    struct {
 		*v1alpha1.VectorPromotionConfig
 	}
-	templateObject struct{ *v1alpha1.VectorTemplate }
-	stageObject    struct{ *v1alpha1.Stage }
-	approvalObject struct{ *Approval }
+	templateObject     struct{ *v1alpha1.VectorTemplate }
+	stageObject        struct{ *v1alpha1.Stage }
+	approvalObject     struct{ *Approval }
+	stageVersionObject struct{ *v1alpha1.StageVersion }
+	usageObject        struct {
+		*v1alpha1.StageVersionUsage
+	}
 )
 
 func (o vectorObject) deepCopy() runtimeObject    { return vectorObject{o.DeepCopy()} }
@@ -164,6 +178,10 @@ func (o configObject) deepCopy() runtimeObject    { return configObject{o.DeepCo
 func (o templateObject) deepCopy() runtimeObject  { return templateObject{o.DeepCopy()} }
 func (o stageObject) deepCopy() runtimeObject     { return stageObject{o.DeepCopy()} }
 func (o approvalObject) deepCopy() runtimeObject  { a := *o.Approval; return approvalObject{&a} }
+func (o stageVersionObject) deepCopy() runtimeObject {
+	return stageVersionObject{o.StageVersion.DeepCopy()}
+}
+func (o usageObject) deepCopy() runtimeObject { return usageObject{o.StageVersionUsage.DeepCopy()} }
 
 func (o vectorObject) value() any    { return o.Vector }
 func (o promotionObject) value() any { return o.VectorPromotion }
@@ -171,6 +189,10 @@ func (o configObject) value() any    { return o.VectorPromotionConfig }
 func (o templateObject) value() any  { return o.VectorTemplate }
 func (o stageObject) value() any     { return o.Stage }
 func (o approvalObject) value() any  { return o.Approval }
+func (o stageVersionObject) value() any {
+	return o.StageVersion
+}
+func (o usageObject) value() any { return o.StageVersionUsage }
 
 // NewCodec returns a codec with nothing remembered.
 func NewCodec() *Codec { return &Codec{known: map[string]codecEntry{}} }
@@ -222,6 +244,10 @@ func decodeFile(name string, data []byte) (runtimeObject, error) {
 		obj = stageObject{&v1alpha1.Stage{}}
 	case ApprovalsDir:
 		obj = approvalObject{&Approval{}}
+	case StageVersionsDir:
+		obj = stageVersionObject{&v1alpha1.StageVersion{}}
+	case UsagesDir:
+		obj = usageObject{&v1alpha1.StageVersionUsage{}}
 	default:
 		return nil, nil
 	}
@@ -259,6 +285,10 @@ func (s *State) add(name string, obj runtimeObject) {
 		s.Templates[o.Name] = o.VectorTemplate
 	case stageObject:
 		s.Stages[StageKey(o.Spec.Landscape, o.Name)] = o.Stage
+	case stageVersionObject:
+		s.StageVersions[o.Name] = o.StageVersion
+	case usageObject:
+		s.Usages[o.Name] = o.StageVersionUsage
 	}
 }
 
@@ -317,6 +347,20 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	for _, sv := range s.StageVersions {
+		out := sv.DeepCopy()
+		out.TypeMeta = typeMeta(v1alpha1.StageVersionKind)
+		if err := put(StageVersionPath(sv.Spec.Landscape, sv.Spec.Stage, sv.Name), stageVersionObject{out}); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range s.Usages {
+		out := u.DeepCopy()
+		out.TypeMeta = typeMeta(v1alpha1.StageVersionUsageKind)
+		if err := put(UsagePath(u.Name), usageObject{out}); err != nil {
+			return nil, err
+		}
+	}
 	for p, a := range s.Approvals {
 		if a.Problem != "" {
 			continue // not ours to write; StateDiff leaves approvals/ alone anyway
@@ -332,6 +376,14 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 func VectorPath(template, version string) string {
 	return path.Join(VectorsDir, template, version+".yaml")
 }
+
+// StageVersionPath is where a StageVersion lives on the state branch.
+func StageVersionPath(landscape, stage, name string) string {
+	return path.Join(StageVersionsDir, landscape, stage, name+".yaml")
+}
+
+// UsagePath is where a StageVersionUsage lives on the state branch.
+func UsagePath(name string) string { return path.Join(UsagesDir, name+".yaml") }
 
 // PromotionPath is where a promotion lives on the state branch.
 func PromotionPath(config, name string) string {
@@ -415,6 +467,12 @@ func (s *State) Clone() *State {
 	for k, v := range s.Approvals {
 		a := *v
 		c.Approvals[k] = &a
+	}
+	for k, v := range s.StageVersions {
+		c.StageVersions[k] = v.DeepCopy()
+	}
+	for k, v := range s.Usages {
+		c.Usages[k] = v.DeepCopy()
 	}
 	return c
 }

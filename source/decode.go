@@ -28,7 +28,8 @@ type Object struct {
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 	// Value is the typed object: *v1alpha1.Landscape, *v1alpha1.Stage,
-	// *v1alpha1.VectorTemplate or *v1alpha1.VectorPromotionConfig.
+	// *v1alpha1.VectorTemplate, *v1alpha1.VectorPromotionConfig or
+	// *v1alpha1.StageVersionUsage.
 	Value client.Object `json:"-"`
 }
 
@@ -66,6 +67,7 @@ var ConfigKinds = []string{
 	v1alpha1.StageKind,
 	v1alpha1.VectorTemplateKind,
 	v1alpha1.VectorPromotionConfigKind,
+	v1alpha1.StageVersionUsageKind,
 }
 
 // durationFields are the metav1.Duration fields per kind: the JSON decoder
@@ -268,6 +270,8 @@ func newObject(kind string) configObject {
 		return &v1alpha1.VectorTemplate{}
 	case v1alpha1.VectorPromotionConfigKind:
 		return &v1alpha1.VectorPromotionConfig{}
+	case v1alpha1.StageVersionUsageKind:
+		return &v1alpha1.StageVersionUsage{}
 	}
 	return nil
 }

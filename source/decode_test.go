@@ -36,6 +36,36 @@ func TestDecode(t *testing.T) {
 			wantProblems: []Problem{{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "spec.overlay", Reason: "unknown field"}},
 		},
 		{
+			name: "a StageVersionUsage holding a vector in prod",
+			data: header + "kind: StageVersionUsage\nmetadata:\n  name: migration\nspec:\n  reason: executing vector migrations\n" +
+				"  stageVersionSelector:\n    matchLabels:\n      vectorflow.dev/stage-name: prod\n      vectorflow.dev/vector: acme:2026.11.3-090000000Z\n",
+			wantObjects: []string{"StageVersionUsage/migration"},
+		},
+		{
+			name: "a usage with both references and another label names the fields",
+			data: header + "kind: StageVersionUsage\nmetadata:\n  name: migration\nspec:\n  reason: r\n  stageVersionRef: {name: prod-1}\n" +
+				"  stageVersionSelector:\n    matchLabels: {app: web}\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "StageVersionUsage", Name: "migration", Field: "spec.stageVersionSelector",
+					Reason: "Forbidden: set exactly one of spec.stageVersionRef and spec.stageVersionSelector, not both"},
+				{File: "f.yaml", Kind: "StageVersionUsage", Name: "migration", Field: "spec.stageVersionSelector.matchLabels[app]",
+					Reason: `Unsupported value: "app": supported values: "vectorflow.dev/stage-name", "vectorflow.dev/vector"`},
+			},
+		},
+		{
+			name: "a stage's deployment and maxRevisions name their fields",
+			data: header + "kind: Stage\nmetadata:\n  name: dev\nspec:\n  landscape: dev\n  path: a\n  maxRevisions: 0\n" +
+				"  deployment: {kind: HelmRelease}\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "spec.deployment.kind",
+					Reason: `Unsupported value: "HelmRelease": supported values: "Kustomization", "Application"`},
+				{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "spec.deployment.name",
+					Reason: "Required value: the name of the Flux Kustomization or Argo CD Application that deploys the overlay"},
+				{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "spec.maxRevisions",
+					Reason: "Invalid value: 0: must be at least 1: a stage always keeps the version it runs; leave it out for the default, 10"},
+			},
+		},
+		{
 			name:         "field names are case-sensitive",
 			data:         header + "kind: Stage\nmetadata:\n  name: dev\nspec:\n  Landscape: dev\n  path: a\n",
 			wantProblems: []Problem{{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "spec.Landscape", Reason: "unknown field"}},
@@ -65,7 +95,7 @@ func TestDecode(t *testing.T) {
 			name: "unknown kind",
 			data: header + "kind: Pipeline\nmetadata:\n  name: p\n",
 			wantProblems: []Problem{{File: "f.yaml", Kind: "Pipeline", Name: "p", Field: "kind",
-				Reason: `unknown kind "Pipeline": use one of Landscape, Stage, VectorTemplate, VectorPromotionConfig`}},
+				Reason: `unknown kind "Pipeline": use one of Landscape, Stage, VectorTemplate, VectorPromotionConfig, StageVersionUsage`}},
 		},
 		{
 			name:         "missing name",

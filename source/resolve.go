@@ -41,6 +41,7 @@ func (r *resolver) index(objects []Object) {
 	s.Stages = map[string]*v1alpha1.Stage{}
 	s.Templates = map[string]*v1alpha1.VectorTemplate{}
 	s.Configs = map[string]*v1alpha1.VectorPromotionConfig{}
+	s.Usages = map[string]*v1alpha1.StageVersionUsage{}
 	s.StageIndex = map[string]StageRef{}
 	rank := map[string]int{}
 	for i, k := range ConfigKinds {
@@ -70,6 +71,8 @@ func (r *resolver) index(objects []Object) {
 			s.Templates[o.Name] = v
 		case *v1alpha1.VectorPromotionConfig:
 			s.Configs[o.Name] = v
+		case *v1alpha1.StageVersionUsage:
+			s.Usages[o.Name] = v
 		}
 	}
 }

@@ -44,6 +44,8 @@ type Snapshot struct {
 	Stages     map[string]*v1alpha1.Stage                 `json:"-"` // by StageKey
 	Templates  map[string]*v1alpha1.VectorTemplate        `json:"-"`
 	Configs    map[string]*v1alpha1.VectorPromotionConfig `json:"-"`
+	// Usages are the StageVersionUsages users declare, by name.
+	Usages map[string]*v1alpha1.StageVersionUsage `json:"-"`
 
 	// StageIndex holds the resolved overlay of every stage whose landscape
 	// and overlay resolve, by StageKey.

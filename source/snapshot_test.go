@@ -107,7 +107,7 @@ func TestLoadBroken(t *testing.T) {
 	}
 	const faults = "vectorflow/faults.yaml"
 	want := []Problem{
-		{File: faults, Kind: "Pipeline", Name: "release", Field: "kind", Reason: `unknown kind "Pipeline": use one of Landscape, Stage, VectorTemplate, VectorPromotionConfig`},
+		{File: faults, Kind: "Pipeline", Name: "release", Field: "kind", Reason: `unknown kind "Pipeline": use one of Landscape, Stage, VectorTemplate, VectorPromotionConfig, StageVersionUsage`},
 		{File: faults, Kind: "Stage", Name: "escape", Field: "spec.path", Reason: `Invalid value: "../../etc": must stay inside the landscape root: it climbs out with ..`},
 		{File: faults, Kind: "Stage", Name: "ghost", Field: "spec.path", Reason: `overlay "apps/overlays/ghost" does not exist in testdata/broken`},
 		{File: faults, Kind: "Stage", Name: "old-api", Field: "apiVersion", Reason: `must be vectorflow.dev/v1alpha1, not "vectorflow.dev/v1beta1"`},

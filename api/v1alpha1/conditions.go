@@ -23,6 +23,14 @@ const (
 	ConfigConflictReason = "ConfigConflict"
 	UpdateDelayedReason  = "UpdateDelayed"
 
+	// WaitingForDeploymentCondition has negative polarity: present, and
+	// True, while a config whose source stage has readiness Active waits for
+	// the stage's deployer to report a vector applied and healthy. Its
+	// reason is AwaitingDeploymentReason, or DeploymentUnhealthyReason when
+	// the newest report failed.
+	WaitingForDeploymentCondition = "WaitingForDeployment"
+	DeploymentUnhealthyReason     = "DeploymentUnhealthy"
+
 	// Reasons of the Drift condition.
 	InSyncReason         = "InSync"
 	NoSourceVectorReason = "NoSourceVector"

@@ -47,9 +47,53 @@ type InventoryEntry struct {
 
 // StageVersionStatus tells whether the version can serve.
 type StageVersionStatus struct {
+	// Revision is the newest commit of the stage's repository a deployer
+	// reported on with this version's vector; it decides Ready, so an older
+	// revision's report arriving late never overrides a newer one.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+
+	// Conditions: Ready is True once the version was reported applied and
+	// healthy (or, for a stage without spec.deployment, once its overlay
+	// names it), False with the deployer's reason when its newest report
+	// failed, Unknown while no deployer has reported on it.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// Condition reasons of a StageVersion's Ready condition and of a Stage's
+// Active condition.
+const (
+	// ActiveCondition is a Stage's: True while the newest revision a
+	// deployer reported on is applied and healthy.
+	ActiveCondition = "Active"
+	// DeployedHealthyReason: a deployer reported the revision applied and
+	// healthy.
+	DeployedHealthyReason = "DeployedHealthy"
+	// NoDeploymentReason: the stage has no spec.deployment, so what its
+	// overlay names counts as active.
+	NoDeploymentReason = "NoDeployment"
+	// AwaitingDeploymentReason: no deployer has reported on it yet.
+	AwaitingDeploymentReason = "AwaitingDeployment"
+	// DeploymentFailedReason stands in for a deployer that failed without
+	// saying why; otherwise the deployer's own reason (HealthCheckFailed,
+	// ReconciliationFailed, ...) is used.
+	DeploymentFailedReason = "DeploymentFailed"
+)
+
+// Condition types and reasons of a StageVersionUsage (ADR-0013).
+const (
+	// StageVersionReadyCondition is True when every StageVersion the usage
+	// references exists and is Ready.
+	StageVersionReadyCondition = "StageVersionReady"
+	// StageVersionNotFoundCondition has negative polarity: present, and
+	// True, only while the usage references no existing StageVersion.
+	StageVersionNotFoundCondition = "StageVersionNotFound"
+
+	StageVersionReadyReason    = "StageVersionReady"
+	StageVersionNotReadyReason = "StageVersionNotReady"
+	StageVersionNotFoundReason = "StageVersionNotFound"
+)
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

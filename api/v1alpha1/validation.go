@@ -3,9 +3,11 @@ package v1alpha1
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -13,7 +15,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/crypto/ssh"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -151,8 +152,42 @@ func (in *Stage) Validate() field.ErrorList {
 	} else {
 		errs = append(errs, validateRelativePath(in.Spec.Path, spec.Child("path"), "the landscape root")...)
 	}
-	if d := in.Spec.Deployment; d != nil && d.CommitStatus != nil {
-		errs = append(errs, validateCommitStatus(d.CommitStatus, spec.Child("deployment", "commitStatus"))...)
+	if d := in.Spec.Deployment; d != nil {
+		errs = append(errs, validateDeployment(d, spec.Child("deployment"))...)
+		if d.CommitStatus != nil {
+			errs = append(errs, validateCommitStatus(d.CommitStatus, spec.Child("deployment", "commitStatus"))...)
+		}
+	}
+	if m := in.Spec.MaxRevisions; m != nil && *m < 1 {
+		errs = append(errs, field.Invalid(spec.Child("maxRevisions"), int64(*m),
+			"must be at least 1: a stage always keeps the version it runs; leave it out for the default, 10"))
+	}
+	return errs
+}
+
+// validateDeployment checks what a stage names as its deployer: reports
+// are matched on kind, name and namespace, so a name that can be no
+// Kubernetes object's would never match one.
+func validateDeployment(d *DeploymentReference, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch d.Kind {
+	case DeploymentKindKustomization, DeploymentKindApplication:
+	case "":
+		errs = append(errs, field.Required(p.Child("kind"), "Kustomization (Flux) or Application (Argo CD)"))
+	default:
+		errs = append(errs, field.NotSupported(p.Child("kind"), d.Kind, []string{DeploymentKindKustomization, DeploymentKindApplication}))
+	}
+	if d.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), "the name of the Flux Kustomization or Argo CD Application that deploys the overlay"))
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(d.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), d.Name, msg))
+		}
+	}
+	if d.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(d.Namespace) {
+			errs = append(errs, field.Invalid(p.Child("namespace"), d.Namespace, msg))
+		}
 	}
 	return errs
 }
@@ -288,10 +323,19 @@ func validateSourceReference(ref SourceReference, p *field.Path) field.ErrorList
 	switch ref.Kind {
 	case StageKind:
 		errs = append(errs, validateReferenceName(ref.Landscape, p.Child("landscape"))...)
+		switch ref.Readiness {
+		case "", ReadinessAssigned, ReadinessActive:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("readiness"), ref.Readiness, []string{ReadinessAssigned, ReadinessActive}))
+		}
 	case VectorTemplateKind:
 		if ref.Landscape != "" {
 			errs = append(errs, field.Forbidden(p.Child("landscape"),
 				"a VectorTemplate lives in the config's own repository; remove landscape"))
+		}
+		if ref.Readiness != "" {
+			errs = append(errs, field.Forbidden(p.Child("readiness"),
+				"only a Stage source is deployed somewhere; a VectorTemplate offers its latest vector, remove readiness"))
 		}
 	}
 	return errs
@@ -467,12 +511,34 @@ func validateUploadTarget(target string, p *field.Path) field.ErrorList {
 	return nil
 }
 
-// validateStageVersionSelector refuses an empty selector: it would select, and
-// so keep alive, every StageVersion there is.
+// validateStageVersionSelector allows matchLabels on the two labels a
+// StageVersion carries, compared as exact strings: the vector label's value
+// is a vector reference, `<template>:<version>`, which Kubernetes label
+// syntax refuses, so apimachinery's selector validation does not apply. An
+// empty selector is refused: it would select, and so keep alive, every
+// StageVersion there is.
 func validateStageVersionSelector(s *metav1.LabelSelector, p *field.Path) field.ErrorList {
-	errs := metav1validation.ValidateLabelSelector(s, metav1validation.LabelSelectorValidationOptions{}, p)
+	var errs field.ErrorList
+	if len(s.MatchExpressions) > 0 {
+		errs = append(errs, field.Forbidden(p.Child("matchExpressions"), "select with matchLabels on "+StageNameLabel+" and "+VectorLabel))
+	}
 	if len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0 {
 		errs = append(errs, field.Required(p, "select by at least one label, e.g. "+StageNameLabel))
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.MatchLabels)) {
+		v := s.MatchLabels[k]
+		switch {
+		case k != StageNameLabel && k != VectorLabel:
+			errs = append(errs, field.NotSupported(p.Child("matchLabels").Key(k), k, []string{StageNameLabel, VectorLabel}))
+		case v == "":
+			errs = append(errs, field.Required(p.Child("matchLabels").Key(k), "the stage's name or the vector, <template>:<version>"))
+		case k == StageNameLabel:
+			errs = append(errs, validateReferenceName(v, p.Child("matchLabels").Key(k))...)
+		default:
+			if _, _, err := ParseVectorRef(v); err != nil {
+				errs = append(errs, field.Invalid(p.Child("matchLabels").Key(k), v, "must be a vector, <template>:<version>"))
+			}
+		}
 	}
 	return errs
 }

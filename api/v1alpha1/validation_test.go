@@ -133,6 +133,25 @@ func TestVectorPromotionConfigValidate(t *testing.T) {
 			field.Required(targetPath.Child("landscape"), ""),
 		},
 	}, {
+		name:   "readiness Active of a Stage source",
+		mutate: func(c *VectorPromotionConfig) { c.Spec.Source.Readiness = ReadinessActive },
+	}, {
+		name:   "readiness spelled wrong",
+		mutate: func(c *VectorPromotionConfig) { c.Spec.Source.Readiness = "Healthy" },
+		want: field.ErrorList{
+			field.NotSupported(sourcePath.Child("readiness"), "Healthy", []string{ReadinessAssigned, ReadinessActive}),
+		},
+	}, {
+		name: "readiness of a VectorTemplate source",
+		mutate: func(c *VectorPromotionConfig) {
+			c.Spec.Source = SourceReference{Kind: VectorTemplateKind, Name: "acme", Readiness: ReadinessActive}
+			c.Spec.Approval = &ApprovalPolicy{Required: ptr(false)}
+		},
+		want: field.ErrorList{
+			field.Forbidden(sourcePath.Child("readiness"),
+				"only a Stage source is deployed somewhere; a VectorTemplate offers its latest vector, remove readiness"),
+		},
+	}, {
 		name:   "source kind spelled wrong",
 		mutate: func(c *VectorPromotionConfig) { c.Spec.Source.Kind = "stage" },
 		want: field.ErrorList{
@@ -392,6 +411,23 @@ func TestStageValidate(t *testing.T) {
 		{name: "backslashes", spec: StageSpec{Landscape: "dev", Path: `apps\overlays\dev`}, want: field.ErrorList{
 			field.Invalid(path, `apps\overlays\dev`, `must use / as the separator, not \`),
 		}},
+		{name: "deployed by Flux", spec: StageSpec{Landscape: "dev", Path: "dev", MaxRevisions: ptr(int32(1)),
+			Deployment: &DeploymentReference{Kind: DeploymentKindKustomization, Name: "acme-dev", Namespace: "flux-system"}}},
+		{name: "deployed by Argo CD without a namespace", spec: StageSpec{Landscape: "dev", Path: "dev",
+			Deployment: &DeploymentReference{Kind: DeploymentKindApplication, Name: "acme.dev"}}},
+		{name: "deployment of another kind, without a name", spec: StageSpec{Landscape: "dev", Path: "dev",
+			Deployment: &DeploymentReference{Kind: "HelmRelease", Namespace: "Flux"}}, want: field.ErrorList{
+			field.NotSupported(specPath.Child("deployment", "kind"), "HelmRelease", []string{DeploymentKindKustomization, DeploymentKindApplication}),
+			field.Required(specPath.Child("deployment", "name"), "the name of the Flux Kustomization or Argo CD Application that deploys the overlay"),
+			field.Invalid(specPath.Child("deployment", "namespace"), "Flux", labelMsg),
+		}},
+		{name: "deployment without a kind", spec: StageSpec{Landscape: "dev", Path: "dev",
+			Deployment: &DeploymentReference{Name: "acme-dev"}}, want: field.ErrorList{
+			field.Required(specPath.Child("deployment", "kind"), "Kustomization (Flux) or Application (Argo CD)"),
+		}},
+		{name: "maxRevisions 0", spec: StageSpec{Landscape: "dev", Path: "dev", MaxRevisions: ptr(int32(0))}, want: field.ErrorList{
+			field.Invalid(specPath.Child("maxRevisions"), int64(0), "must be at least 1: a stage always keeps the version it runs; leave it out for the default, 10"),
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -592,13 +628,27 @@ func TestStageVersionUsageValidate(t *testing.T) {
 		}, want: field.ErrorList{
 			field.Required(selector, "select by at least one label, e.g. vectorflow.dev/stage-name"),
 		}},
-		{name: "selector with a bad label", spec: StageVersionUsageSpec{
+		{name: "selector with another label", spec: StageVersionUsageSpec{
 			Reason: TargetUsageReason, StageVersionSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"a b": "c"}},
 		}, want: field.ErrorList{
-			field.Invalid(selector.Child("matchLabels"), "a b",
-				"name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "+
-					"alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "+
-					"'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')").WithOrigin("format=k8s-label-key"),
+			field.NotSupported(selector.Child("matchLabels").Key("a b"), "a b", []string{StageNameLabel, VectorLabel}),
+		}},
+		{name: "selector by vector", spec: StageVersionUsageSpec{
+			Reason: "migration", StageVersionSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				StageNameLabel: "prod", VectorLabel: "acme:2026.11.3-090000000Z"}},
+		}},
+		{name: "selector with a bad vector and an empty stage", spec: StageVersionUsageSpec{
+			Reason: "migration", StageVersionSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				StageNameLabel: "", VectorLabel: "acme"}},
+		}, want: field.ErrorList{
+			field.Required(selector.Child("matchLabels").Key(StageNameLabel), "the stage's name or the vector, <template>:<version>"),
+			field.Invalid(selector.Child("matchLabels").Key(VectorLabel), "acme", "must be a vector, <template>:<version>"),
+		}},
+		{name: "selector with expressions", spec: StageVersionUsageSpec{
+			Reason: "migration", StageVersionSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: StageNameLabel, Operator: metav1.LabelSelectorOpExists}}},
+		}, want: field.ErrorList{
+			field.Forbidden(selector.Child("matchExpressions"), "select with matchLabels on "+StageNameLabel+" and "+VectorLabel),
 		}},
 	}
 	for _, tt := range tests {

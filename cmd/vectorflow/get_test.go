@@ -88,8 +88,8 @@ func TestGetLikeKubectl(t *testing.T) {
 			t.Errorf("get %s lists nothing, or without an AGE (landscapes have none on the state branch):\n%s", words[0], table)
 		}
 	}
-	if _, _, err := f.cliSplit("get", "sv"); err == nil || !strings.Contains(err.Error(), "stageversions") {
-		t.Errorf("get sv: %v, want the kind named", err)
+	if out, _, err := f.cliSplit("get", "sv"); err != nil || !strings.Contains(out, "dev/dev") {
+		t.Errorf("get sv: %v, want the StageVersions of dev listed:\n%s", err, out)
 	}
 
 	// -o json and -o yaml: a kind: List of objects with their kind; one

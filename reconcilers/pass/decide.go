@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,6 +42,16 @@ type Inputs struct {
 	// Requests are the promotion requests on the state branch, judged by
 	// their signatures, in file order.
 	Requests []RequestVerdict
+	// StageRenders are, by StageKey, the overlays rendered at the
+	// snapshot's commit, for stages that have no StageVersion yet of the
+	// vector their overlay names (see NeedsRender).
+	StageRenders map[string]reconcilers.StageRender
+	// Reports are the deployers' reports by StageKey, each with the vector
+	// the overlay names at its revision, read from Git.
+	Reports map[string][]reconcilers.StageReport
+	// Positions orders the revisions of a stage's branch (see
+	// reconcilers.StageObservation); nil knows none.
+	Positions func(stage, revision string) (position int, ok bool)
 }
 
 // Decision is a pass's plan: the state to write, what changed, and the
@@ -71,6 +82,7 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.recordApprovals(in.Approvals, now)
 	d.recordPullRequests(in.Snapshot, in.OpenedPullRequests, in.PullRequests, now)
 	d.completeExecutions(in.Results, now)
+	d.observeDeployments(in, now, pruneAllowed)
 	d.reconcileConfigs(in.Snapshot, in.TargetSequences, now, pruneAllowed)
 	d.resumeExecutions(now)
 	d.planPullRequests(in.Snapshot, in.State, now)
@@ -209,10 +221,12 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 		if st == nil {
 			st = &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: ref.Name}}
 			st.Spec = v1alpha1.StageSpec{Landscape: ref.Landscape}
-			if spec, ok := snap.Stages[key]; ok {
-				st.Spec = spec.Spec
-			}
 			s.Stages[key] = st
+		}
+		// The spec follows the repository: spec.deployment decides where
+		// the active vector comes from.
+		if spec, ok := snap.Stages[key]; ok && !equality.Semantic.DeepEqual(st.Spec, spec.Spec) {
+			st.Spec = *spec.Spec.DeepCopy()
 		}
 		if st.Status.Vector != observed || st.Status.VectorSince == nil {
 			since := metav1.NewTime(now.UTC().Truncate(time.Second))
@@ -490,9 +504,7 @@ func (d *Decision) offeredBy(cfg *v1alpha1.VectorPromotionConfig) reconcilers.So
 			return reconcilers.SourceState{Vector: t.Status.LatestVector, Since: timeOf(t.Status.LatestVectorSince)}
 		}
 	case v1alpha1.StageKind:
-		if st := d.State.Stages[reconcilers.StageKey(src.Landscape, src.Name)]; st != nil {
-			return reconcilers.SourceState{Vector: st.Status.Vector, Since: timeOf(st.Status.VectorSince)}
-		}
+		return reconcilers.StageSourceState(src, d.State.Stages[reconcilers.StageKey(src.Landscape, src.Name)])
 	}
 	return reconcilers.SourceState{}
 }

@@ -1,0 +1,365 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/deployments"
+)
+
+// closedLoopPromotions: new vectors go to dev on their own; what is active
+// and healthy in dev goes to test after a 30-minute soak, without approval.
+const closedLoopPromotions = `apiVersion: vectorflow.dev/v1alpha1
+kind: VectorPromotionConfig
+metadata:
+  name: latest-to-dev
+spec:
+  source: {kind: VectorTemplate, name: acme}
+  target: {kind: Stage, name: dev, landscape: dev}
+---
+apiVersion: vectorflow.dev/v1alpha1
+kind: VectorPromotionConfig
+metadata:
+  name: dev-to-test
+spec:
+  source: {kind: Stage, name: dev, landscape: dev}
+  target: {kind: Stage, name: test, landscape: test}
+  approval: {required: false}
+  updateDelay: 30m
+`
+
+var devKustomization = v1alpha1.DeploymentReference{Kind: v1alpha1.DeploymentKindKustomization, Name: "acme-dev", Namespace: "flux-system"}
+
+// closedLoopRepo is the quickstart on the test git server with dev deployed
+// by a Flux Kustomization and the promotions above.
+func closedLoopRepo(t *testing.T) (*testutil.GitServer, string) {
+	t.Helper()
+	testutil.RequireGit(t)
+	dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
+	stages := filepath.Join(dir, "vectorflow", "stages.yaml")
+	data, err := os.ReadFile(stages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := "  landscape: dev\n  path: apps/overlays/dev\n"
+	if !strings.Contains(string(data), dev) {
+		t.Fatal("the quickstart's dev stage changed; update this test")
+	}
+	data = []byte(strings.Replace(string(data), dev, dev+"  deployment: {kind: Kustomization, name: acme-dev, namespace: flux-system}\n", 1))
+	if err := os.WriteFile(stages, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "vectorflow", "promotions.yaml"), []byte(closedLoopPromotions), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, dir, "main", "acme.git")
+	return srv, "acme.git"
+}
+
+// TestDeploymentReportsDriveActiveAndReadiness closes the loop over the
+// real git server with a signing controller: dev's active vector comes from
+// its deployer's reports; dev-to-test (readiness Active by default, as dev
+// names a deployment) offers nothing before a healthy report, nothing after
+// a HealthCheckFailed one, and only once the soak has passed; a report for
+// a deployment no stage names changes nothing.
+func TestDeploymentReportsDriveActiveAndReadiness(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	clock := &testClock{start: time.Now().Truncate(time.Second)}
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newController := func() *Controller {
+		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(Options{URL: srv.HTTPURL(name), Branch: "main", Writer: w, Auth: auth, Clock: clock.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := newController()
+	ctx := context.Background()
+	run := func(what string) {
+		t.Helper()
+		if _, err := c.RunUntilStable(ctx, 10); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	repo, err := source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() *reconcilers.State { t.Helper(); return readDriftState(t, repo) }
+	stateTip := func() string {
+		return testutil.Git(t, t.TempDir(), nil, "--git-dir", srv.BarePath(name), "rev-parse", DefaultStateBranch)
+	}
+	mainTip := func() string {
+		return strings.TrimSpace(testutil.Git(t, t.TempDir(), nil, "--git-dir", srv.BarePath(name), "rev-parse", "main"))
+	}
+	devToTest := func(s *reconcilers.State) []string {
+		var out []string
+		for n, p := range s.Promotions {
+			if p.Spec.VectorPromotionConfigName == "dev-to-test" {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	condition := func(s *reconcilers.State, typ string) *metav1.Condition {
+		return meta.FindStatusCondition(s.Configs["dev-to-test"].Status.Conditions, typ)
+	}
+
+	run("first passes")
+	s := read()
+	dev := s.Stages["dev/dev"]
+	vector := dev.Status.Vector
+	if !strings.HasPrefix(vector, "acme:") || s.Promotions["latest-to-dev-1"] == nil {
+		t.Fatalf("latest-to-dev did not promote to dev: dev names %q", vector)
+	}
+	if dev.Status.ActiveVector != "" {
+		t.Errorf("dev claims %s active before its deployer reported anything", dev.Status.ActiveVector)
+	}
+	sv := s.StageVersions[reconcilers.StageVersionName("dev", "dev", vector)]
+	if sv == nil {
+		t.Fatalf("no StageVersion of dev at %s; have %v", vector, keysOf(s.StageVersions))
+	}
+	if !strings.HasPrefix(sv.Spec.RenderDigest, "sha256:") || len(sv.Spec.Inventory) == 0 ||
+		sv.Spec.Commit != s.Promotions["latest-to-dev-1"].Status.Commit {
+		t.Errorf("StageVersion %s records digest %q, %d objects, commit %s; want the render of promotion commit %s",
+			sv.Name, sv.Spec.RenderDigest, len(sv.Spec.Inventory), sv.Spec.Commit, s.Promotions["latest-to-dev-1"].Status.Commit)
+	}
+	if u := s.Usages[reconcilers.OwnUsageName("dev", "dev", v1alpha1.TargetUsageReason)]; u == nil || u.Spec.StageVersionRef.Name != sv.Name {
+		t.Errorf("dev's target usage %+v, want it on %s", u, sv.Name)
+	}
+	if p := devToTest(s); len(p) > 0 {
+		t.Fatalf("dev-to-test offered %v before dev's deployer reported", p)
+	}
+	if w := condition(s, v1alpha1.WaitingForDeploymentCondition); w == nil || w.Reason != v1alpha1.AwaitingDeploymentReason ||
+		!strings.Contains(w.Message, "Kustomization flux-system/acme-dev") || !strings.Contains(w.Message, vector) {
+		t.Errorf("WaitingForDeployment %+v, want it to name the Kustomization and %s", w, vector)
+	}
+	revision := mainTip()
+
+	// A report for a deployment no stage names: no state commit.
+	before := stateTip()
+	c.ReportDeployment(deployments.Report{Deployment: v1alpha1.DeploymentReference{Kind: v1alpha1.DeploymentKindKustomization,
+		Name: "someone-else", Namespace: "flux-system"}, Revision: revision, Outcome: deployments.Healthy, At: clock.now(), Channel: deployments.ChannelFlux})
+	run("unknown deployment")
+	if after := stateTip(); after != before {
+		t.Errorf("a report for an unknown deployment made state commit %s", after)
+	}
+
+	// The health check fails: dev-to-test stays blocked and says why.
+	c.ReportDeployment(deployments.Report{Deployment: devKustomization, Revision: "main@sha1:" + revision, Outcome: deployments.Failed,
+		Reason: "HealthCheckFailed", Message: "timeout waiting for: [Deployment/acme-dev/frontend status: 'InProgress']",
+		At: clock.now(), Channel: deployments.ChannelFlux})
+	run("failed report")
+	s = read()
+	if p := devToTest(s); len(p) > 0 {
+		t.Fatalf("dev-to-test offered %v after a HealthCheckFailed report", p)
+	}
+	if w := condition(s, v1alpha1.WaitingForDeploymentCondition); w == nil || w.Reason != v1alpha1.DeploymentUnhealthyReason ||
+		!strings.Contains(w.Message, "HealthCheckFailed") {
+		t.Errorf("WaitingForDeployment %+v, want %s naming HealthCheckFailed", w, v1alpha1.DeploymentUnhealthyReason)
+	}
+	if r := meta.FindStatusCondition(s.StageVersions[sv.Name].Status.Conditions, v1alpha1.ReadyCondition); r == nil ||
+		r.Status != metav1.ConditionFalse || r.Reason != "HealthCheckFailed" || !strings.Contains(r.Message, "frontend") {
+		t.Errorf("StageVersion Ready %+v, want False with the deployer's reason and message", r)
+	}
+
+	// Healthy: dev's active vector is what its overlay names at the
+	// revision; the soak starts.
+	clock.advance(time.Minute)
+	c.ReportDeployment(deployments.Report{Deployment: devKustomization, Revision: revision, Outcome: deployments.Healthy,
+		Reason: "ReconciliationSucceeded", At: clock.now(), Channel: deployments.ChannelFlux})
+	run("healthy report")
+	s = read()
+	dev = s.Stages["dev/dev"]
+	if dev.Status.ActiveVector != vector || dev.Status.ActiveRevision != revision || dev.Status.ActiveSince == nil ||
+		!dev.Status.ActiveSince.Time.Equal(clock.now().UTC().Truncate(time.Second)) {
+		t.Errorf("dev active %q at %s since %v, want %s at %s since %s", dev.Status.ActiveVector, dev.Status.ActiveRevision,
+			dev.Status.ActiveSince, vector, revision, clock.now())
+	}
+	if p := devToTest(s); len(p) > 0 {
+		t.Fatalf("dev-to-test offered %v during its updateDelay", p)
+	}
+	if d := condition(s, v1alpha1.UpdateDelayedCondition); d == nil || !strings.Contains(d.Message, vector) {
+		t.Errorf("UpdateDelayed %+v, want it to name %s", d, vector)
+	}
+	if condition(s, v1alpha1.WaitingForDeploymentCondition) != nil {
+		t.Error("WaitingForDeployment stayed after the healthy report")
+	}
+
+	// After the soak the promotion is offered, executed and test runs it,
+	// by a restarted controller: what the reports taught is on the state
+	// branch, not in memory.
+	clock.advance(31 * time.Minute)
+	c = newController()
+	run("after the soak, restarted")
+	s = read()
+	if p := devToTest(s); len(p) != 1 {
+		t.Fatalf("dev-to-test promotions %v after the soak, want one", p)
+	}
+	if got := s.Stages["test/test"].Status.Vector; got != vector {
+		t.Errorf("test runs %s, want %s", got, vector)
+	}
+	// test has no deployment: what its overlay names counts as active.
+	if got := s.Stages["test/test"].Status.ActiveVector; got != vector {
+		t.Errorf("test's active vector %q, want %s", got, vector)
+	}
+}
+
+func keysOf[V any](m map[string]V) []string { return sortedKeys(m) }
+
+// TestReportsWaitOrGo: a pass that fails puts the reports it took back; a
+// report on a revision the branch does not hold yet waits for a later pass
+// while it is young, and is dropped once it is not, so it cannot linger.
+func TestReportsWaitOrGo(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	clock := &testClock{start: time.Now()}
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	ctx := context.Background()
+	report := func(rev string, at time.Time) deployments.Report {
+		return deployments.Report{Deployment: devKustomization, Revision: rev, Outcome: deployments.Healthy, At: at, Channel: deployments.ChannelFlux}
+	}
+
+	broken := driftController(t, srv.HTTPURL("missing.git"), auth, clock)
+	broken.ReportDeployment(report(strings.Repeat("a", 40), clock.now()))
+	if _, err := broken.Pass(ctx); err == nil {
+		t.Fatal("a pass over a missing repository succeeded")
+	}
+	if got := broken.takeDeploymentReports(); len(got) != 1 {
+		t.Errorf("the failed pass kept %d reports, want the one it took", len(got))
+	}
+
+	c := driftController(t, srv.HTTPURL(name), auth, clock)
+	if _, err := c.RunUntilStable(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	future := strings.Repeat("b", 40) // a commit the branch does not hold (yet)
+	c.ReportDeployment(report(future, clock.now()))
+	c.ReportDeployment(report(strings.Repeat("c", 40), clock.now().Add(-time.Hour)))
+	if _, err := c.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := c.takeDeploymentReports()
+	if len(got) != 1 || got[0].Revision != future {
+		t.Errorf("after the pass the queue holds %+v, want only the young report on %s", got, future)
+	}
+}
+
+// TestLineageFollowsTheBranch: revisions are ordered by the branch's
+// first-parent history; a new tip extends it, and a force push drops the
+// commits the branch no longer holds, so a report on one of them is not
+// taken for the newest.
+func TestLineageFollowsTheBranch(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	c := driftController(t, srv.HTTPURL(name), auth, &testClock{start: time.Now()})
+	ctx := context.Background()
+	work := t.TempDir()
+	testutil.Git(t, work, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials(name), ".")
+	commit := func(msg string) string {
+		testutil.Git(t, work, nil, "commit", "-q", "--allow-empty", "-m", msg)
+		return strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
+	}
+	lineageAt := func() *lineage {
+		t.Helper()
+		snap, err := c.opts.Loader.Load(ctx, srv.HTTPURL(name), "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := c.lineage(snap.StageIndex["dev/dev"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	pos := func(l *lineage, rev string) int { return l.positions[plumbing.NewHash(rev)] }
+
+	root := strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
+	a := commit("a")
+	testutil.Git(t, work, nil, "push", "-q", "origin", "HEAD:main")
+	l := lineageAt()
+	if pos(l, root) != 1 || pos(l, a) != 2 {
+		t.Fatalf("positions root %d, a %d; want 1, 2", pos(l, root), pos(l, a))
+	}
+	b := commit("b")
+	testutil.Git(t, work, nil, "push", "-q", "origin", "HEAD:main")
+	l = lineageAt()
+	if pos(l, root) != 1 || pos(l, a) != 2 || pos(l, b) != 3 {
+		t.Fatalf("after b: root %d, a %d, b %d; want 1, 2, 3", pos(l, root), pos(l, a), pos(l, b))
+	}
+	testutil.Git(t, work, nil, "reset", "-q", "--hard", root)
+	e := commit("e")
+	testutil.Git(t, work, nil, "push", "-q", "--force", "origin", "HEAD:main")
+	l = lineageAt()
+	if _, ok := l.positions[plumbing.NewHash(b)]; ok || pos(l, e) != 2 {
+		t.Errorf("after the force push: b at %d (want gone), e at %d (want 2)", pos(l, b), pos(l, e))
+	}
+	if _, ok := l.positions[plumbing.NewHash(a)]; ok {
+		t.Error("a, which the branch no longer holds, still has a position")
+	}
+}
+
+// TestRunnerReportDeploymentTriggersAPass: a report handed to the runner (as
+// the webhooks do) is applied by a pass it triggers, long before the poll.
+func TestRunnerReportDeploymentTriggersAPass(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	c := driftController(t, srv.HTTPURL(name), auth, &testClock{start: time.Now()})
+	ctx, cancel := context.WithCancel(context.Background())
+	runner := NewRunner(time.Hour, logr.Discard(), c)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runner.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	repo, err := source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devVector := func() (string, string) {
+		_, _, s, err := ReadState(context.Background(), repo, DefaultStateBranch)
+		if err != nil || s.Stages["dev/dev"] == nil {
+			return "", ""
+		}
+		return s.Stages["dev/dev"].Status.Vector, s.Stages["dev/dev"].Status.ActiveVector
+	}
+	waitFor(t, 30*time.Second, "latest-to-dev to promote", func() bool {
+		v, _ := devVector()
+		return v != "" && v != "acme:2026.11.3-090000000Z"
+	})
+	tip := strings.TrimSpace(testutil.Git(t, t.TempDir(), nil, "--git-dir", srv.BarePath(name), "rev-parse", "main"))
+	if n := runner.ReportDeployment(deployments.Report{Deployment: devKustomization, Revision: tip, Outcome: deployments.Healthy,
+		At: time.Now(), Channel: deployments.ChannelFlux}); n != 1 {
+		t.Fatalf("the report reached %d controllers, want 1", n)
+	}
+	waitFor(t, 30*time.Second, "dev's active vector from the report", func() bool {
+		v, active := devVector()
+		return active != "" && active == v
+	})
+}

@@ -1,0 +1,241 @@
+package reconcilers
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+)
+
+// conditionReason is the grammar of a condition's reason (metav1.Condition):
+// a deployer's reason that is not one is replaced, never written as is.
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// OwnUsageName is the name of a stage's own usage, reason target or active:
+// `<landscape>.<stage>.<reason>`. Declared usages have DNS-1123 label names,
+// which hold no dot, so the two never collide.
+func OwnUsageName(landscape, stage, reason string) string {
+	return landscape + "." + stage + "." + reason
+}
+
+// IsOwnUsage reports whether a usage is one a stage keeps itself (its name
+// holds a dot, which a declared usage's cannot).
+func IsOwnUsage(name string) bool { return strings.Contains(name, ".") }
+
+// usageSelection is which StageVersions a usage references.
+type usageSelection struct {
+	ref      string
+	selector labels.Set
+	// problem is a selector that cannot select: it references nothing.
+	problem string
+}
+
+// selectionOf reads a usage's reference. A selector is matchLabels,
+// compared as exact strings: the vector label's value is a vector
+// reference, `<template>:<version>`, which Kubernetes label-value syntax
+// (and so its selector parser) refuses.
+func selectionOf(u *v1alpha1.StageVersionUsage) usageSelection {
+	switch sel := u.Spec.StageVersionSelector; {
+	case u.Spec.StageVersionRef != nil:
+		return usageSelection{ref: u.Spec.StageVersionRef.Name}
+	case sel != nil && len(sel.MatchExpressions) > 0:
+		return usageSelection{problem: "spec.stageVersionSelector.matchExpressions is not supported; use matchLabels"}
+	case sel != nil && len(sel.MatchLabels) == 0:
+		// Validation refuses it; were one to get here, it must not hold
+		// every version there is.
+		return usageSelection{problem: "the selector is empty"}
+	case sel != nil:
+		return usageSelection{selector: labels.Set(sel.MatchLabels)}
+	}
+	return usageSelection{problem: "neither spec.stageVersionRef nor spec.stageVersionSelector is set"}
+}
+
+// referenced lists the StageVersions sel references, by name.
+func (sel usageSelection) referenced(s *State) []*v1alpha1.StageVersion {
+	if sel.ref != "" {
+		if sv := s.StageVersions[sel.ref]; sv != nil {
+			return []*v1alpha1.StageVersion{sv}
+		}
+		return nil
+	}
+	if sel.selector == nil {
+		return nil
+	}
+	var out []*v1alpha1.StageVersion
+	for _, name := range sortedNames(s.StageVersions) {
+		sv := s.StageVersions[name]
+		if matchesLabels(sel.selector, sv.Labels) {
+			out = append(out, sv)
+		}
+	}
+	return out
+}
+
+// ReconcileUsages brings the declared usages (from the config repository,
+// by name) into s, drops the declared ones that are gone (when prune is
+// set: the snapshot is complete), and sets every usage's conditions, the
+// stages' own included: StageVersionReady is True when every StageVersion
+// the usage references exists and is Ready; StageVersionNotFound is present,
+// and True, only while it references none.
+func ReconcileUsages(s *State, declared map[string]*v1alpha1.StageVersionUsage, prune bool, now time.Time) []string {
+	var notes []string
+	for _, name := range sortedNames(declared) {
+		d := declared[name]
+		u := s.Usages[name]
+		if u == nil {
+			u = &v1alpha1.StageVersionUsage{}
+			s.Usages[name] = u
+			notes = append(notes, fmt.Sprintf("usage %s: declared (%s)", name, d.Spec.Reason))
+		}
+		status := u.Status
+		*u = v1alpha1.StageVersionUsage{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: d.Labels, Annotations: d.Annotations},
+			Spec: *d.Spec.DeepCopy(), Status: status}
+	}
+	if prune {
+		for _, name := range sortedNames(s.Usages) {
+			if _, ok := declared[name]; !ok && !IsOwnUsage(name) {
+				delete(s.Usages, name)
+				notes = append(notes, fmt.Sprintf("usage %s: removed from the repository", name))
+			}
+		}
+	}
+	for _, name := range sortedNames(s.Usages) {
+		u := s.Usages[name]
+		// A stage's own usages say what they hold when they move
+		// (ObserveStage); their conditions follow without a note.
+		if setUsageConditions(u, selectionOf(u).referenced(s), now) && !IsOwnUsage(name) {
+			if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.StageVersionReadyCondition); c != nil {
+				notes = append(notes, fmt.Sprintf("usage %s: %s %s", name, v1alpha1.StageVersionReadyCondition, c.Status))
+			}
+		}
+	}
+	return notes
+}
+
+func setUsageConditions(u *v1alpha1.StageVersionUsage, refs []*v1alpha1.StageVersion, now time.Time) bool {
+	sel := selectionOf(u)
+	if len(refs) == 0 {
+		msg := "no StageVersion named " + sel.ref
+		switch {
+		case sel.problem != "":
+			msg = "the usage references no StageVersion: " + sel.problem
+		case sel.selector != nil:
+			msg = "no StageVersion matches the selector " + sel.selector.String()
+		}
+		a := SetCondition(&u.Status.Conditions, metav1.Condition{Type: v1alpha1.StageVersionReadyCondition,
+			Status: metav1.ConditionFalse, Reason: v1alpha1.StageVersionNotFoundReason, Message: msg}, now)
+		b := SetCondition(&u.Status.Conditions, metav1.Condition{Type: v1alpha1.StageVersionNotFoundCondition,
+			Status: metav1.ConditionTrue, Reason: v1alpha1.StageVersionNotFoundReason, Message: msg}, now)
+		return a || b
+	}
+	changed := removeCondition(&u.Status.Conditions, v1alpha1.StageVersionNotFoundCondition)
+	var notReady []string
+	for _, sv := range refs {
+		if !IsReady(sv) {
+			notReady = append(notReady, sv.Name)
+		}
+	}
+	c := metav1.Condition{Type: v1alpha1.StageVersionReadyCondition, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.StageVersionReadyReason}
+	switch {
+	case len(notReady) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, v1alpha1.StageVersionNotReadyReason
+		c.Message = fmt.Sprintf("%d of %d referenced StageVersions not yet deployed and healthy: %s",
+			len(notReady), len(refs), strings.Join(notReady, ", "))
+	case len(refs) == 1:
+		c.Message = fmt.Sprintf("StageVersion %s (vector %s) is deployed and healthy", refs[0].Name, refs[0].Spec.Vector)
+	default:
+		c.Message = fmt.Sprintf("all %d referenced StageVersions are deployed and healthy", len(refs))
+	}
+	return SetCondition(&u.Status.Conditions, c, now) || changed
+}
+
+func matchesLabels(want labels.Set, have map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Referenced lists the StageVersions a usage references, by name.
+func Referenced(s *State, u *v1alpha1.StageVersionUsage) []*v1alpha1.StageVersion {
+	return selectionOf(u).referenced(s)
+}
+
+// InUse names every StageVersion some usage references.
+func InUse(s *State) map[string]bool {
+	inUse := map[string]bool{}
+	for _, u := range s.Usages {
+		for _, sv := range selectionOf(u).referenced(s) {
+			inUse[sv.Name] = true
+		}
+	}
+	return inUse
+}
+
+// CollectGarbage deletes, per stage, the StageVersions CollectStageVersions
+// picks, and (when prune is set) the own usages and the unused versions of
+// stages that are gone (stages lists those that exist, by StageKey, with
+// their maxRevisions). Run it after the usages are updated.
+func CollectGarbage(s *State, stages map[string]int, prune bool) []string {
+	var notes []string
+	if prune {
+		for _, name := range sortedNames(s.Usages) {
+			if key, own := ownUsageStage(name); own {
+				if _, exists := stages[key]; !exists {
+					delete(s.Usages, name)
+				}
+			}
+		}
+	}
+	inUse := InUse(s)
+	byStage := map[string][]*v1alpha1.StageVersion{}
+	for _, sv := range s.StageVersions {
+		k := StageKey(sv.Spec.Landscape, sv.Spec.Stage)
+		byStage[k] = append(byStage[k], sv)
+	}
+	for _, key := range sortedNames(byStage) {
+		versions := byStage[key]
+		sortOldestFirst(versions)
+		maxRevisions, exists := stages[key]
+		if !exists {
+			if !prune {
+				continue
+			}
+			for _, sv := range versions {
+				if !inUse[sv.Name] {
+					delete(s.StageVersions, sv.Name)
+					notes = append(notes, fmt.Sprintf("stage %s: deleted StageVersion %s with its stage", key, sv.Name))
+				}
+			}
+			continue
+		}
+		for _, name := range CollectStageVersions(versions, inUse, maxRevisions) {
+			notes = append(notes, fmt.Sprintf("stage %s: deleted StageVersion %s (vector %s): unused, beyond maxRevisions %d",
+				key, name, s.StageVersions[name].Spec.Vector, maxRevisions))
+			delete(s.StageVersions, name)
+		}
+	}
+	return notes
+}
+
+func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// ownUsageStage is the StageKey of the stage that keeps an own usage.
+func ownUsageStage(name string) (string, bool) {
+	parts := strings.Split(name, ".")
+	if len(parts) != 3 {
+		return "", false
+	}
+	return StageKey(parts[0], parts[1]), true
+}
