@@ -47,11 +47,11 @@ func TestUIInBrowser(t *testing.T) {
 	wantState(t, ps, "dev-to-test-3", v1alpha1.PromotionWaiting)
 	wantState(t, ps, "test-to-prod-1", v1alpha1.PromotionWaiting)
 	stages := map[string]string{}
-	var list []v1alpha1.Stage
+	var list struct{ Items []v1alpha1.Stage }
 	if err := json.Unmarshal([]byte(f.cli(t, "get", "stages", "-o", "json", "--trust", f.controllerPublic)), &list); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range list {
+	for _, s := range list.Items {
 		stages[s.Spec.Landscape+"/"+s.Name] = s.Status.Vector
 	}
 	if stages["dev/dev"] != ps["latest-to-dev-2"].Spec.Vector || stages["test/test"] != ps["dev-to-test-2"].Spec.Vector || stages["prod/prod"] == "" {

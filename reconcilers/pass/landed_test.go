@@ -33,13 +33,13 @@ func TestLandedResults(t *testing.T) {
 			StageIndex: map[string]source.StageRef{"dev/dev": {Landscape: "dev", Name: "dev", Vector: overlays.StageVector{Vector: overlay}}}}
 	}
 	commit := "1111111111111111111111111111111111111111"
-	landed := landedCommits{"latest-to-dev-2": {{Vector: "acme:2", Commit: commit}}}
+	landed := landedHistory{"latest-to-dev-2": {{Vector: "acme:2", Commit: commit}}}
 	succeeded := map[string]reconcilers.Result{"latest-to-dev-2": {Outcome: reconcilers.OutcomeSucceeded, Commit: commit}}
 	tests := []struct {
 		name      string
 		snap      *source.Snapshot
 		promotion *v1alpha1.VectorPromotion
-		history   landedCommits
+		history   landedHistory
 		results   map[string]reconcilers.Result
 		// renders is what checking the overlay's build finds.
 		renders error
@@ -53,7 +53,7 @@ func TestLandedResults(t *testing.T) {
 			promotion: running(2, "acme:2"), history: landed,
 			renders: &render.NoEffectError{Problems: []string{"component frontend renders nowhere at 1.2.0"}}},
 		{name: "no commit of it on the target: executed again", snap: snapshot("acme:2"),
-			promotion: running(2, "acme:2"), history: landedCommits{}},
+			promotion: running(2, "acme:2"), history: landedHistory{}},
 		{name: "the overlay no longer names its vector: executed again", snap: snapshot("acme:3"),
 			promotion: running(2, "acme:2"), history: landed},
 		{name: "a commit of the same name with another vector is not its work", snap: snapshot("acme:2"),
@@ -81,8 +81,8 @@ func TestLandedResults(t *testing.T) {
 	}
 }
 
-// landedCommits is a target's history as plain data: each promotion's
+// landedHistory is a target's history as plain data: each promotion's
 // commits, newest first.
-type landedCommits map[string][]LandedCommit
+type landedHistory map[string][]LandedCommit
 
-func (l landedCommits) Landed(promotion string) []LandedCommit { return l[promotion] }
+func (l landedHistory) Landed(promotion string) []LandedCommit { return l[promotion] }
