@@ -282,7 +282,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if err != nil {
 		return PassResult{}, err
 	}
-	facts, err := c.readStageFacts(snap, state, reports, now)
+	facts, err := c.readStageFacts(ctx, snap, state, reports, now)
 	if err != nil {
 		return PassResult{}, err
 	}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -47,11 +48,15 @@ type stageFacts struct {
 // readStageFacts renders the overlays whose vector has no StageVersion yet
 // and resolves the reports. An error is for Git failing to answer; the
 // caller puts the reports back.
-func (c *Controller) readStageFacts(snap *source.Snapshot, state *reconcilers.State, reports []deployments.Report, now time.Time) (stageFacts, error) {
+func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, reports []deployments.Report, now time.Time) (stageFacts, error) {
 	f := stageFacts{renders: map[string]reconcilers.StageRender{}, reports: map[string][]reconcilers.StageReport{}}
 	for _, key := range pass.NeedsRender(snap, state) {
 		ref := snap.StageIndex[key]
-		if r, err := c.renderStage(ref.Tree, ref.Overlay, ref.Commit); err == nil {
+		r, err := c.renderStage(ctx, ref.Tree, ref.Overlay, ref.Commit)
+		if ctx.Err() != nil {
+			return stageFacts{}, ctx.Err()
+		}
+		if err == nil {
 			f.renders[key] = r
 		} else {
 			c.opts.Log.Info("StageVersion recorded without its render", "stage", key, "error", err.Error())
@@ -109,7 +114,7 @@ func (c *Controller) readStageFacts(snap *source.Snapshot, state *reconcilers.St
 				if err != nil {
 					return stageFacts{}, err
 				}
-				if r, err := c.renderStage(tree, ref.Overlay, revision); err == nil {
+				if r, err := c.renderStage(ctx, tree, ref.Overlay, revision); err == nil {
 					sr.Render = &r
 					rendered[name] = true
 				}
@@ -178,11 +183,11 @@ func normalizeRevision(rev string) string {
 
 // renderStage renders overlay in tree: the digest and inventory a
 // StageVersion records.
-func (c *Controller) renderStage(tree repofs.Tree, overlay, commit string) (reconcilers.StageRender, error) {
+func (c *Controller) renderStage(ctx context.Context, tree repofs.Tree, overlay, commit string) (reconcilers.StageRender, error) {
 	if tree == nil {
 		return reconcilers.StageRender{}, errors.New("the stage's tree was not read")
 	}
-	out, err := c.overlayRenderer().Build(tree, overlay)
+	out, err := c.overlayRenderer().BuildContext(ctx, tree, overlay)
 	if err != nil {
 		return reconcilers.StageRender{}, err
 	}

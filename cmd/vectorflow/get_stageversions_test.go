@@ -19,10 +19,11 @@ func TestGetStageVersionsAndUsages(t *testing.T) {
 	f := newFlowFixture(t)
 	f.run(t)
 
-	var stages []v1alpha1.Stage
-	if err := json.Unmarshal([]byte(f.cli(t, "get", "stages", "-o", "json", "--trust", f.controllerPublic)), &stages); err != nil {
+	var list struct{ Items []v1alpha1.Stage }
+	if err := json.Unmarshal([]byte(f.cli(t, "get", "stages", "-o", "json", "--trust", f.controllerPublic)), &list); err != nil {
 		t.Fatal(err)
 	}
+	stages := list.Items
 	var dev *v1alpha1.Stage
 	for i := range stages {
 		if stages[i].Name == "dev" {
@@ -40,10 +41,11 @@ func TestGetStageVersionsAndUsages(t *testing.T) {
 		t.Errorf("get stages:\n%s", table)
 	}
 
-	var versions []v1alpha1.StageVersion
-	if err := json.Unmarshal([]byte(f.cli(t, "get", "stageversions", "--stage", "dev/dev", "-o", "json", "--trust", f.controllerPublic)), &versions); err != nil {
+	var versionList struct{ Items []v1alpha1.StageVersion }
+	if err := json.Unmarshal([]byte(f.cli(t, "get", "stageversions", "--stage", "dev/dev", "-o", "json", "--trust", f.controllerPublic)), &versionList); err != nil {
 		t.Fatal(err)
 	}
+	versions := versionList.Items
 	// The vector the quickstart's overlay named first, and the one
 	// latest-to-dev promoted since.
 	var current *v1alpha1.StageVersion
