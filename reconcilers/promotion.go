@@ -36,6 +36,9 @@ func DeriveState(p *v1alpha1.VectorPromotion) v1alpha1.PromotionState {
 	case s.Status == metav1.ConditionTrue:
 		return v1alpha1.PromotionSucceeded
 	}
+	if v1alpha1.BlockedByRule(s.Reason) {
+		return v1alpha1.PromotionBlocked
+	}
 	switch s.Reason {
 	case v1alpha1.PromotionRunningReason:
 		return v1alpha1.PromotionInProgress

@@ -74,7 +74,17 @@ type PromotionRequest struct {
 	// Vector is the source's vector the requester saw; when set, the
 	// request is refused if the source offers another one by the time the
 	// controller reads it.
-	Vector      string      `json:"vector,omitempty"`
+	Vector string `json:"vector,omitempty"`
+	// PromoteVector asks for that existing vector rather than the
+	// source's current one (promote --vector, rollback).
+	PromoteVector string `json:"promoteVector,omitempty"`
+	// Force lets the promotion go down across a stepping stone (--force).
+	Force bool `json:"force,omitempty"`
+	// Rollback marks a rollback (vectorflow rollback): the controller also
+	// holds the stage, with Reason.
+	Rollback bool `json:"rollback,omitempty"`
+	// Reason is the requester's why, for a rollback's hold.
+	Reason      string      `json:"reason,omitempty"`
 	RequestedBy string      `json:"requestedBy,omitempty"`
 	RequestedAt metav1.Time `json:"requestedAt"`
 }

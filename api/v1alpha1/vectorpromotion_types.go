@@ -76,6 +76,24 @@ type VectorPromotionSpec struct {
 
 	// Sequence is the monotonic ordinal allocated by the config.
 	Sequence int64 `json:"sequence"`
+
+	// Forced lets the promotion take a component down across a stepping
+	// stone (vectorflow promote --force); the commit says so
+	// (Vectorflow-Forced: true).
+	// +optional
+	Forced bool `json:"forced,omitempty"`
+
+	// Rollback marks a promotion made by vectorflow rollback: it runs
+	// while its stage is held, and the commit says so
+	// (Vectorflow-Rollback: true).
+	// +optional
+	Rollback bool `json:"rollback,omitempty"`
+
+	// Requested marks a promotion a signed request made (vectorflow
+	// promote, rollback) rather than drift: a person asked for it, so a
+	// hold on the stage does not stop it.
+	// +optional
+	Requested bool `json:"requested,omitempty"`
 }
 
 // VectorPromotionStatus holds the two conditions and what follows from them.
