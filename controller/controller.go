@@ -469,7 +469,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	}
 	trailers := gitwriter.Trailers{
 		Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
-		Source: p.Spec.Source.Ref(), Target: t.Ref(),
+		Source: p.Spec.Source.Ref(), Target: t.Ref(), Forced: p.Spec.Forced, Rollback: p.Spec.Rollback,
 	}
 	trailers.Approvals = approvalTrailers(p)
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
