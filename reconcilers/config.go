@@ -169,6 +169,10 @@ func PromoteWith(in ConfigInput, opts PromoteOptions, now time.Time) (ConfigPlan
 	if vector == "" {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w; assemble or deploy one first", in.Config.Name, errNoVector)
 	}
+	if opts.Rollback && !ranBefore(p.plan.Status.PromotionHistory, opts.Vector) {
+		return ConfigPlan{}, fmt.Errorf("roll back VectorPromotionConfig %s to %s: its target never ran that vector by one of its promotions "+
+			"(status.promotionHistory); roll back to one it ran", in.Config.Name, VectorOrNone(opts.Vector))
+	}
 	if broken := brokenConstraintsOf(components, in.Config.Spec.Constraints); broken != "" {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: vector %s %s", in.Config.Name, vector, broken)
 	}
@@ -620,4 +624,12 @@ func keepLast(spec *v1alpha1.VectorPromotionConfigSpec) int {
 		return v1alpha1.DefaultKeepLastPromotions
 	}
 	return max(0, int(*spec.KeepLastPromotions))
+}
+
+// ranBefore reports whether a promotion of the config wrote vector into its
+// target: what a rollback may go back to.
+func ranBefore(history []v1alpha1.PromotionRecord, vector string) bool {
+	return vector != "" && slices.ContainsFunc(history, func(r v1alpha1.PromotionRecord) bool {
+		return r.Vector == vector && r.State == v1alpha1.PromotionSucceeded
+	})
 }

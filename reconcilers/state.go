@@ -386,7 +386,7 @@ func ApprovalPromotion(p string) (promotion string, ok bool) {
 func StateDiff(before, after map[string][]byte) map[string][]byte {
 	diff := map[string][]byte{}
 	for p, data := range after {
-		if strings.HasPrefix(p, ApprovalsDir+"/") || strings.HasPrefix(p, RequestsDir+"/") {
+		if IsRecordPath(p) {
 			continue
 		}
 		if old, ok := before[p]; !ok || !bytes.Equal(old, data) {
@@ -394,7 +394,7 @@ func StateDiff(before, after map[string][]byte) map[string][]byte {
 		}
 	}
 	for p := range before {
-		if strings.HasPrefix(p, ApprovalsDir+"/") || strings.HasPrefix(p, RequestsDir+"/") || path.Ext(p) != ".yaml" {
+		if IsRecordPath(p) || path.Ext(p) != ".yaml" {
 			continue
 		}
 		if _, ok := after[p]; !ok {

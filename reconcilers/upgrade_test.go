@@ -154,6 +154,12 @@ func TestSteppingStoneStepOfferedAtStart(t *testing.T) {
 
 func TestPromoteWithVectorAndForce(t *testing.T) {
 	w, _ := upgradeWorld()
+	if _, err := PromoteWith(w.in, PromoteOptions{Vector: "acme:2026.1.1-000000000Z", Rollback: true}, at(0)); err == nil ||
+		!strings.Contains(err.Error(), "never ran that vector") {
+		t.Fatalf("a rollback to a vector the target never ran: err = %v", err)
+	}
+	w.in.Config.Status.PromotionHistory = []v1alpha1.PromotionRecord{{Vector: "acme:2026.1.1-000000000Z", Promotion: "dev-to-test-1",
+		Sequence: 1, State: v1alpha1.PromotionSucceeded}}
 	plan, err := PromoteWith(w.in, PromoteOptions{Vector: "acme:2026.1.1-000000000Z", Forced: true, Rollback: true}, at(0))
 	if err != nil {
 		t.Fatal(err)

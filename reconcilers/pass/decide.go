@@ -41,8 +41,9 @@ type Inputs struct {
 	// Requests are the promotion requests on the state branch, judged by
 	// their signatures, in file order.
 	Requests []RequestVerdict
-	// Holds are the stages' current holds, by `<landscape>/<name>`.
-	Holds map[string]*reconcilers.StageHold
+	// Holds are the hold and release records on the state branch, judged
+	// by their signatures (see reconcilers.CurrentHolds).
+	Holds []reconcilers.HoldVerdict
 }
 
 // Decision is a pass's plan: the state to write, what changed, and the
@@ -59,6 +60,9 @@ type Decision struct {
 	// ConsumedRequests are the request files to delete in the state commit
 	// that records what became of them.
 	ConsumedRequests []string
+	// NewHolds are hold records to add in the state commit, by path: a
+	// rollback's, and a ManualChange's.
+	NewHolds map[string]reconcilers.HoldRecord
 }
 
 // Decide runs every reconciler over one snapshot and the state: stages
@@ -73,10 +77,13 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.recordApprovals(in.Approvals, now)
 	d.recordPullRequests(in.Snapshot, in.OpenedPullRequests, in.PullRequests, now)
 	d.completeExecutions(in.Results, now)
-	d.reconcileConfigs(in.Snapshot, in.TargetSequences, in.Holds, now, pruneAllowed)
+	holds := reconcilers.CurrentHolds(in.Holds)
+	d.markHeld(holds, now)
+	d.reconcileConfigs(in.Snapshot, in.TargetSequences, holds, now, pruneAllowed)
+	d.holdManualChanges(in.Snapshot, in.Holds, holds, now)
 	d.resumeExecutions(now)
 	d.planPullRequests(in.Snapshot, in.State, now)
-	d.consumeRequests(in.Snapshot, in.TargetSequences, in.Holds, in.Requests, now)
+	d.consumeRequests(in.Snapshot, in.TargetSequences, holds, in.Requests, now)
 	return d
 }
 
@@ -131,7 +138,7 @@ func (d *Decision) resumeExecutions(now time.Time) {
 // one for each valid promotion request (see consumeRequests).
 func Promote(in Inputs, config string, now time.Time) (Decision, string, error) {
 	d := Decide(in, now)
-	name, err := d.promote(in.Snapshot, in.TargetSequences, in.Holds, config, "", reconcilers.PromoteOptions{}, now)
+	name, err := d.promote(in.Snapshot, in.TargetSequences, reconcilers.CurrentHolds(in.Holds), config, "", reconcilers.PromoteOptions{}, now)
 	if err != nil {
 		return Decision{}, "", err
 	}
@@ -154,6 +161,9 @@ func (d *Decision) consumeRequests(snap *source.Snapshot, targetSequences map[st
 			continue
 		}
 		d.note("promotion request %s by %s: created %s", r.Path, r.Requester, name)
+		if r.Request.Rollback {
+			d.holdForRollback(snap, r, name, now)
+		}
 	}
 }
 
