@@ -256,13 +256,17 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	if err != nil {
 		return PassResult{}, err
 	}
+	holds, err := c.judgeHolds(ctx, snap, files, tip)
+	if err != nil {
+		return PassResult{}, err
+	}
 	histories, err := targetHistories(ctx, c.opts.Writer, snap, c.remote)
 	if err != nil {
 		return PassResult{}, err
 	}
 	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: pass.LandedResults(snap, state, landedHistories(histories), c.results, c.rendersVector(state)),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
-		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests}, now)
+		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests, Holds: holds}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
 	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: pass.ConfigurationProblems(snap, d.State)}
@@ -273,6 +277,15 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 	diff := reconcilers.StateDiff(files, after)
 	for _, p := range d.ConsumedRequests {
 		diff[p] = nil // in the commit that records what became of it
+	}
+	newHolds, err := holdFiles(d.NewHolds)
+	if err != nil {
+		return PassResult{}, err
+	}
+	for p, b := range newHolds {
+		if _, exists := files[p]; !exists { // a record is never rewritten
+			diff[p] = b
+		}
 	}
 	if len(diff) > 0 {
 		pushStart := c.opts.Clock()

@@ -261,13 +261,13 @@ func stagesTable(s *reconcilers.State) ([]v1alpha1.Stage, *table) {
 	sort.Slice(list, func(i, j int) bool {
 		return reconcilers.StageKey(list[i].Spec.Landscape, list[i].Name) < reconcilers.StageKey(list[j].Spec.Landscape, list[j].Name)
 	})
-	t := &table{header: []string{"STAGE", "PATH", "VECTOR", "SINCE"}}
+	t := &table{header: []string{"STAGE", "PATH", "VECTOR", "SINCE", "HELD"}}
 	for _, st := range list {
 		since := "-"
 		if st.Status.VectorSince != nil {
 			since = st.Status.VectorSince.UTC().Format(time.RFC3339)
 		}
-		t.add(reconcilers.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since)
+		t.add(reconcilers.StageKey(st.Spec.Landscape, st.Name), orDash(st.Spec.Path), orDash(st.Status.Vector), since, heldColumn(st))
 	}
 	return list, t
 }

@@ -43,6 +43,9 @@ func newRootCommand() *cobra.Command {
 		newGetCommand(),
 		newApproveCommand(),
 		newPromoteCommand(),
+		newRollbackCommand(),
+		newHoldCommand(),
+		newReleaseCommand(),
 		newAuditCommand(),
 		newDemoCommand(),
 	)

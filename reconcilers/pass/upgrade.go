@@ -117,6 +117,30 @@ func (d *Decision) holdForRollback(snap *source.Snapshot, r RequestVerdict, prom
 		why += ": " + r.Request.Reason
 	}
 	d.addHold(reconcilers.HoldRecord{Stage: stage, By: r.Requester, Reason: why}, promotion, now)
+	d.approveRollback(cfg, r, promotion, now)
+}
+
+// approveRollback takes the rollback request's signature as the
+// promotion's approval where its config requires one: the requester signed
+// the request naming the vector, and is one of the config's approvers (the
+// controller checked the signature against their keys). Where the config
+// needs several approvals, the others are still needed.
+func (d *Decision) approveRollback(cfg *v1alpha1.VectorPromotionConfig, r RequestVerdict, promotion string, now time.Time) {
+	p := d.State.Promotions[promotion]
+	a := cfg.Spec.Approval
+	if p == nil || !p.Spec.RequireApproval || a == nil || a.RequiredApprovals() != 1 ||
+		!slices.ContainsFunc(a.Approvers, func(ap v1alpha1.Approver) bool { return ap.Name == r.Requester }) {
+		return
+	}
+	res, err := reconcilers.Approve(*p, r.Requester, now)
+	if err != nil || !res.Changed {
+		return
+	}
+	approved := res.Promotion
+	d.State.Promotions[promotion] = &approved
+	if res.Transition != nil {
+		d.Transitions = append(d.Transitions, res.Transition.String())
+	}
 }
 
 // holdManualChanges holds a stage whose overlay a commit vectorflow did not
