@@ -1,0 +1,300 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// upgradeRepo is the quickstart where service-a has stepping stone 1.5.0
+// and the template asks for it, and dev-to-test is automatic with an
+// updateDelay of an hour, so test skips what dev ran meanwhile.
+func upgradeRepo(t *testing.T) string {
+	t.Helper()
+	dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
+	edit := func(file, old, new string) {
+		t.Helper()
+		p := filepath.Join(dir, file)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), old) {
+			t.Fatalf("%s changed; update this test", file)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("vectorflow/template.yaml", "      version: \"1.0.2\"\n", "      version: \"1.5.0\"\n      steppingStones: [\"1.5.0\"]\n")
+	edit("vectorflow/promotions.yaml", "    name: test\n    landscape: test\n  approval:\n    required: true\n",
+		"    name: test\n    landscape: test\n  updateDelay: 1h\n  approval:\n    required: false\n")
+	return dir
+}
+
+// upgradeWorld serves the repository over the real git server and runs a
+// controller that signs with its own OpenPGP key; requests are written
+// with that key (the operator of an automatic config).
+type upgradeWorld struct {
+	t      *testing.T
+	srv    *testutil.GitServer
+	url    string
+	auth   func(string) source.Auth
+	clock  *testClock
+	c      *Controller
+	w      *gitwriter.Writer
+	clone  string
+	repo   *source.Repository
+	ctx    context.Context
+	remote gitwriter.Remote
+}
+
+func newUpgradeWorld(t *testing.T) *upgradeWorld {
+	testutil.RequireGit(t)
+	u := &upgradeWorld{t: t, srv: testutil.StartGitServer(t), clock: &testClock{start: time.Now()}, ctx: context.Background()}
+	u.srv.InitRepo(t, upgradeRepo(t), "main", "acme.git")
+	u.url = u.srv.HTTPURL("acme.git")
+	u.auth = func(string) source.Auth { return source.Auth{Username: u.srv.Username, Password: u.srv.Password} }
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.w, err = gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.c, err = New(Options{URL: u.url, Branch: "main", Writer: u.w, Auth: u.auth, Clock: u.clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.repo, err = source.Open(u.url, u.auth(u.url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.clone = t.TempDir()
+	testutil.Git(t, u.clone, nil, "clone", "-q", "--branch", "main", u.srv.HTTPURLWithCredentials("acme.git"), ".")
+	u.remote = gitwriter.Remote{URL: u.url, Auth: u.repo.AuthMethod()}
+	return u
+}
+
+func (u *upgradeWorld) run() *reconcilers.State {
+	u.t.Helper()
+	if _, err := u.c.RunUntilStable(u.ctx, 20); err != nil {
+		u.t.Fatal(err)
+	}
+	return readDriftState(u.t, u.repo)
+}
+
+// setServiceA changes the template's service-a version and pushes it.
+func (u *upgradeWorld) setServiceA(from, to string) {
+	u.t.Helper()
+	testutil.Git(u.t, u.clone, nil, "pull", "-q", "--rebase", "origin", "main")
+	p := filepath.Join(u.clone, "vectorflow", "template.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	changed := strings.Replace(string(data), "version: \""+from+"\"", "version: \""+to+"\"", 1)
+	if changed == string(data) {
+		u.t.Fatalf("template has no service-a %s", from)
+	}
+	if err := os.WriteFile(p, []byte(changed), 0o644); err != nil {
+		u.t.Fatal(err)
+	}
+	testutil.Git(u.t, u.clone, nil, "commit", "-qam", "service-a "+to)
+	testutil.Git(u.t, u.clone, nil, "push", "-q", "origin", "main")
+}
+
+// request adds a promotion request to the state branch, signed with the
+// controller's key.
+func (u *upgradeWorld) request(id string, r reconcilers.PromotionRequest) {
+	u.t.Helper()
+	r.APIVersion, r.Kind, r.RequestedAt = v1alpha1.GroupVersion.String(), reconcilers.PromotionRequestKind, metav1.NewTime(u.clock.now().UTC().Truncate(time.Second))
+	b, err := yaml.Marshal(r)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	change := gitwriter.Change{Message: func([]gitwriter.FileDiff) string { return "request " + id + "\n" },
+		Files: []gitwriter.FileEdit{gitwriter.SetFile(reconcilers.RequestPath(r.Config, id), b)}}
+	if _, err := u.w.Apply(u.ctx, gitwriter.Target{Remote: u.remote, Branch: DefaultStateBranch}, change); err != nil {
+		u.t.Fatal(err)
+	}
+}
+
+// vectorWith is the state's vector of acme whose service-a is tag.
+func vectorWith(t *testing.T, s *reconcilers.State, tag string) string {
+	t.Helper()
+	var found string
+	for ref, v := range s.Vectors {
+		for _, c := range v.Spec.Components {
+			if c.Name == "registry.example.com/acme/service-a" && c.Tag == tag && (found == "" || ref > found) {
+				found = ref
+			}
+		}
+	}
+	if found == "" {
+		t.Fatalf("no vector has service-a %s", tag)
+	}
+	return found
+}
+
+func promotionsOf(s *reconcilers.State, config string) map[string]*v1alpha1.VectorPromotion {
+	out := map[string]*v1alpha1.VectorPromotion{}
+	for name, p := range s.Promotions {
+		if p.Spec.VectorPromotionConfigName == config {
+			out[name] = p
+		}
+	}
+	return out
+}
+
+func succeededCondition(p *v1alpha1.VectorPromotion) *metav1.Condition {
+	return meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition)
+}
+
+// TestUpgradePathsEndToEnd runs the safe-upgrade rules over the real git
+// server with signed commits:
+//  1. test runs service-a 1.0.1 and dev moved to 1.5.0 (a stepping stone)
+//     and then 1.6.0 within test's updateDelay: test is promoted to the
+//     stone's vector first, then to 1.6.0;
+//  2. a rollback to the stone's vector runs (Vectorflow-Rollback: true) and
+//     holds test, so the next vector from dev waits (StageHeld);
+//  3. a promotion of the vector test ran first (1.0.1) goes down across the
+//     stone and is refused (SteppingStoneDowngrade), and runs when forced
+//     (Vectorflow-Forced: true).
+func TestUpgradePathsEndToEnd(t *testing.T) {
+	u := newUpgradeWorld(t)
+	s := u.run()
+	v15 := vectorWith(t, s, "1.5.0")
+	if got := s.Stages["dev/dev"].Status.Vector; got != v15 {
+		t.Fatalf("dev runs %s, want %s", got, v15)
+	}
+	original := s.Stages["test/test"].Status.Vector
+	u.setServiceA("1.5.0", "1.6.0")
+	s = u.run()
+	v16 := vectorWith(t, s, "1.6.0")
+	if got := s.Stages["dev/dev"].Status.Vector; got != v16 {
+		t.Fatalf("dev runs %s, want %s", got, v16)
+	}
+	if n := len(promotionsOf(s, "dev-to-test")); n != 0 {
+		t.Fatalf("dev-to-test made %d promotions within its updateDelay", n)
+	}
+
+	// 1. The stone first.
+	u.clock.advance(2 * time.Hour)
+	s = u.run()
+	ps := promotionsOf(s, "dev-to-test")
+	if p := ps["dev-to-test-1"]; p == nil || p.Spec.Vector != v15 || reconcilers.DeriveState(p) != v1alpha1.PromotionSucceeded {
+		t.Fatalf("dev-to-test-1 = %+v, want the stone's vector %s Succeeded", p, v15)
+	}
+	if p := ps["dev-to-test-2"]; p == nil || p.Spec.Vector != v16 || reconcilers.DeriveState(p) != v1alpha1.PromotionSucceeded {
+		t.Fatalf("dev-to-test-2 = %+v, want %s Succeeded after the stone", p, v16)
+	}
+	testutil.Git(t, u.clone, nil, "fetch", "-q", "origin")
+	log := testutil.Git(t, u.clone, nil, "log", "--format=%(trailers:key=Vectorflow-Vector,valueonly)", "origin/main", "--", "apps/overlays/test")
+	if got := strings.Fields(log); len(got) < 2 || got[0] != v16 || got[1] != v15 {
+		t.Fatalf("test's overlay history names %v, want %s after %s", got, v16, v15)
+	}
+
+	// 2. A rollback holds the stage.
+	u.request("rollback", reconcilers.PromotionRequest{Config: "dev-to-test", PromoteVector: v15, Rollback: true, Reason: "1.6.0 leaks memory"})
+	s = u.run()
+	rb := s.Promotions["dev-to-test-3"]
+	if rb == nil || rb.Spec.Vector != v15 || !rb.Spec.Rollback || reconcilers.DeriveState(rb) != v1alpha1.PromotionSucceeded {
+		t.Fatalf("the rollback dev-to-test-3 = %+v, want %s Succeeded", rb, v15)
+	}
+	if msg := testutil.Git(t, u.clone, nil, "fetch", "-q", "origin"); msg != "" {
+		t.Log(msg)
+	}
+	if body := testutil.Git(t, u.clone, nil, "log", "-1", "--format=%B", rb.Status.Commit); !strings.Contains(body, "Vectorflow-Rollback: true") {
+		t.Fatalf("the rollback commit says:\n%s", body)
+	}
+	held := meta.FindStatusCondition(s.Stages["test/test"].Status.Conditions, pass.HeldCondition)
+	if held == nil || held.Reason != v1alpha1.StageHeldReason || !strings.Contains(held.Message, "1.6.0 leaks memory") {
+		t.Fatalf("test's Held condition = %+v, want StageHeld naming the rollback's reason", held)
+	}
+	u.setServiceA("1.6.0", "1.7.0")
+	u.run()
+	u.clock.advance(2 * time.Hour)
+	s = u.run()
+	v17 := vectorWith(t, s, "1.7.0")
+	var waiting *v1alpha1.VectorPromotion
+	for _, p := range promotionsOf(s, "dev-to-test") {
+		if p.Spec.Vector == v17 {
+			waiting = p
+		}
+	}
+	if waiting == nil || reconcilers.DeriveState(waiting) != v1alpha1.PromotionBlocked || succeededCondition(waiting).Reason != v1alpha1.StageHeldReason {
+		t.Fatalf("the candidate of %s in a held stage = %+v, want Blocked with StageHeld", v17, waiting)
+	}
+	if got := s.Stages["test/test"].Status.Vector; got != v15 {
+		t.Fatalf("test runs %s while held, want %s", got, v15)
+	}
+
+	// 3. Down across the stone: refused, then forced.
+	u.request("down", reconcilers.PromotionRequest{Config: "dev-to-test", PromoteVector: original})
+	s = u.run()
+	var refused *v1alpha1.VectorPromotion
+	for _, p := range promotionsOf(s, "dev-to-test") {
+		if p.Spec.Vector == original && !p.Spec.Forced {
+			refused = p
+		}
+	}
+	if refused == nil || reconcilers.DeriveState(refused) != v1alpha1.PromotionBlocked || succeededCondition(refused).Reason != v1alpha1.SteppingStoneDowngradeReason {
+		t.Fatalf("the downgrade = %+v, want Blocked with SteppingStoneDowngrade", refused)
+	}
+	u.request("forced", reconcilers.PromotionRequest{Config: "dev-to-test", PromoteVector: original, Force: true})
+	s = u.run()
+	if got := s.Stages["test/test"].Status.Vector; got != original {
+		t.Fatalf("test runs %s after the forced downgrade, want %s", got, original)
+	}
+	var forced *v1alpha1.VectorPromotion
+	for _, p := range promotionsOf(s, "dev-to-test") {
+		if p.Spec.Forced {
+			forced = p
+		}
+	}
+	testutil.Git(t, u.clone, nil, "fetch", "-q", "origin")
+	if body := testutil.Git(t, u.clone, nil, "log", "-1", "--format=%B", forced.Status.Commit); !strings.Contains(body, "Vectorflow-Forced: true") {
+		t.Fatalf("the forced commit says:\n%s", body)
+	}
+	snap, err := u.c.opts.Loader.Load(u.ctx, u.url, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := Audit(u.ctx, AuditInput{Snapshot: snap, StateRepo: u.repo, StateBranch: DefaultStateBranch, Stage: "test/test",
+		Open: func(url, branch string) (*source.Repository, error) {
+			r, err := source.Open(url, u.auth(url))
+			if err != nil {
+				return nil, err
+			}
+			_, err = r.Fetch(u.ctx, branch)
+			return r, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var audited bool
+	for _, e := range entries {
+		if e.Commit == forced.Status.Commit {
+			audited = e.Forced
+		}
+	}
+	if !audited {
+		t.Fatalf("audit does not show %s as forced: %+v", forced.Status.Commit, entries)
+	}
+}
