@@ -298,3 +298,52 @@ func TestUpgradePathsEndToEnd(t *testing.T) {
 		t.Fatalf("audit does not show %s as forced: %+v", forced.Status.Commit, entries)
 	}
 }
+
+// TestHandRevertHoldsTheStage: latest-to-dev (automatic) promotes a vector
+// to dev, a person reverts the promotion commit, and the template then
+// moves on. vectorflow holds dev by itself (ManualChange, naming the
+// commit), so the newer vector waits instead of undoing the revert; the
+// hold record is on the state branch, written with the controller's key.
+func TestHandRevertHoldsTheStage(t *testing.T) {
+	u := newUpgradeWorld(t)
+	s := u.run()
+	p := s.Promotions["latest-to-dev-1"]
+	if p == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionSucceeded {
+		t.Fatalf("latest-to-dev-1 is %+v, want Succeeded", p)
+	}
+	testutil.Git(t, u.clone, nil, "pull", "-q", "--rebase", "origin", "main")
+	testutil.Git(t, u.clone, nil, "revert", "--no-edit", p.Status.Commit)
+	testutil.Git(t, u.clone, nil, "push", "-q", "origin", "main")
+	reverted := strings.TrimSpace(testutil.Git(t, u.clone, nil, "rev-parse", "HEAD"))
+
+	s = u.run()
+	held := meta.FindStatusCondition(s.Stages["dev/dev"].Status.Conditions, pass.HeldCondition)
+	if held == nil || held.Reason != v1alpha1.ManualChangeReason || !strings.Contains(held.Message, v1alpha1.ShortCommit(reverted)) {
+		t.Fatalf("dev's Held condition = %+v, want ManualChange naming %s", held, v1alpha1.ShortCommit(reverted))
+	}
+	_, files, err := u.w.Read(u.ctx, gitwriter.Target{Remote: u.remote, Branch: DefaultStateBranch}, reconcilers.HoldsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		t.Fatalf("hold records %v, want one", files)
+	}
+
+	u.setServiceA("1.5.0", "1.6.0")
+	s = u.run()
+	// The newer vector skips the stone the revert took dev off, so the
+	// stone's vector is offered first: it waits for the hold.
+	var waiting *v1alpha1.VectorPromotion
+	for _, q := range promotionsOf(s, "latest-to-dev") {
+		if q.Name != "latest-to-dev-1" && (waiting == nil || q.Spec.Sequence > waiting.Spec.Sequence) {
+			waiting = q
+		}
+	}
+	if waiting == nil || reconcilers.DeriveState(waiting) != v1alpha1.PromotionBlocked || succeededCondition(waiting).Reason != v1alpha1.StageHeldReason {
+		t.Fatalf("the newest candidate = %+v, want Blocked with StageHeld", waiting)
+	}
+	testutil.Git(t, u.clone, nil, "fetch", "-q", "origin")
+	if log := testutil.Git(t, u.clone, nil, "log", "--format=%H %s", reverted+"..origin/main", "--", "apps/overlays/dev"); strings.TrimSpace(log) != "" {
+		t.Errorf("dev was written after the revert:\n%s", log)
+	}
+}

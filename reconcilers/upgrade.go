@@ -123,7 +123,9 @@ func (p *configPass) stepFor(vector string, forced bool) (stoneStep, bool) {
 	switch open, last := p.openPromotionOf(via), p.lastExecutionOf(via); {
 	case open != "":
 		s.why = "promotion " + open + " of " + via + " is open"
-	case last != nil && last.State == v1alpha1.PromotionSucceeded && p.in.Upgrade.ActiveVector != via:
+	case last != nil && last.State == v1alpha1.PromotionSucceeded && p.in.TargetVector == via:
+		// Written and not active yet: the deployer has not reported it.
+		// (Written and no longer named is a revert: it is offered again.)
 		s.why = fmt.Sprintf("promotion %s wrote %s; waiting until it is active in the stage", last.Promotion, via)
 	case last != nil && last.State != v1alpha1.PromotionSucceeded:
 		s.why = fmt.Sprintf("promotion %s of %s failed (%s) and is not retried on its own: vectorflow promote --config %s --vector %s tries it again",
