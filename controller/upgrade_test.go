@@ -346,4 +346,55 @@ func TestHandRevertHoldsTheStage(t *testing.T) {
 	if log := testutil.Git(t, u.clone, nil, "log", "--format=%H %s", reverted+"..origin/main", "--", "apps/overlays/dev"); strings.TrimSpace(log) != "" {
 		t.Errorf("dev was written after the revert:\n%s", log)
 	}
+
+	// A release by a key nobody trusts counts for nothing (and, being an
+	// added record, does not taint the state branch).
+	mallory, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "mallory", "mallory@example.com", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "mallory", Email: "mallory@example.com"}, Signer: mallory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.clock.advance(time.Minute) // newer than the hold: it would lift it if it counted
+	u.addHoldRecord(mw, "1-mallory", reconcilers.ReleaseKind)
+	s = u.run()
+	if held := meta.FindStatusCondition(s.Stages["dev/dev"].Status.Conditions, pass.HeldCondition); held == nil {
+		t.Fatal("an untrusted release lifted the hold")
+	}
+
+	// The operator's release lifts it for good: the same change is not
+	// held again, and dev moves on (through the stone).
+	u.clock.advance(time.Minute)
+	u.addHoldRecord(u.w, "2-operator", reconcilers.ReleaseKind)
+	s = u.run()
+	if held := meta.FindStatusCondition(s.Stages["dev/dev"].Status.Conditions, pass.HeldCondition); held != nil {
+		t.Fatalf("dev is still held after the release: %+v", held)
+	}
+	if got, want := s.Stages["dev/dev"].Status.Vector, vectorWith(t, s, "1.6.0"); got != want {
+		t.Fatalf("dev runs %s after the release, want %s", got, want)
+	}
+	_, files, err = u.w.Read(u.ctx, gitwriter.Target{Remote: u.remote, Branch: DefaultStateBranch}, reconcilers.HoldsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 {
+		t.Fatalf("hold records %d, want the ManualChange hold and the two releases", len(files))
+	}
+}
+
+// addHoldRecord adds a record for dev/dev with w's key.
+func (u *upgradeWorld) addHoldRecord(w *gitwriter.Writer, id, kind string) {
+	u.t.Helper()
+	b, err := yaml.Marshal(reconcilers.HoldRecord{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind, Stage: "dev/dev",
+		Reason: "checked", At: metav1.NewTime(u.clock.now().UTC().Truncate(time.Second))})
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	change := gitwriter.Change{Message: func([]gitwriter.FileDiff) string { return kind + " dev/dev\n" },
+		Files: []gitwriter.FileEdit{gitwriter.SetFile(reconcilers.HoldPath("dev/dev", id), b)}}
+	if _, err := w.Apply(u.ctx, gitwriter.Target{Remote: u.remote, Branch: DefaultStateBranch}, change); err != nil {
+		u.t.Fatal(err)
+	}
 }
