@@ -488,7 +488,15 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
 	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
+	if err := c.guardRemovals(ctx, p, snap.Configs[p.Spec.VectorPromotionConfigName], ref, target, &change); err != nil {
+		return reconcilers.Result{}, err
+	}
 	results, err := c.opts.Writer.Apply(ctx, target, change)
+	var removal *protectedRemovalError
+	if errors.As(err, &removal) {
+		log.Info("the promotion removes protected objects and waits for approval", "removed", removal.Error())
+		return reconcilers.Result{Outcome: reconcilers.OutcomeNeedsApproval, Removed: removal.removed, Message: removal.Error()}, nil
+	}
 	if r, refused := refusedByHistory(err); refused {
 		log.Info("the target's history refuses the promotion", "reason", r.Reason, "message", r.Message)
 		return r, nil

@@ -398,3 +398,56 @@ func (u *upgradeWorld) addHoldRecord(w *gitwriter.Writer, id, kind string) {
 		u.t.Fatal(err)
 	}
 }
+
+// TestNamespaceRemovalWaitsForApproval: latest-to-dev (automatic) promoted
+// a vector to dev; a person then drops dev's Namespace from the overlay.
+// The next vector's promotion would release that removal, so it is not
+// pushed: it waits for an approval (ProtectedRemoval) naming the
+// Namespace, although its config needs none.
+func TestNamespaceRemovalWaitsForApproval(t *testing.T) {
+	u := newUpgradeWorld(t)
+	s := u.run()
+	if p := s.Promotions["latest-to-dev-1"]; p == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionSucceeded {
+		t.Fatalf("latest-to-dev-1 is %+v, want Succeeded", p)
+	}
+	testutil.Git(t, u.clone, nil, "pull", "-q", "--rebase", "origin", "main")
+	file := filepath.Join(u.clone, "apps", "overlays", "dev", "kustomization.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "  - namespace.yaml\n") {
+		t.Fatal("dev's overlay changed; update this test")
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), "  - namespace.yaml\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, u.clone, nil, "commit", "-qam", "dev: the namespace is managed elsewhere now")
+	testutil.Git(t, u.clone, nil, "push", "-q", "origin", "main")
+	before := strings.TrimSpace(testutil.Git(t, u.clone, nil, "rev-parse", "HEAD"))
+
+	u.setServiceA("1.5.0", "1.6.0")
+	s = u.run()
+	v16 := vectorWith(t, s, "1.6.0")
+	var p *v1alpha1.VectorPromotion
+	for _, q := range promotionsOf(s, "latest-to-dev") {
+		if q.Spec.Vector == v16 {
+			p = q
+		}
+	}
+	if p == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionWaiting {
+		t.Fatalf("the promotion of %s = %+v, want Waiting", v16, p)
+	}
+	approved := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ApprovedCondition)
+	if approved == nil || approved.Reason != v1alpha1.ProtectedRemovalReason || !strings.Contains(approved.Message, "Namespace acme-dev") {
+		t.Fatalf("Approved = %+v, want ProtectedRemoval naming Namespace acme-dev", approved)
+	}
+	want := []v1alpha1.InventoryEntry{{Kind: "Namespace", Name: "acme-dev"}}
+	if got := p.Status.RemovesProtected; len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("status.removesProtected = %+v, want %+v", got, want)
+	}
+	testutil.Git(t, u.clone, nil, "fetch", "-q", "origin")
+	if log := testutil.Git(t, u.clone, nil, "log", "--format=%H %s", before+"..origin/main", "--", "apps/overlays/dev"); strings.TrimSpace(log) != "" {
+		t.Errorf("dev was written without an approval:\n%s", log)
+	}
+}

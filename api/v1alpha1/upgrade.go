@@ -24,7 +24,23 @@ const (
 	// ManualChangeReason is the reason of a hold vectorflow puts on a stage
 	// whose overlay a commit it did not make changed.
 	ManualChangeReason = "ManualChange"
+	// ProtectedRemovalReason is on Approved=False of a promotion that
+	// removes objects of protected kinds: it waits for an approval even
+	// when its config is automatic.
+	ProtectedRemovalReason = "ProtectedRemoval"
 )
+
+// String names an object as people read it: Kind group namespace/name.
+func (e InventoryEntry) String() string {
+	kind := e.Kind
+	if e.Group != "" {
+		kind += "." + e.Group
+	}
+	if e.Namespace != "" {
+		return kind + " " + e.Namespace + "/" + e.Name
+	}
+	return kind + " " + e.Name
+}
 
 // BlockedByRule reports whether reason is one of the rules above that keep
 // a promotion Blocked until they are satisfied.

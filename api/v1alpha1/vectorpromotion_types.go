@@ -130,6 +130,13 @@ type VectorPromotionStatus struct {
 	// when its config approves through pull requests.
 	// +optional
 	PullRequest *PullRequestStatus `json:"pullRequest,omitempty"`
+
+	// RemovesProtected are the objects of protected kinds (the config's
+	// spec.protectedKinds) that promoting the vector removes from the
+	// stage: such a promotion waits for an approval even when its config
+	// is automatic, and its commit lists them.
+	// +optional
+	RemovesProtected []InventoryEntry `json:"removesProtected,omitempty"`
 }
 
 // PullRequestStatus is a promotion's pull request as last observed.
