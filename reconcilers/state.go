@@ -49,6 +49,10 @@ type Approval struct {
 	Vector     string      `json:"vector"`
 	ApprovedBy string      `json:"approvedBy,omitempty"`
 	ApprovedAt metav1.Time `json:"approvedAt"`
+	// Removes are the protected objects the approver was told the
+	// promotion removes (its status.removesProtected), so the signed
+	// approval names them.
+	Removes []string `json:"removes,omitempty"`
 
 	// Problem says why the file is not an approval (it does not decode, or
 	// is of another kind); such a file is refused on its own and never
