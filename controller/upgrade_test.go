@@ -23,7 +23,7 @@ import (
 // upgradeRepo is the quickstart where service-a has stepping stone 1.5.0
 // and the template asks for it, and dev-to-test is automatic with an
 // updateDelay of an hour, so test skips what dev ran meanwhile.
-func upgradeRepo(t *testing.T) string {
+func upgradeRepo(t *testing.T, more ...func(dir string)) string {
 	t.Helper()
 	dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
 	edit := func(file, old, new string) {
@@ -43,6 +43,9 @@ func upgradeRepo(t *testing.T) string {
 	edit("vectorflow/template.yaml", "      version: \"1.0.2\"\n", "      version: \"1.5.0\"\n      steppingStones: [\"1.5.0\"]\n")
 	edit("vectorflow/promotions.yaml", "    name: test\n    landscape: test\n  approval:\n    required: true\n",
 		"    name: test\n    landscape: test\n  updateDelay: 1h\n  approval:\n    required: false\n")
+	for _, f := range more {
+		f(dir)
+	}
 	return dir
 }
 
@@ -63,10 +66,10 @@ type upgradeWorld struct {
 	remote gitwriter.Remote
 }
 
-func newUpgradeWorld(t *testing.T) *upgradeWorld {
+func newUpgradeWorld(t *testing.T, more ...func(dir string)) *upgradeWorld {
 	testutil.RequireGit(t)
 	u := &upgradeWorld{t: t, srv: testutil.StartGitServer(t), clock: &testClock{start: time.Now()}, ctx: context.Background()}
-	u.srv.InitRepo(t, upgradeRepo(t), "main", "acme.git")
+	u.srv.InitRepo(t, upgradeRepo(t, more...), "main", "acme.git")
 	u.url = u.srv.HTTPURL("acme.git")
 	u.auth = func(string) source.Auth { return source.Auth{Username: u.srv.Username, Password: u.srv.Password} }
 	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
@@ -405,7 +408,25 @@ func (u *upgradeWorld) addHoldRecord(w *gitwriter.Writer, id, kind string) {
 // pushed: it waits for an approval (ProtectedRemoval) naming the
 // Namespace, although its config needs none.
 func TestNamespaceRemovalWaitsForApproval(t *testing.T) {
-	u := newUpgradeWorld(t)
+	alice := testutil.NewOpenPGPKey(t, "alice", "alice@example.com", nil)
+	u := newUpgradeWorld(t, func(dir string) {
+		// latest-to-dev stays automatic, and names alice as its approver.
+		p := filepath.Join(dir, "vectorflow", "promotions.yaml")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := "          " + strings.ReplaceAll(strings.TrimSpace(string(alice.PublicArmored)), "\n", "\n          ")
+		old := "    name: dev\n    landscape: dev\n---\n"
+		if !strings.Contains(string(data), old) {
+			t.Fatal("the quickstart's latest-to-dev changed; update this test")
+		}
+		changed := strings.Replace(string(data), old, "    name: dev\n    landscape: dev\n  approval:\n    required: false\n    approvers:\n"+
+			"      - name: alice\n        publicKey: |\n"+key+"\n---\n", 1)
+		if err := os.WriteFile(p, []byte(changed), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
 	s := u.run()
 	if p := s.Promotions["latest-to-dev-1"]; p == nil || reconcilers.DeriveState(p) != v1alpha1.PromotionSucceeded {
 		t.Fatalf("latest-to-dev-1 is %+v, want Succeeded", p)
@@ -448,6 +469,48 @@ func TestNamespaceRemovalWaitsForApproval(t *testing.T) {
 	}
 	testutil.Git(t, u.clone, nil, "fetch", "-q", "origin")
 	if log := testutil.Git(t, u.clone, nil, "log", "--format=%H %s", before+"..origin/main", "--", "apps/overlays/dev"); strings.TrimSpace(log) != "" {
-		t.Errorf("dev was written without an approval:\n%s", log)
+		t.Fatalf("dev was written without an approval:\n%s", log)
+	}
+
+	// Alice approves it, naming what it removes; it runs, and its commit
+	// lists the Namespace.
+	signer, err := gitwriter.NewSigner(alice.PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aw, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "alice", Email: "alice@example.com"}, Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := ApproverKeyIDs(string(alice.PublicArmored))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := NewApprovalPath(p.Name, ids[0], u.clock.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := yaml.Marshal(reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind, Promotion: p.Name,
+		Vector: p.Spec.Vector, ApprovedBy: "alice", ApprovedAt: metav1.NewTime(u.clock.now().UTC().Truncate(time.Second)), Removes: []string{"Namespace acme-dev"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := aw.Apply(u.ctx, gitwriter.Target{Remote: u.remote, Branch: DefaultStateBranch}, gitwriter.Change{
+		Message: func([]gitwriter.FileDiff) string { return "approve " + p.Name + "\n" },
+		Files:   []gitwriter.FileEdit{gitwriter.SetFile(path, b)}}); err != nil {
+		t.Fatal(err)
+	}
+	s = u.run()
+	done := s.Promotions[p.Name]
+	if done == nil || reconcilers.DeriveState(done) != v1alpha1.PromotionSucceeded {
+		t.Fatalf("%s after alice's approval = %+v, want Succeeded", p.Name, done)
+	}
+	testutil.Git(t, u.clone, nil, "fetch", "-q", "origin")
+	body := testutil.Git(t, u.clone, nil, "log", "-1", "--format=%B", done.Status.Commit)
+	if !strings.Contains(body, "- Namespace acme-dev") || !strings.Contains(body, "Approved-by: alice") {
+		t.Fatalf("the commit says:\n%s", body)
+	}
+	if trailers, ok := gitwriter.ParseTrailers(body); !ok || trailers.Promotion != p.Name {
+		t.Fatalf("the commit's trailers no longer parse:\n%s", body)
 	}
 }
