@@ -89,9 +89,18 @@ func (c *Controller) releasedInventory(ctx context.Context, p *v1alpha1.VectorPr
 	if err != nil {
 		return nil, err
 	}
+	// An overlay that does not build has no inventory to lose: the render
+	// check refuses a promotion whose own edit does not build.
+	asItIs := func() ([]v1alpha1.InventoryEntry, error) {
+		inv, err := c.inventory(ref.Tree, ref.Overlay)
+		if err != nil {
+			return nil, nil
+		}
+		return inv, nil
+	}
 	e, ok := h.Newest(p.Spec.VectorPromotionConfigName, p.Spec.Target.Ref())
 	if !ok {
-		return c.inventory(ref.Tree, ref.Overlay)
+		return asItIs()
 	}
 	tree, err := c.opts.Writer.TreeAt(ctx, target, e.Commit)
 	if err != nil {
@@ -101,7 +110,7 @@ func (c *Controller) releasedInventory(ctx context.Context, p *v1alpha1.VectorPr
 	if err != nil {
 		// The overlay as released no longer builds here (its bases
 		// moved): judge against the overlay as it is.
-		return c.inventory(ref.Tree, ref.Overlay)
+		return asItIs()
 	}
 	return inv, nil
 }
