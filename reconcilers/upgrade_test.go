@@ -172,3 +172,38 @@ func TestPromoteWithVectorAndForce(t *testing.T) {
 		t.Fatalf("an unknown vector: err = %v", err)
 	}
 }
+
+// A promotion that would remove protected objects goes back to waiting
+// for an approval, whatever its config says, and an approval then lets it
+// start again.
+func TestCompleteNeedsApproval(t *testing.T) {
+	cfg := config(tmplSource)
+	p := NewPromotion(&cfg, "acme:2026.3.1-000000000Z", 1, at(0))
+	running, _, err := Start(p, at(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := []v1alpha1.InventoryEntry{{Kind: "Namespace", Name: "acme-dev"}}
+	if _, _, err := Complete(running, Result{Outcome: OutcomeNeedsApproval}, at(2*time.Second)); err == nil {
+		t.Fatal("a removal without objects was accepted")
+	}
+	waiting, tr, err := Complete(running, Result{Outcome: OutcomeNeedsApproval, Removed: removed}, at(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Transition{Promotion: p.Name, From: v1alpha1.PromotionInProgress, To: v1alpha1.PromotionWaiting,
+		Reason: v1alpha1.ProtectedRemovalReason}, tr); diff != "" {
+		t.Fatalf("transition (-want +got):\n%s", diff)
+	}
+	if !waiting.Spec.RequireApproval || meta.FindStatusCondition(waiting.Status.Conditions, v1alpha1.SucceededCondition) != nil ||
+		!strings.Contains(meta.FindStatusCondition(waiting.Status.Conditions, v1alpha1.ApprovedCondition).Message, "removes Namespace acme-dev") {
+		t.Fatalf("waiting = %+v", waiting)
+	}
+	if diff := cmp.Diff(removed, waiting.Status.RemovesProtected); diff != "" {
+		t.Fatalf("removesProtected (-want +got):\n%s", diff)
+	}
+	approved, err := Approve(waiting, "alice", at(3*time.Second))
+	if err != nil || !approved.Changed || DeriveState(&approved.Promotion) != v1alpha1.PromotionReady {
+		t.Fatalf("after alice's approval: %+v, %v", approved, err)
+	}
+}
