@@ -30,6 +30,11 @@ type AuditEntry struct {
 	Promotion string `json:"promotion"`
 	Sequence  int64  `json:"sequence,omitempty"`
 	Vector    string `json:"vector"`
+	// Forced and Rollback are the commit's Vectorflow-Forced and
+	// Vectorflow-Rollback trailers: a promotion allowed down across a
+	// stepping stone, and a vectorflow rollback.
+	Forced   bool `json:"forced,omitempty"`
+	Rollback bool `json:"rollback,omitempty"`
 	// ApprovedBy names the approvers of the commit's Approved-by
 	// trailers, comma-separated (Approvers lists them), and ApprovedAt
 	// the time of the last.
@@ -177,6 +182,7 @@ func auditEntry(stage string, ref source.StageRef, c *object.Commit, verifier *g
 	t, ok := gitwriter.ParseTrailers(c.Message)
 	if ok {
 		e.Promotion, e.Sequence, e.Vector = t.Promotion, t.Sequence, t.Vector
+		e.Forced, e.Rollback = t.Forced, t.Rollback
 		if len(t.Approvals) > 0 {
 			e.Approvers = t.ApprovedBy()
 			e.ApprovedBy = strings.Join(e.Approvers, ", ")

@@ -278,6 +278,10 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if err != nil {
 		return PassResult{}, err
 	}
+	holds, err := c.judgeHolds(ctx, snap, files, tip)
+	if err != nil {
+		return PassResult{}, err
+	}
 	histories, err := targetHistories(ctx, c.opts.Writer, snap, c.remote)
 	if err != nil {
 		return PassResult{}, err
@@ -291,7 +295,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	}
 	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: pass.LandedResults(snap, state, landedHistories(histories), c.results, c.rendersVector(state)),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
-		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests,
+		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests, Holds: holds,
 		StageRenders: facts.renders, Reports: facts.reports, Positions: facts.positions}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
@@ -303,6 +307,15 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	diff := reconcilers.StateDiff(files, after)
 	for _, p := range d.ConsumedRequests {
 		diff[p] = nil // in the commit that records what became of it
+	}
+	newHolds, err := holdFiles(d.NewHolds)
+	if err != nil {
+		return PassResult{}, err
+	}
+	for p, b := range newHolds {
+		if _, exists := files[p]; !exists { // a record is never rewritten
+			diff[p] = b
+		}
 	}
 	if len(diff) > 0 {
 		pushStart := c.opts.Clock()
@@ -506,13 +519,21 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	}
 	trailers := gitwriter.Trailers{
 		Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
-		Source: p.Spec.Source.Ref(), Target: t.Ref(),
+		Source: p.Spec.Source.Ref(), Target: t.Ref(), Forced: p.Spec.Forced, Rollback: p.Spec.Rollback,
 	}
 	trailers.Approvals = approvalTrailers(p)
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
 	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
+	if err := c.guardRemovals(ctx, p, snap.Configs[p.Spec.VectorPromotionConfigName], ref, target, &change); err != nil {
+		return reconcilers.Result{}, err
+	}
 	results, err := c.opts.Writer.Apply(ctx, target, change)
+	var removal *protectedRemovalError
+	if errors.As(err, &removal) {
+		log.Info("the promotion removes protected objects and waits for approval", "removed", removal.Error())
+		return reconcilers.Result{Outcome: reconcilers.OutcomeNeedsApproval, Removed: removal.removed, Message: removal.Error()}, nil
+	}
 	if r, refused := refusedByHistory(err); refused {
 		log.Info("the target's history refuses the promotion", "reason", r.Reason, "message", r.Message)
 		return r, nil

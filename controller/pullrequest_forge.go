@@ -201,7 +201,7 @@ func (c *Controller) openPullRequest(ctx context.Context, snap *source.Snapshot,
 		return v1alpha1.PullRequestStatus{}, err
 	}
 	trailers := gitwriter.Trailers{Promotion: p.Name, Config: p.Spec.VectorPromotionConfigName, Sequence: p.Spec.Sequence, Vector: p.Spec.Vector,
-		Source: p.Spec.Source.Ref(), Target: t.Ref()}
+		Source: p.Spec.Source.Ref(), Target: t.Ref(), Forced: p.Spec.Forced, Rollback: p.Spec.Rollback}
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
 	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
 	branch := gitwriter.PromoteBranchPrefix + p.Name

@@ -202,7 +202,7 @@ func (t *StateTrust) describeSigner(c *object.Commit, sigErr error, configs map[
 	return "signed by an unknown key", "commits by keys that are not trusted state signers " + records + "; " + writers
 }
 
-// contentOf identifies a tree without its approvals/ and requests/ entries:
+// contentOf identifies a tree without its approvals/, requests/ and holds/ entries:
 // the hash of the tree object that would hold the rest.
 func contentOf(s storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash, error) {
 	t, err := object.GetTree(s, tree)
@@ -211,7 +211,7 @@ func contentOf(s storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash,
 	}
 	rest := &object.Tree{}
 	for _, e := range t.Entries {
-		if e.Name != reconcilers.ApprovalsDir && e.Name != reconcilers.RequestsDir {
+		if !reconcilers.IsRecordPath(e.Name + "/") {
 			rest.Entries = append(rest.Entries, e)
 		}
 	}

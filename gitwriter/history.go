@@ -1,6 +1,7 @@
 package gitwriter
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -293,4 +294,28 @@ func addEntries(h *History, found []HistoryEntry) *History {
 		}
 	}
 	return out
+}
+
+// TreeAt returns the tree of commit on target's branch, fetching the branch
+// when this process has not seen the commit: what a stage ran at an
+// earlier promotion, for the inventory a new one is compared with.
+func (w *Writer) TreeAt(ctx context.Context, target Target, commit plumbing.Hash) (*object.Tree, error) {
+	if err := validTarget(target); err != nil {
+		return nil, err
+	}
+	st := w.branch(target.Remote.URL, target.Branch)
+	if err := st.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer st.unlock()
+	c, err := object.GetCommit(st.repo.s, commit)
+	if err != nil {
+		if _, err := st.repo.fetch(ctx, target.Remote, target.Branch); err != nil {
+			return nil, err
+		}
+		if c, err = object.GetCommit(st.repo.s, commit); err != nil {
+			return nil, fmt.Errorf("read commit %s of %s: %w", commit, target.Remote.URL, err)
+		}
+	}
+	return c.Tree()
 }

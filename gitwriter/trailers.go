@@ -20,6 +20,11 @@ const (
 	TrailerTarget     = "Vectorflow-Target"
 	TrailerApprovedBy = "Approved-by"
 	TrailerApprovedAt = "Approved-at"
+	// TrailerForced says the promotion was created with --force: it may
+	// take a component down across a stepping stone.
+	TrailerForced = "Vectorflow-Forced"
+	// TrailerRollback says the promotion is a vectorflow rollback.
+	TrailerRollback = "Vectorflow-Rollback"
 )
 
 // MaxSequence bounds the Vectorflow-Sequence a promotion commit may carry,
@@ -38,6 +43,9 @@ type Trailers struct {
 	Vector    string
 	Source    string
 	Target    string
+	// Forced and Rollback are the promotion's spec.forced and
+	// spec.rollback; written only when true.
+	Forced, Rollback bool
 	// Approvals are the approvers whose approvals the promotion ran on, in
 	// the order they approved: one with a single required approval,
 	// several under spec.approval.minApprovals.
@@ -80,6 +88,12 @@ func FormatTrailers(t Trailers) string {
 	line(TrailerSource, t.Source)
 	line(TrailerTarget, t.Target)
 	line(TrailerConfig, t.Config)
+	if t.Forced {
+		line(TrailerForced, "true")
+	}
+	if t.Rollback {
+		line(TrailerRollback, "true")
+	}
 	for _, a := range t.Approvals {
 		if oneLine(a.By) == "" {
 			continue
@@ -120,6 +134,8 @@ func ParseTrailers(message string) (Trailers, bool) {
 	t.Vector = fields[strings.ToLower(TrailerVector)]
 	t.Source = fields[strings.ToLower(TrailerSource)]
 	t.Target = fields[strings.ToLower(TrailerTarget)]
+	t.Forced = fields[strings.ToLower(TrailerForced)] == "true"
+	t.Rollback = fields[strings.ToLower(TrailerRollback)] == "true"
 	approvals, ok := parseApprovals(lines)
 	if !ok {
 		return Trailers{}, false

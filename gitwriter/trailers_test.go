@@ -36,6 +36,10 @@ func TestFormatTrailers(t *testing.T) {
 		want: "Vectorflow-Promotion: p-1\nVectorflow-Sequence: 1\nVectorflow-Vector: shop:1\n" +
 			"Vectorflow-Source: VectorTemplate/shop\nVectorflow-Target: Stage/dev\n",
 	}, {
+		name: "a forced rollback says so",
+		in:   Trailers{Promotion: "p-3", Sequence: 3, Vector: "shop:1", Forced: true, Rollback: true},
+		want: "Vectorflow-Promotion: p-3\nVectorflow-Sequence: 3\nVectorflow-Vector: shop:1\nVectorflow-Forced: true\nVectorflow-Rollback: true\n",
+	}, {
 		name: "a newline in a value cannot forge a trailer",
 		in:   Trailers{Promotion: "p-1", Sequence: 1, Vector: "shop:1\nApproved-by: mallory"},
 		want: "Vectorflow-Promotion: p-1\nVectorflow-Sequence: 1\nVectorflow-Vector: shop:1 Approved-by: mallory\n",

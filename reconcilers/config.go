@@ -89,6 +89,9 @@ type ConfigInput struct {
 	TargetSequence int64
 	// Promotions are all promotions the config owns, in any order.
 	Promotions []v1alpha1.VectorPromotion
+	// Upgrade is what the safe-upgrade rules know about the target stage
+	// (stepping stones, holds); its zero value judges nothing.
+	Upgrade UpgradeInput
 }
 
 // ConfigPlan is what one config pass writes; see the package documentation
@@ -138,20 +141,52 @@ func ReconcileConfig(in ConfigInput, now time.Time) ConfigPlan {
 // source's current vector with a new sequence, even if one exists, without
 // updateDelay; the rest of the pass (scheduling, cleanup) runs as usual.
 func Promote(in ConfigInput, now time.Time) (ConfigPlan, error) {
+	return PromoteWith(in, PromoteOptions{}, now)
+}
+
+// PromoteOptions are what a promotion request asks for beyond the source's
+// current vector.
+type PromoteOptions struct {
+	// Vector is a specific existing vector to promote (promote --vector,
+	// rollback) instead of the source's current one; it must be in
+	// UpgradeInput.Vectors.
+	Vector string
+	// Forced lets it go down across a stepping stone (--force).
+	Forced bool
+	// Rollback marks a rollback: it runs while the stage is held.
+	Rollback bool
+}
+
+// PromoteWith is Promote with a request's options. The promotion is marked
+// Requested: a person asked for it, so a hold does not stop it.
+func PromoteWith(in ConfigInput, opts PromoteOptions, now time.Time) (ConfigPlan, error) {
 	p := newConfigPass(&in, now)
 	p.checkReferences()
 	if p.notReady != nil {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w", in.Config.Name, p.notReady)
 	}
-	if in.Source.Vector == "" {
+	vector, components := in.Source.Vector, in.Source.Components
+	if opts.Vector != "" {
+		v := in.Upgrade.Vectors[opts.Vector]
+		if v == nil {
+			return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: there is no vector %s on the state branch; "+
+				"name one that vectorflow get vectors lists", in.Config.Name, opts.Vector)
+		}
+		vector, components = opts.Vector, v.Spec.Components
+	}
+	if vector == "" {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w; assemble or deploy one first", in.Config.Name, errNoVector)
 	}
-	if broken := p.brokenConstraints(); broken != "" {
-		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: vector %s %s", in.Config.Name, in.Source.Vector, broken)
+	if opts.Rollback && !ranBefore(p.plan.Status.PromotionHistory, opts.Vector) {
+		return ConfigPlan{}, fmt.Errorf("roll back VectorPromotionConfig %s to %s: its target never ran that vector by one of its promotions "+
+			"(status.promotionHistory); roll back to one it ran", in.Config.Name, VectorOrNone(opts.Vector))
+	}
+	if broken := brokenConstraintsOf(components, in.Config.Spec.Constraints); broken != "" {
+		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: vector %s %s", in.Config.Name, vector, broken)
 	}
 	p.observeSource()
 	removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
-	p.create()
+	p.createOf(vector, promotionFlags{forced: opts.Forced, rollback: opts.Rollback, requested: true})
 	p.setDrift(p.judgeDrift())
 	p.finish()
 	return p.plan, nil
@@ -280,6 +315,10 @@ func (p *configPass) promoteOnDrift() {
 		return
 	}
 	removeCondition(&p.plan.Status.Conditions, v1alpha1.UpdateDelayedCondition)
+	if s, ok := p.stepFor(vector, false); ok {
+		p.setDrift(p.takeStep(vector, s))
+		return
+	}
 	p.create()
 	p.setDrift(p.judgeDrift())
 }
@@ -359,11 +398,14 @@ func (p *configPass) judgeDrift() driftVerdict {
 // brokenConstraints says which of spec.constraints the source's vector
 // breaks ("" if none, or if its components are unknown).
 func (p *configPass) brokenConstraints() string {
-	constraints := p.in.Config.Spec.Constraints
-	if len(constraints) == 0 || p.in.Source.Components == nil {
+	return brokenConstraintsOf(p.in.Source.Components, p.in.Config.Spec.Constraints)
+}
+
+func brokenConstraintsOf(components []v1alpha1.VectorComponent, constraints []v1alpha1.VersionConstraint) string {
+	if len(constraints) == 0 || components == nil {
 		return ""
 	}
-	v := &v1alpha1.Vector{Spec: v1alpha1.VectorSpec{Components: p.in.Source.Components}}
+	v := &v1alpha1.Vector{Spec: v1alpha1.VectorSpec{Components: components}}
 	broken, err := ConstraintViolations(v, constraints)
 	if err != nil {
 		return "cannot be checked against spec.constraints: " + err.Error()
@@ -425,10 +467,14 @@ func (p *configPass) lastSuccess() *v1alpha1.PromotionRecord {
 
 // create allocates the next sequence and snapshots the config into a new
 // promotion.
-func (p *configPass) create() {
+func (p *configPass) create() { p.createOf(p.in.Source.Vector, promotionFlags{}) }
+
+// createOf is create for any vector, recording how it was asked for.
+func (p *configPass) createOf(vector string, flags promotionFlags) {
 	seq := NextSequence(p.plan.Status.Sequence, p.promotions, p.in.TargetSequence)
 	p.plan.Status.Sequence = seq
-	np := NewPromotion(&p.in.Config, p.in.Source.Vector, seq, p.now)
+	np := NewPromotion(&p.in.Config, vector, seq, p.now)
+	np.Spec.Forced, np.Spec.Rollback, np.Spec.Requested = flags.forced, flags.rollback, flags.requested
 	p.promotions = append(slices.Clip(p.promotions), np)
 	p.created[np.Name] = true
 	p.plan.Transitions = append(p.plan.Transitions, Transition{Promotion: np.Name, To: np.Status.State})
@@ -451,10 +497,14 @@ func NextSequence(status int64, promotions []v1alpha1.VectorPromotion, target in
 func (p *configPass) finish() {
 	cfg := &p.in.Config
 	targetMissing := slices.ContainsFunc(p.in.Missing, func(m MissingReference) bool { return m.Role == RoleTarget })
-	sched := SchedulePromotions(p.promotions, func(t v1alpha1.StageReference) bool {
+	p.stepBeforeStart()
+	sched := SchedulePromotionsGated(p.promotions, func(t v1alpha1.StageReference) bool {
 		// Only the config's own target is known here; a different snapshot
 		// target is found out by the executor (Complete with TargetUnresolved).
 		return !targetMissing || t != cfg.Spec.Target
+	}, func(q *v1alpha1.VectorPromotion) *metav1.Condition {
+		c, _ := p.in.Upgrade.gate(q)
+		return c
 	}, p.now)
 	p.plan.Transitions = append(p.plan.Transitions, sched.Transitions...)
 	p.plan.RequeueAfter = minRequeue(p.plan.RequeueAfter, sched.RequeueAfter)
@@ -598,4 +648,12 @@ func keepLast(spec *v1alpha1.VectorPromotionConfigSpec) int {
 		return v1alpha1.DefaultKeepLastPromotions
 	}
 	return max(0, int(*spec.KeepLastPromotions))
+}
+
+// ranBefore reports whether a promotion of the config wrote vector into its
+// target: what a rollback may go back to.
+func ranBefore(history []v1alpha1.PromotionRecord, vector string) bool {
+	return vector != "" && slices.ContainsFunc(history, func(r v1alpha1.PromotionRecord) bool {
+		return r.Vector == vector && r.State == v1alpha1.PromotionSucceeded
+	})
 }

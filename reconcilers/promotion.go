@@ -36,6 +36,9 @@ func DeriveState(p *v1alpha1.VectorPromotion) v1alpha1.PromotionState {
 	case s.Status == metav1.ConditionTrue:
 		return v1alpha1.PromotionSucceeded
 	}
+	if v1alpha1.BlockedByRule(s.Reason) {
+		return v1alpha1.PromotionBlocked
+	}
 	switch s.Reason {
 	case v1alpha1.PromotionRunningReason:
 		return v1alpha1.PromotionInProgress
@@ -214,6 +217,10 @@ const (
 	// OutcomeSuperseded: the target already holds a newer promotion of the
 	// same config; the promotion is Superseded and nothing was written.
 	OutcomeSuperseded
+	// OutcomeNeedsApproval: the vector removes objects of protected kinds
+	// (Result.Removed) and nobody approved that; nothing was written, and
+	// the promotion waits for an approval by an approver of its config.
+	OutcomeNeedsApproval
 )
 
 // Result is what the executor reports after it ran a started promotion.
@@ -230,6 +237,9 @@ type Result struct {
 	// PromotionSuperseded (PromotionNoEffect, OverlayBuildFailed,
 	// SupersededInTarget, PromotionIdentityReused).
 	Reason string
+	// Removed are the protected objects the vector would remove
+	// (OutcomeNeedsApproval).
+	Removed []v1alpha1.InventoryEntry
 }
 
 // Complete records the execution result of an InProgress promotion.
@@ -238,6 +248,9 @@ func Complete(p v1alpha1.VectorPromotion, r Result, now time.Time) (v1alpha1.Vec
 		return p, Transition{}, fmt.Errorf("complete VectorPromotion %s: it is %s, not InProgress (retired or finished by another writer); re-read it and do not report again", p.Name, s)
 	}
 	out := *p.DeepCopy()
+	if r.Outcome == OutcomeNeedsApproval {
+		return needsApproval(out, r.Removed, now)
+	}
 	c := metav1.Condition{Type: v1alpha1.SucceededCondition, Status: metav1.ConditionFalse, Message: r.Message}
 	switch r.Outcome {
 	case OutcomeSucceeded:
@@ -349,4 +362,29 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// needsApproval turns a started promotion that would remove protected
+// objects back into one waiting for approval: its spec now requires
+// approval (the reason is on the Approved condition and in
+// status.removesProtected), so only an approver's signed word runs it.
+func needsApproval(p v1alpha1.VectorPromotion, removed []v1alpha1.InventoryEntry, now time.Time) (v1alpha1.VectorPromotion, Transition, error) {
+	if len(removed) == 0 {
+		return p, Transition{}, fmt.Errorf("complete VectorPromotion %s: an approval for removing protected objects needs the objects", p.Name)
+	}
+	from := DeriveState(&p)
+	names := make([]string, len(removed))
+	for i, e := range removed {
+		names[i] = e.String()
+	}
+	p.Spec.RequireApproval = true
+	p.Status.RemovesProtected = append([]v1alpha1.InventoryEntry(nil), removed...)
+	meta.RemoveStatusCondition(&p.Status.Conditions, v1alpha1.SucceededCondition)
+	SetCondition(&p.Status.Conditions, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ProtectedRemovalReason, ObservedGeneration: p.Generation,
+		Message: fmt.Sprintf("promoting %s removes %s from %s (protected kinds, spec.protectedKinds of %s): "+
+			"it waits for an approval by an approver of %s (vectorflow approve)",
+			p.Spec.Vector, strings.Join(names, ", "), p.Spec.Target.Describe(), p.Spec.VectorPromotionConfigName, p.Spec.VectorPromotionConfigName)}, now)
+	p.Status.State = DeriveState(&p)
+	return p, Transition{Promotion: p.Name, From: from, To: p.Status.State, Reason: v1alpha1.ProtectedRemovalReason}, nil
 }

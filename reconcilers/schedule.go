@@ -2,6 +2,8 @@ package reconcilers
 
 import (
 	"slices"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 	"strings"
 	"time"
 
@@ -40,6 +42,18 @@ type Schedule struct {
 // targetResolves says whether a promotion's snapshot target resolves now.
 // The input is not modified.
 func SchedulePromotions(promotions []v1alpha1.VectorPromotion, targetResolves func(v1alpha1.StageReference) bool, now time.Time) Schedule {
+	return SchedulePromotionsGated(promotions, targetResolves, nil, now)
+}
+
+// Gate says why a promotion may not start now (the Blocked Succeeded
+// condition to set), nil when it may.
+type Gate func(*v1alpha1.VectorPromotion) *metav1.Condition
+
+// SchedulePromotionsGated is SchedulePromotions where the newest candidate
+// must also pass gate (the safe-upgrade rules): one that does not is
+// Blocked with gate's condition, nothing else starts, and nothing is
+// superseded, so it is judged again on the next pass.
+func SchedulePromotionsGated(promotions []v1alpha1.VectorPromotion, targetResolves func(v1alpha1.StageReference) bool, gate Gate, now time.Time) Schedule {
 	s := Schedule{Promotions: sortedShallow(promotions)}
 	s.copied = make([]bool, len(s.Promotions))
 	for i := range s.Promotions {
@@ -50,7 +64,7 @@ func SchedulePromotions(promotions []v1alpha1.VectorPromotion, targetResolves fu
 	}
 	if running := s.retireOverdue(now); !running {
 		if next := newestCandidate(s.Promotions); next >= 0 {
-			s.startOrBlock(next, targetResolves, now)
+			s.startOrBlock(next, targetResolves, gate, now)
 		}
 	}
 	for i := range s.Promotions {
@@ -104,7 +118,7 @@ func newestCandidate(ps []v1alpha1.VectorPromotion) int {
 	return -1
 }
 
-func (s *Schedule) startOrBlock(next int, targetResolves func(v1alpha1.StageReference) bool, now time.Time) {
+func (s *Schedule) startOrBlock(next int, targetResolves func(v1alpha1.StageReference) bool, gate Gate, now time.Time) {
 	p := &s.Promotions[next]
 	if targetResolves != nil && !targetResolves(p.Spec.Target) {
 		if p.Status.State != v1alpha1.PromotionBlocked {
@@ -113,6 +127,17 @@ func (s *Schedule) startOrBlock(next int, targetResolves func(v1alpha1.StageRefe
 				Message: "target " + p.Spec.Target.Describe() + " does not resolve; retried when it does"}, now))
 		}
 		return
+	}
+	if gate != nil {
+		if c := gate(p); c != nil {
+			// Only a changed reason or message is written, so a steady
+			// block makes no state commit.
+			if cur := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition); cur == nil ||
+				cur.Status != c.Status || cur.Reason != c.Reason || cur.Message != c.Message {
+				s.note(transition(s.own(next), *c, now))
+			}
+			return
+		}
 	}
 	p = s.own(next)
 	started, tr, err := Start(*p, now)

@@ -53,6 +53,10 @@ type Approval struct {
 	Vector     string      `json:"vector"`
 	ApprovedBy string      `json:"approvedBy,omitempty"`
 	ApprovedAt metav1.Time `json:"approvedAt"`
+	// Removes are the protected objects the approver was told the
+	// promotion removes (its status.removesProtected), so the signed
+	// approval names them.
+	Removes []string `json:"removes,omitempty"`
 
 	// Problem says why the file is not an approval (it does not decode, or
 	// is of another kind); such a file is refused on its own and never
@@ -78,7 +82,17 @@ type PromotionRequest struct {
 	// Vector is the source's vector the requester saw; when set, the
 	// request is refused if the source offers another one by the time the
 	// controller reads it.
-	Vector      string      `json:"vector,omitempty"`
+	Vector string `json:"vector,omitempty"`
+	// PromoteVector asks for that existing vector rather than the
+	// source's current one (promote --vector, rollback).
+	PromoteVector string `json:"promoteVector,omitempty"`
+	// Force lets the promotion go down across a stepping stone (--force).
+	Force bool `json:"force,omitempty"`
+	// Rollback marks a rollback (vectorflow rollback): the controller also
+	// holds the stage, with Reason.
+	Rollback bool `json:"rollback,omitempty"`
+	// Reason is the requester's why, for a rollback's hold.
+	Reason      string      `json:"reason,omitempty"`
 	RequestedBy string      `json:"requestedBy,omitempty"`
 	RequestedAt metav1.Time `json:"requestedAt"`
 }
@@ -428,7 +442,7 @@ func ApprovalPromotion(p string) (promotion string, ok bool) {
 func StateDiff(before, after map[string][]byte) map[string][]byte {
 	diff := map[string][]byte{}
 	for p, data := range after {
-		if strings.HasPrefix(p, ApprovalsDir+"/") || strings.HasPrefix(p, RequestsDir+"/") {
+		if IsRecordPath(p) {
 			continue
 		}
 		if old, ok := before[p]; !ok || !bytes.Equal(old, data) {
@@ -436,7 +450,7 @@ func StateDiff(before, after map[string][]byte) map[string][]byte {
 		}
 	}
 	for p := range before {
-		if strings.HasPrefix(p, ApprovalsDir+"/") || strings.HasPrefix(p, RequestsDir+"/") || path.Ext(p) != ".yaml" {
+		if IsRecordPath(p) || path.Ext(p) != ".yaml" {
 			continue
 		}
 		if _, ok := after[p]; !ok {

@@ -76,6 +76,24 @@ type VectorPromotionSpec struct {
 
 	// Sequence is the monotonic ordinal allocated by the config.
 	Sequence int64 `json:"sequence"`
+
+	// Forced lets the promotion take a component down across a stepping
+	// stone (vectorflow promote --force); the commit says so
+	// (Vectorflow-Forced: true).
+	// +optional
+	Forced bool `json:"forced,omitempty"`
+
+	// Rollback marks a promotion made by vectorflow rollback: it runs
+	// while its stage is held, and the commit says so
+	// (Vectorflow-Rollback: true).
+	// +optional
+	Rollback bool `json:"rollback,omitempty"`
+
+	// Requested marks a promotion a signed request made (vectorflow
+	// promote, rollback) rather than drift: a person asked for it, so a
+	// hold on the stage does not stop it.
+	// +optional
+	Requested bool `json:"requested,omitempty"`
 }
 
 // VectorPromotionStatus holds the two conditions and what follows from them.
@@ -112,6 +130,13 @@ type VectorPromotionStatus struct {
 	// when its config approves through pull requests.
 	// +optional
 	PullRequest *PullRequestStatus `json:"pullRequest,omitempty"`
+
+	// RemovesProtected are the objects of protected kinds (the config's
+	// spec.protectedKinds) that promoting the vector removes from the
+	// stage: such a promotion waits for an approval even when its config
+	// is automatic, and its commit lists them.
+	// +optional
+	RemovesProtected []InventoryEntry `json:"removesProtected,omitempty"`
 }
 
 // PullRequestStatus is a promotion's pull request as last observed.

@@ -70,7 +70,7 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 			content, err := yaml.Marshal(reconcilers.Approval{
 				APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind,
 				Promotion: name, Vector: p.Spec.Vector, ApprovedBy: sf.identity,
-				ApprovedAt: metav1.NewTime(now.UTC().Truncate(time.Second)),
+				ApprovedAt: metav1.NewTime(now.UTC().Truncate(time.Second)), Removes: removedNames(p.Status.RemovesProtected),
 			})
 			if err != nil {
 				return err
@@ -96,6 +96,9 @@ approvers. Approving a finished or superseded promotion changes nothing.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "approved %s (%s to %s/%s) in signed commit %s, as approver %s\n", name, p.Spec.Vector,
 				p.Spec.Target.Landscape, p.Spec.Target.Name, results[0].Commit, approver)
+			if removes := removedNames(p.Status.RemovesProtected); len(removes) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "it removes protected objects, which your approval names: %s\n", strings.Join(removes, ", "))
+			}
 			return nil
 		},
 	}
@@ -159,4 +162,14 @@ func defaultApprover() string {
 		host = "localhost"
 	}
 	return fmt.Sprintf("%s <%s@%s>", user, user, strings.ToLower(host))
+}
+
+// removedNames are the protected objects a promotion removes, as the
+// approval record names them.
+func removedNames(entries []v1alpha1.InventoryEntry) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.String())
+	}
+	return out
 }

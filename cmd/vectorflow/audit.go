@@ -90,7 +90,7 @@ verify.`,
 				if e.Sequence > 0 {
 					seq = strconv.FormatInt(e.Sequence, 10)
 				}
-				t.add(e.Commit[:12], e.Stage, e.Time, orDash(e.Promotion), seq, orDash(e.Vector), orDash(e.ApprovedBy),
+				t.add(e.Commit[:12], e.Stage, e.Time, orDash(e.Promotion)+auditFlags(e), seq, orDash(e.Vector), orDash(e.ApprovedBy),
 					verdict(e.SignatureVerified, e.Signer), approvalVerdict(e), orDash(e.Reason))
 			}
 			if err := t.print(cmd.OutOrStdout()); err != nil {
@@ -163,4 +163,19 @@ func approvalVerdict(e controller.AuditEntry) string {
 		return "pull request " + e.PullRequest
 	}
 	return "NOT VERIFIED"
+}
+
+// auditFlags marks a forced promotion and a rollback beside its name.
+func auditFlags(e controller.AuditEntry) string {
+	var flags []string
+	if e.Forced {
+		flags = append(flags, "forced")
+	}
+	if e.Rollback {
+		flags = append(flags, "rollback")
+	}
+	if len(flags) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(flags, ", ") + ")"
 }

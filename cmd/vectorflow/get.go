@@ -716,7 +716,7 @@ func stageKind() getKind {
 		resource:   mustResource(v1alpha1.StageKind),
 		nameColumn: "Stage",
 		columns: []metav1.TableColumnDefinition{column("Path"), column("Target"), column("Since"),
-			column("Active"), column("Active Since"), wideColumn("Commit")},
+			column("Active"), column("Active Since"), column("Held"), wideColumn("Commit")},
 		filters:  []string{filterStage},
 		list:     listStages,
 		describe: describeStage,
@@ -744,7 +744,7 @@ func listStages(in getInput) []getObject {
 		st.TypeMeta = typeMeta(v1alpha1.StageKind)
 		out = append(out, getObject{name: key, path: controller.StagePath(st.Spec.Landscape, st.Name), object: st,
 			cells: []any{orDash(st.Spec.Path), orDash(st.Status.Vector), timeOrDash(st.Status.VectorSince),
-				activeColumn(st), timeOrDash(st.Status.ActiveSince), orDash(v1alpha1.ShortCommit(st.Status.Commit))},
+				activeColumn(st), timeOrDash(st.Status.ActiveSince), heldColumn(*st), orDash(v1alpha1.ShortCommit(st.Status.Commit))},
 			fields:     map[string]string{filterStage: key},
 			conditions: st.Status.Conditions,
 		})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -21,6 +22,8 @@ func newPromoteCommand() *cobra.Command {
 		rf     repoFlags
 		sf     signingFlags
 		config string
+		vector string
+		force  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "promote --config NAME --repo URL --signing-key FILE",
@@ -32,7 +35,12 @@ requests/<config>/<id>.yaml, to the state branch in a commit signed with your
 key, and the controller's next pass creates the promotion if that key is one of
 the config's spec.approval.approvers (and deletes the request either way). The
 promotion then waits for approval (when the config requires it) and runs like
-any other.`,
+any other.
+
+--vector promotes that vector (one vectorflow get vectors lists) instead of the
+source's current one: a stepping stone, say. --force lets the promotion take a
+component down across a stepping stone; its commit then says
+Vectorflow-Forced: true, and vectorflow audit shows it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
@@ -65,9 +73,12 @@ any other.`,
 			}
 			// The vector the requester sees is the one the controller must
 			// promote: a request for a source that moved on is dropped.
-			var vector string
+			var seen string
 			if st := view.state.Configs[config]; st != nil {
-				vector = st.Status.SourceVector
+				seen = st.Status.SourceVector
+			}
+			if vector != "" && view.state.Vectors[vector] == nil {
+				return fmt.Errorf("promote %s: --vector %s is not a vector on the state branch %s; vectorflow get vectors lists them", config, vector, rf.stateBranch)
 			}
 			for _, w := range waitingWithVector(view.state, config, vector) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s already waits for approval with the same vector %s: approving it (vectorflow approve %s) promotes that vector; a new promotion would supersede it and wait again\n", w, vector, w)
@@ -79,7 +90,8 @@ any other.`,
 			}
 			content, err := yaml.Marshal(reconcilers.PromotionRequest{
 				APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.PromotionRequestKind,
-				Config: config, Vector: vector, RequestedBy: sf.identity, RequestedAt: metav1.NewTime(now),
+				Config: config, Vector: seen, PromoteVector: vector, Force: force,
+				RequestedBy: sf.identity, RequestedAt: metav1.NewTime(now),
 			})
 			if err != nil {
 				return err
@@ -97,7 +109,7 @@ any other.`,
 				return fmt.Errorf("promote %s: %w", config, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "requested a promotion of %s (%s) as approver %s in signed commit %s (%s); the controller creates it on its next pass\n",
-				config, orDash(vector), approver, results[0].Commit, file)
+				config, orDash(cmp.Or(vector, seen)), approver, results[0].Commit, file)
 			return nil
 		},
 	}
@@ -105,6 +117,8 @@ any other.`,
 	rf.registerStateBranch(cmd.Flags())
 	sf.register(cmd.Flags(), defaultApprover(), "author of the request commit, \"Name <email>\"")
 	cmd.Flags().StringVar(&config, "config", "", "the VectorPromotionConfig to promote")
+	cmd.Flags().StringVar(&vector, "vector", "", "promote this existing vector (`template:version`) instead of the source's current one")
+	cmd.Flags().BoolVar(&force, "force", false, "allow the promotion to take a component down across a stepping stone (recorded as Vectorflow-Forced: true)")
 	return cmd
 }
 

@@ -52,6 +52,9 @@ type Inputs struct {
 	// Positions orders the revisions of a stage's branch (see
 	// reconcilers.StageObservation); nil knows none.
 	Positions func(stage, revision string) (position int, ok bool)
+	// Holds are the hold and release records on the state branch, judged
+	// by their signatures (see reconcilers.CurrentHolds).
+	Holds []reconcilers.HoldVerdict
 }
 
 // Decision is a pass's plan: the state to write, what changed, and the
@@ -68,6 +71,9 @@ type Decision struct {
 	// ConsumedRequests are the request files to delete in the state commit
 	// that records what became of them.
 	ConsumedRequests []string
+	// NewHolds are hold records to add in the state commit, by path: a
+	// rollback's, and a ManualChange's.
+	NewHolds map[string]reconcilers.HoldRecord
 }
 
 // Decide runs every reconciler over one snapshot and the state: stages
@@ -83,10 +89,13 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.recordPullRequests(in.Snapshot, in.OpenedPullRequests, in.PullRequests, now)
 	d.completeExecutions(in.Results, now)
 	d.observeDeployments(in, now, pruneAllowed)
-	d.reconcileConfigs(in.Snapshot, in.TargetSequences, now, pruneAllowed)
+	holds := reconcilers.CurrentHolds(in.Holds)
+	d.markHeld(holds, now)
+	d.reconcileConfigs(in.Snapshot, in.TargetSequences, holds, now, pruneAllowed)
+	d.holdManualChanges(in.Snapshot, in.Holds, holds, now)
 	d.resumeExecutions(now)
 	d.planPullRequests(in.Snapshot, in.State, now)
-	d.consumeRequests(in.Snapshot, in.TargetSequences, in.Requests, now)
+	d.consumeRequests(in.Snapshot, in.TargetSequences, holds, in.Requests, now)
 	reconcilers.SetKstatusAll(d.State, now)
 	return d
 }
@@ -142,7 +151,7 @@ func (d *Decision) resumeExecutions(now time.Time) {
 // one for each valid promotion request (see consumeRequests).
 func Promote(in Inputs, config string, now time.Time) (Decision, string, error) {
 	d := Decide(in, now)
-	name, err := d.promote(in.Snapshot, in.TargetSequences, config, "", now)
+	name, err := d.promote(in.Snapshot, in.TargetSequences, reconcilers.CurrentHolds(in.Holds), config, "", reconcilers.PromoteOptions{}, now)
 	if err != nil {
 		return Decision{}, "", err
 	}
@@ -152,25 +161,28 @@ func Promote(in Inputs, config string, now time.Time) (Decision, string, error) 
 // consumeRequests turns each valid promotion request into a fresh
 // promotion, and drops the others saying why; every request file is
 // consumed, so a request counts once.
-func (d *Decision) consumeRequests(snap *source.Snapshot, targetSequences map[string]int64, requests []RequestVerdict, now time.Time) {
+func (d *Decision) consumeRequests(snap *source.Snapshot, targetSequences map[string]int64, holds map[string]*reconcilers.StageHold, requests []RequestVerdict, now time.Time) {
 	for _, r := range requests {
 		d.ConsumedRequests = append(d.ConsumedRequests, r.Path)
 		if r.Requester == "" {
 			d.note("promotion request %s dropped: %s", r.Path, r.Refusal)
 			continue
 		}
-		name, err := d.promote(snap, targetSequences, r.Request.Config, r.Request.Vector, now)
+		name, err := d.promote(snap, targetSequences, holds, r.Request.Config, r.Request.Vector, requestOptions(r.Request), now)
 		if err != nil {
 			d.note("promotion request %s by %s dropped: %v", r.Path, r.Requester, err)
 			continue
 		}
 		d.note("promotion request %s by %s: created %s", r.Path, r.Requester, name)
+		if r.Request.Rollback {
+			d.holdForRollback(snap, r, name, now)
+		}
 	}
 }
 
 // promote adds a fresh promotion of config's source vector, which must be
 // vector when that is set (what the requester saw).
-func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int64, config, vector string, now time.Time) (string, error) {
+func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int64, holds map[string]*reconcilers.StageHold, config, vector string, opts reconcilers.PromoteOptions, now time.Time) (string, error) {
 	cfg, ok := snap.Configs[config]
 	if !ok {
 		return "", fmt.Errorf("promote: no VectorPromotionConfig %s in %s (list them with vectorflow get configs)", config, snap.URL)
@@ -186,10 +198,10 @@ func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int
 		}
 	}
 	offered := d.sourceState(&c)
-	if vector != "" && offered.Vector != vector {
+	if opts.Vector == "" && vector != "" && offered.Vector != vector {
 		return "", fmt.Errorf("promote %s: the source offers %s now, not the requested %s; promote again", config, reconcilers.VectorOrNone(offered.Vector), vector)
 	}
-	plan, err := reconcilers.Promote(reconcilers.ConfigInput{
+	plan, err := reconcilers.PromoteWith(reconcilers.ConfigInput{
 		Config:         c,
 		Missing:        missingReferences(snap, &c),
 		Conflicts:      configConflicts(snap)[config],
@@ -197,7 +209,8 @@ func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int
 		TargetVector:   targetVector(snap, &c),
 		TargetSequence: targetSequences[config],
 		Promotions:     promotions,
-	}, now)
+		Upgrade:        d.upgradeInput(&c, stonesByTemplate(snap), holds),
+	}, opts, now)
 	if err != nil {
 		return "", err
 	}
@@ -415,7 +428,8 @@ func approverNames(records []v1alpha1.ApprovalRecord) []string {
 // reconcileConfigs runs the config reconciler for each config and applies
 // its plan to the state. Promotions of configs that no longer exist are
 // deleted with them, as an owner reference would.
-func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[string]int64, now time.Time, prune bool) {
+func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[string]int64, holds map[string]*reconcilers.StageHold, now time.Time, prune bool) {
+	stones := stonesByTemplate(snap)
 	byConfig := map[string][]v1alpha1.VectorPromotion{}
 	for _, p := range d.State.Promotions {
 		byConfig[p.Spec.VectorPromotionConfigName] = append(byConfig[p.Spec.VectorPromotionConfigName], *p)
@@ -434,6 +448,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 			TargetVector:   targetVector(snap, &cfg),
 			TargetSequence: targetSequences[name],
 			Promotions:     byConfig[name],
+			Upgrade:        d.upgradeInput(&cfg, stones, holds),
 		}
 		d.applyConfigPlan(name, reconcilers.ReconcileConfig(in, now))
 	}

@@ -15,9 +15,9 @@ import (
 //     run --trust keys) may change anything, when every parent is
 //     trusted.
 //   - Any other commit (unsigned, signed by an approver or an unknown key)
-//     may only add files under approvals/ and requests/: paths absent in
-//     every parent. Approvals and requests are then judged one by one by the
-//     signature of the commit that added them.
+//     may only add files under approvals/, requests/ and holds/: paths
+//     absent in every parent. Approvals, requests and holds are then judged
+//     one by one by the signature of the commit that added them.
 //   - A commit on a tainted parent is tainted, except one signed by a
 //     trusted state signer whose content (its tree without approvals/ and
 //     requests/) equals the content of the last trusted commit: the revert
@@ -139,11 +139,9 @@ func JudgeCommit(c CommitFacts, parents []CommitVerdict) CommitVerdict {
 	return v
 }
 
-// isRecordPath reports whether a path holds records anyone may add: approvals
-// and promotion requests, each judged by its own signature.
-func isRecordPath(p string) bool {
-	return strings.HasPrefix(p, reconcilers.ApprovalsDir+"/") || strings.HasPrefix(p, reconcilers.RequestsDir+"/")
-}
+// isRecordPath reports whether a path holds records anyone may add:
+// approvals, promotion requests and holds, each judged by its own signature.
+func isRecordPath(p string) bool { return reconcilers.IsRecordPath(p) }
 
 // maxNamedChanges bounds the changes an error lists.
 const maxNamedChanges = 5

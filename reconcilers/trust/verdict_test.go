@@ -47,6 +47,36 @@ func TestJudgeCommit(t *testing.T) {
 			want:    trusted(goodContent),
 		},
 		{
+			name:    "anyone may add a hold or a release under holds/",
+			facts:   CommitFacts{Content: goodContent, Changes: [][]PathChange{{added("holds/prod/eu/20261201T120000Z-a1b2c3d4.yaml")}}},
+			parents: []CommitVerdict{trustedParent},
+			want:    trusted(goodContent),
+		},
+		{
+			name:    "anyone may add a stage's first hold directory",
+			facts:   CommitFacts{Content: goodContent, Changes: [][]PathChange{{added("holds/")}}},
+			parents: []CommitVerdict{trustedParent},
+			want:    trusted(goodContent),
+		},
+		{
+			name:    "rewriting a hold is refused",
+			facts:   CommitFacts{Content: goodContent, Changes: [][]PathChange{{{"holds/prod/eu/x.yaml", PathModified}}}},
+			parents: []CommitVerdict{trustedParent},
+			want:    refusedHere(PathChange{"holds/prod/eu/x.yaml", PathModified}),
+		},
+		{
+			name:    "deleting a hold is refused",
+			facts:   CommitFacts{Content: goodContent, Changes: [][]PathChange{{{"holds/prod/eu/x.yaml", PathDeleted}}}},
+			parents: []CommitVerdict{trustedParent},
+			want:    refusedHere(PathChange{"holds/prod/eu/x.yaml", PathDeleted}),
+		},
+		{
+			name:    "a file named holds is not the holds directory",
+			facts:   CommitFacts{Content: badContent, Changes: [][]PathChange{{added("holds")}}},
+			parents: []CommitVerdict{trustedParent},
+			want:    refusedHere(added("holds")),
+		},
+		{
 			name:    "modifying an approval is refused",
 			facts:   CommitFacts{Content: goodContent, Changes: [][]PathChange{{{"approvals/a-1.yaml", PathModified}}}},
 			parents: []CommitVerdict{trustedParent},

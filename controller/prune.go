@@ -1,0 +1,168 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
+)
+
+// Prune safety: a promotion's commit is what the deployer applies, and
+// pruning deletes what the stage's render no longer holds. So before a
+// promotion is pushed, the render of its edited overlay is compared with
+// the render of the stage as its config's last promotion left it (what
+// the stage was released at; the overlay as it is when there is none). A
+// removed object of a protected kind (spec.protectedKinds) needs a
+// person's approval: an unapproved promotion is turned back into one that
+// waits for approval (OutcomeNeedsApproval), and an approved one lists the
+// objects in its commit body.
+
+// protectedRemovalError stops an unapproved promotion that removes
+// protected objects; nothing is pushed.
+type protectedRemovalError struct {
+	removed []v1alpha1.InventoryEntry
+}
+
+func (e *protectedRemovalError) Error() string {
+	return "the promotion removes protected objects: " + joinEntries(e.removed)
+}
+
+// guardRemovals wraps change's check and message with the prune-safety
+// rule; released is the stage's render as its last promotion left it.
+func (c *Controller) guardRemovals(ctx context.Context, p *v1alpha1.VectorPromotion, cfg *v1alpha1.VectorPromotionConfig,
+	ref source.StageRef, target gitwriter.Target, change *gitwriter.Change) error {
+	if cfg == nil {
+		return nil
+	}
+	released, err := c.releasedInventory(ctx, p, ref, target)
+	if err != nil {
+		return err
+	}
+	kinds := reconcilers.ProtectedKinds(cfg)
+	var removed []v1alpha1.InventoryEntry
+	check, message := change.Check, change.Message
+	change.Check = func(tree *object.Tree) error {
+		if check != nil {
+			if err := check(tree); err != nil {
+				return err
+			}
+		}
+		edited, err := c.inventory(repofs.GitTree(tree), ref.Overlay)
+		if err != nil {
+			return &overlayBuildError{overlay: ref.Overlay, err: err}
+		}
+		removed = reconcilers.RemovedProtected(released, edited, kinds)
+		if len(removed) > 0 && !approvedByPeople(p) {
+			return &protectedRemovalError{removed: removed}
+		}
+		return nil
+	}
+	change.Message = func(diffs []gitwriter.FileDiff) string {
+		return withRemovals(message(diffs), removed)
+	}
+	return nil
+}
+
+// approvedByPeople: the promotion required approval and has it.
+func approvedByPeople(p *v1alpha1.VectorPromotion) bool {
+	return p.Spec.RequireApproval && p.Status.Approval != nil
+}
+
+// releasedInventory is the stage's render at the newest commit of a
+// promotion of p's config into it, or at the overlay as the snapshot read
+// it when there is none.
+func (c *Controller) releasedInventory(ctx context.Context, p *v1alpha1.VectorPromotion, ref source.StageRef, target gitwriter.Target) ([]v1alpha1.InventoryEntry, error) {
+	tip := plumbing.ZeroHash
+	if plumbing.IsHash(ref.Commit) {
+		tip = plumbing.NewHash(ref.Commit)
+	}
+	h, err := c.opts.Writer.History(ctx, target, tip)
+	if err != nil {
+		return nil, err
+	}
+	// An overlay that does not build has no inventory to lose: the render
+	// check refuses a promotion whose own edit does not build.
+	asItIs := func() ([]v1alpha1.InventoryEntry, error) {
+		inv, err := c.inventory(ref.Tree, ref.Overlay)
+		if err != nil {
+			return nil, nil
+		}
+		return inv, nil
+	}
+	e, ok := h.Newest(p.Spec.VectorPromotionConfigName, p.Spec.Target.Ref())
+	if !ok {
+		return asItIs()
+	}
+	tree, err := c.opts.Writer.TreeAt(ctx, target, e.Commit)
+	if err != nil {
+		return nil, fmt.Errorf("read stage %s/%s as promotion %s left it: %w", ref.Landscape, ref.Name, e.Promotion, err)
+	}
+	inv, err := c.inventory(repofs.GitTree(tree), ref.Overlay)
+	if err != nil {
+		// The overlay as released no longer builds here (its bases
+		// moved): judge against the overlay as it is.
+		return asItIs()
+	}
+	return inv, nil
+}
+
+// inventory is the objects overlay renders to in tree.
+func (c *Controller) inventory(tree repofs.Tree, overlay string) ([]v1alpha1.InventoryEntry, error) {
+	out, err := c.overlayRenderer().Build(tree, overlay)
+	if err != nil {
+		return nil, err
+	}
+	return inventoryOf(out)
+}
+
+// inventoryOf lists the objects of rendered manifests.
+func inventoryOf(manifests []byte) ([]v1alpha1.InventoryEntry, error) {
+	nodes, err := kio.FromBytes(manifests)
+	if err != nil {
+		return nil, fmt.Errorf("read the rendered objects: %w", err)
+	}
+	out := make([]v1alpha1.InventoryEntry, 0, len(nodes))
+	for _, n := range nodes {
+		group, _, _ := strings.Cut(n.GetApiVersion(), "/")
+		if !strings.Contains(n.GetApiVersion(), "/") {
+			group = ""
+		}
+		out = append(out, v1alpha1.InventoryEntry{Group: group, Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()})
+	}
+	return out, nil
+}
+
+// withRemovals puts the removed objects into a promotion commit's body,
+// before its trailers (which must stay the last paragraph).
+func withRemovals(msg string, removed []v1alpha1.InventoryEntry) string {
+	if len(removed) == 0 {
+		return msg
+	}
+	var b strings.Builder
+	b.WriteString("Removes protected objects (approved):\n")
+	for _, e := range removed {
+		b.WriteString("- " + e.String() + "\n")
+	}
+	i := strings.LastIndex(strings.TrimRight(msg, "\n"), "\n\n")
+	if i < 0 {
+		return msg + "\n" + b.String()
+	}
+	return msg[:i] + "\n\n" + strings.TrimRight(b.String(), "\n") + msg[i:]
+}
+
+func joinEntries(entries []v1alpha1.InventoryEntry) string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.String()
+	}
+	return strings.Join(names, ", ")
+}
