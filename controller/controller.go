@@ -525,7 +525,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
 	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
-	if err := c.guardRemovals(ctx, p, snap.Configs[p.Spec.VectorPromotionConfigName], ref, target, &change); err != nil {
+	if err := c.guardRemovals(ctx, p, snap.Configs[p.Spec.VectorPromotionConfigName], ref, target, activeInventory(state, t), &change); err != nil {
 		return reconcilers.Result{}, err
 	}
 	results, err := c.opts.Writer.Apply(ctx, target, change)

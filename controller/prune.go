@@ -3,11 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
@@ -39,13 +39,16 @@ func (e *protectedRemovalError) Error() string {
 // guardRemovals wraps change's check and message with the prune-safety
 // rule; released is the stage's render as its last promotion left it.
 func (c *Controller) guardRemovals(ctx context.Context, p *v1alpha1.VectorPromotion, cfg *v1alpha1.VectorPromotionConfig,
-	ref source.StageRef, target gitwriter.Target, change *gitwriter.Change) error {
+	ref source.StageRef, target gitwriter.Target, active []v1alpha1.InventoryEntry, change *gitwriter.Change) error {
 	if cfg == nil {
 		return nil
 	}
-	released, err := c.releasedInventory(ctx, p, ref, target)
-	if err != nil {
-		return err
+	released := active
+	if released == nil {
+		var err error
+		if released, err = c.releasedInventory(ctx, p, ref, target); err != nil {
+			return err
+		}
 	}
 	kinds := reconcilers.ProtectedKinds(cfg)
 	var removed []v1alpha1.InventoryEntry
@@ -68,6 +71,22 @@ func (c *Controller) guardRemovals(ctx context.Context, p *v1alpha1.VectorPromot
 	}
 	change.Message = func(diffs []gitwriter.FileDiff) string {
 		return withRemovals(message(diffs), removed)
+	}
+	return nil
+}
+
+// activeInventory is the inventory of the StageVersion the target stage
+// runs (its active vector, deployed and healthy), nil when the state has
+// none with an inventory: what a promotion may take away from the cluster.
+func activeInventory(state *reconcilers.State, t v1alpha1.StageReference) []v1alpha1.InventoryEntry {
+	st := state.Stages[reconcilers.StageKey(t.Landscape, t.Name)]
+	if st == nil || st.Status.ActiveVector == "" {
+		return nil
+	}
+	for _, sv := range state.StageVersions {
+		if sv.Spec.Landscape == t.Landscape && sv.Spec.Stage == t.Name && sv.Spec.Vector == st.Status.ActiveVector && len(sv.Spec.Inventory) > 0 {
+			return sv.Spec.Inventory
+		}
 	}
 	return nil
 }
@@ -121,24 +140,7 @@ func (c *Controller) inventory(tree repofs.Tree, overlay string) ([]v1alpha1.Inv
 	if err != nil {
 		return nil, err
 	}
-	return inventoryOf(out)
-}
-
-// inventoryOf lists the objects of rendered manifests.
-func inventoryOf(manifests []byte) ([]v1alpha1.InventoryEntry, error) {
-	nodes, err := kio.FromBytes(manifests)
-	if err != nil {
-		return nil, fmt.Errorf("read the rendered objects: %w", err)
-	}
-	out := make([]v1alpha1.InventoryEntry, 0, len(nodes))
-	for _, n := range nodes {
-		group, _, _ := strings.Cut(n.GetApiVersion(), "/")
-		if !strings.Contains(n.GetApiVersion(), "/") {
-			group = ""
-		}
-		out = append(out, v1alpha1.InventoryEntry{Group: group, Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()})
-	}
-	return out, nil
+	return overlays.Inventory(out)
 }
 
 // withRemovals puts the removed objects into a promotion commit's body,
