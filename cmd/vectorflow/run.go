@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/vectorflow-dev/vectorflow/controller"
@@ -41,6 +40,7 @@ type runOptions struct {
 	log                   logFlags
 	registryCacheTTL      time.Duration
 	stateSigners          []string
+	kf                    kubeFlags
 }
 
 func newRunCommand() *cobra.Command {
@@ -79,6 +79,7 @@ did its work.`,
 	f.StringArrayVar(&o.stateSigners, "trust", nil, "file holding the public key of another controller that writes the same state branch (repeatable); a state commit anyone else signs may only add approvals and promotion requests")
 	deprecatedAlias(cmd, "trust-state-signer", "trust")
 	f.DurationVar(&o.registryCacheTTL, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
+	o.kf.register(cmd)
 	return cmd
 }
 
@@ -115,8 +116,12 @@ func run(cmd *cobra.Command, o runOptions) error {
 	// add approvals and promotion requests.
 	stateSigners := append([]gitwriter.TrustedKey{{Name: "vectorflow", PublicKey: signer.PublicKey()}}, others...)
 	resolver := registry.NewResolver(registry.Options{Keychain: authn.DefaultKeychain, TagListTTL: o.registryCacheTTL})
+	cluster, err := o.kf.cluster(o.once)
+	if err != nil {
+		return err
+	}
 	var metrics *controller.Metrics
-	promReg := prometheus.NewRegistry()
+	promReg := metricsRegistry(cluster)
 	if !o.once {
 		metrics = controller.NewMetrics(promReg)
 	}
@@ -154,6 +159,9 @@ func run(cmd *cobra.Command, o runOptions) error {
 		return err
 	}
 	defer servers.shutdown()
+	if cluster != nil {
+		return cluster.run(ctx, runner, log)
+	}
 	runner.Run(ctx)
 	return nil
 }
