@@ -73,6 +73,9 @@ type Options struct {
 	// signer signed may only add approvals and promotion requests, or the
 	// pass stops; the check cannot be turned off.
 	StateSigners []gitwriter.TrustedKey
+	// Observe, when set, is called with what each deciding pass read and
+	// decided, after the state is written (the Kubernetes mirror).
+	Observe func(Observed)
 }
 
 // Uploader pushes a vector as an OCI artifact tagged with its version.
@@ -284,6 +287,7 @@ func (c *Controller) pass(ctx context.Context) (PassResult, error) {
 			c.opts.Log.Info("transition", "change", t)
 		}
 	}
+	c.observe(snap, d.State)
 	// The results are on the state branch now (or were not needed).
 	c.results = map[string]reconcilers.Result{}
 	c.opened = map[string]v1alpha1.PullRequestStatus{}

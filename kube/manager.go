@@ -17,7 +17,10 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -43,6 +46,9 @@ type Options struct {
 	// MirrorNamespace, when set, is where the state branches are mirrored
 	// as custom resources.
 	MirrorNamespace string
+	// Mirror receives the passes' observations (controller.Options.Observe)
+	// when MirrorNamespace is set; see NewMirror.
+	Mirror *Mirror
 	Log             logr.Logger
 }
 
@@ -122,7 +128,10 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, runner *controller.Ru
 		o.Identity = host + "_" + uuid.NewString()
 	}
 	log := o.Log
+	// controller-runtime and client-go (the Lease elections) log through
+	// vectorflow's logger, so one process writes one format.
 	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("client-go"))
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -131,7 +140,17 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, runner *controller.Ru
 		return err
 	}
 	shutdown := 30 * time.Second
+	var cacheOpts cache.Options
+	if o.Mirror != nil {
+		// The mirror's kinds are read from its namespace only, what its
+		// Role allows.
+		cacheOpts.ByObject = map[client.Object]cache.ByObject{}
+		for _, k := range mirroredKinds {
+			cacheOpts.ByObject[k.newObject()] = cache.ByObject{Namespaces: map[string]cache.Config{o.Mirror.Namespace(): {}}}
+		}
+	}
 	mgr, err := manager.New(cfg, manager.Options{
+		Cache:  cacheOpts,
 		Scheme: scheme,
 		Logger: log,
 		// vectorflow serves /metrics, /healthz and /readyz itself, from
@@ -175,7 +194,12 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, runner *controller.Ru
 			return err
 		}
 	}
-	_ = owns // the mirror and the deployment watches use it
+	if o.Mirror != nil {
+		if err := o.Mirror.start(mgr, owns, log.WithName("mirror")); err != nil {
+			return err
+		}
+		log.Info("mirroring the state branches", "namespace", o.Mirror.Namespace())
+	}
 	log.Info("running on Kubernetes", "host", cfg.Host)
 	return mgr.Start(ctx)
 }

@@ -79,7 +79,19 @@ func (f *kubeFlags) cluster(once bool) (*cluster, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
+	if o.MirrorNamespace != "" {
+		o.Mirror = kube.NewMirror(o.MirrorNamespace)
+	}
 	return &cluster{cfg: cfg, opts: o}, nil
+}
+
+// observe is what the controllers hand their passes to: the mirror, when
+// there is one.
+func (c *cluster) observe() func(controller.Observed) {
+	if c == nil || c.opts.Mirror == nil {
+		return nil
+	}
+	return c.opts.Mirror.Observe
 }
 
 func (c *cluster) run(ctx context.Context, runner *controller.Runner, log logr.Logger) error {

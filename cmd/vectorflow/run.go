@@ -134,7 +134,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 		c, err := controller.New(controller.Options{
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
-			StateSigners: stateSigners, Limits: o.lf.limits(),
+			StateSigners: stateSigners, Limits: o.lf.limits(), Observe: cluster.observe(),
 			Log: log.WithValues("repository", r.url),
 		})
 		if err != nil {

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil/kubetest"
+	"github.com/vectorflow-dev/vectorflow/kube"
+)
+
+// leaseFlags are short Leases, so a takeover takes seconds, not Flux's 35.
+var leaseFlags = []string{"--enable-leader-election",
+	"--leader-election-lease-duration", "3s", "--leader-election-renew-deadline", "2s", "--leader-election-retry-period", "250ms"}
+
+const testLeaseDuration = 3 * time.Second
+
+// TestKubernetes runs vectorflow processes against a real kube-apiserver
+// and etcd (envtest) and a real git server.
+func TestKubernetes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts kube-apiserver, etcd and several vectorflow processes")
+	}
+	env := kubetest.Start(t, kubetest.Options{})
+	clients, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildVectorflow(t)
+	t.Run("leader killed in a burst of promotions", func(t *testing.T) {
+		testLeaderKilled(t, env, clients, bin)
+	})
+	t.Run("three replicas, three shards, thirty repositories", func(t *testing.T) {
+		testShards(t, env, clients, bin)
+	})
+}
+
+// testLeaderKilled: two processes with leader election; one leads, the
+// other runs nothing. The leader is SIGKILLed in the middle of a burst of
+// template bumps, each of which makes two promotions; the other takes the
+// Lease over within about a lease duration and finishes the burst, and
+// every promotion was executed exactly once (one commit with its trailers
+// on main), none lost.
+func testLeaderKilled(t *testing.T, env *kubetest.Env, clients kubernetes.Interface, bin string) {
+	ns := createNamespace(t, clients, "leader")
+	f := newFlowFixture(t)
+	f.editFile(t, "vectorflow/promotions.yaml", func(s string) string {
+		return strings.Replace(s, "required: true", "required: false", 1)
+	}, "let dev-to-test run without an approval")
+	bare := f.srv.BarePath("acme.git")
+	args := append([]string{"run", "--interval", "200ms", "--repo", f.url, "--signing-key", f.controller, "--log-encoding", "json",
+		"--kubeconfig", env.Kubeconfig, "--leader-election-namespace", ns}, leaseFlags...)
+	replicas := []*process{startProcess(t, bin, args...), startProcess(t, bin, args...)}
+	ids := identities(t, replicas)
+
+	leader := waitForHolder(t, clients, ns, kube.LeaseName(0), ids, -1)
+	standby := 1 - leader
+	const bumps = 6
+	var killedAt time.Time
+	var standbyBeforeKill string
+	for n := range bumps {
+		f.bumpServiceA(t, n)
+		time.Sleep(400 * time.Millisecond)
+		if n == bumps/2 {
+			standbyBeforeKill = replicas[standby].logs()
+			if err := replicas[leader].cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			<-replicas[leader].done
+			killedAt = time.Now()
+		}
+	}
+	if took := time.Since(killedAt); waitForHolder(t, clients, ns, kube.LeaseName(0), ids, standby) == standby {
+		t.Logf("the standby leads %s after the kill", took.Round(time.Millisecond))
+	}
+	for _, word := range []string{`"msg":"transition"`, `"msg":"promoted"`, `"msg":"leading shard`} {
+		if strings.Contains(standbyBeforeKill, word) {
+			t.Errorf("the standby logged %s while the leader was alive: two replicas reconciled one repository\n%s", word, standbyBeforeKill)
+		}
+	}
+	want := fmt.Sprintf("- name: registry.example.com/acme/service-a\n    newTag: \"1.0.%d\"", bumps+2)
+	waitFor(t, 90*time.Second, "dev and test to run the last bump", func() bool {
+		for _, stage := range []string{"dev", "test"} {
+			overlay, _ := testutil.GitE(bare, nil, "show", "main:apps/overlays/"+stage+"/kustomization.yaml")
+			if !strings.Contains(overlay, want) {
+				return false
+			}
+		}
+		return true
+	})
+	waitSettled(t, bare)
+	checkPromotionsOnce(t, bare, nil, map[string]bool{"latest-to-dev": true, "dev-to-test": true})
+	if t.Failed() {
+		t.Logf("killed leader:\n%s\nstandby:\n%s", replicas[leader].logs(), replicas[standby].logs())
+	}
+}
+
+// testShards: thirty repositories over three shards and three replicas,
+// each the StatefulSet pod of one shard. Every repository is reconciled by
+// exactly one replica, and when a replica dies another takes its shard
+// over and reconciles a change pushed to one of its repositories.
+func testShards(t *testing.T, env *kubetest.Env, clients kubernetes.Interface, bin string) {
+	const shards, repos = 3, 30
+	ns := createNamespace(t, clients, "shards")
+	f := newFlowFixture(t)
+	var urls []string
+	var list strings.Builder
+	for i := range repos {
+		name := fmt.Sprintf("repo-%02d.git", i)
+		testutil.Git(t, f.srv.Root(), nil, "clone", "-q", "--bare", "acme.git", name)
+		urls = append(urls, f.srv.HTTPURL(name))
+		fmt.Fprintln(&list, f.srv.HTTPURL(name))
+	}
+	reposFile := writeFile(t, t.TempDir(), "repositories", []byte(list.String()))
+	var replicas []*process
+	for i := range shards {
+		replicas = append(replicas, startProcess(t, bin, append([]string{"run", "--interval", "2s", "--repos-file", reposFile,
+			"--signing-key", f.controller, "--log-encoding", "json", "--kubeconfig", env.Kubeconfig,
+			"--leader-election-namespace", ns, "--shards", "3", "--shard-id", fmt.Sprint(i)}, leaseFlags...)...))
+	}
+	ids := identities(t, replicas)
+
+	// Each repository's first pass assembles a vector and promotes it to
+	// dev: transitions its reconciler logs.
+	waitFor(t, 120*time.Second, "every repository's first promotion", func() bool {
+		return len(reconciledBy(replicas)) == repos
+	})
+	by := reconciledBy(replicas)
+	for _, u := range urls {
+		if r := by[u]; len(r) != 1 {
+			t.Errorf("repository %s (shard %d) was reconciled by replicas %v, want exactly one", u, controller.ShardOf(u, shards), r)
+		}
+	}
+	holders := map[int]int{}
+	for shard := range shards {
+		holders[shard] = waitForHolder(t, clients, ns, kube.LeaseName(shard), ids, -1)
+	}
+	for _, u := range urls {
+		if r := by[u]; len(r) == 1 && r[0] != holders[controller.ShardOf(u, shards)] {
+			t.Errorf("repository %s was reconciled by replica %d, but its shard %d's Lease is held by replica %d", u, r[0], controller.ShardOf(u, shards), holders[controller.ShardOf(u, shards)])
+		}
+	}
+
+	// Replica dies; another takes its shard over and reconciles a push.
+	dead := holders[0]
+	if err := replicas[dead].cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-replicas[dead].done
+	killedAt := time.Now()
+	next := waitForHolder(t, clients, ns, kube.LeaseName(0), ids, -1, dead)
+	t.Logf("replica %d took shard 0 over %s after replica %d died", next, time.Since(killedAt).Round(time.Millisecond), dead)
+	var moved, movedName string
+	for i, u := range urls {
+		if controller.ShardOf(u, shards) == 0 {
+			moved, movedName = u, fmt.Sprintf("repo-%02d.git", i)
+			break
+		}
+	}
+	promotedBefore := promotedIn(replicas[next], moved)
+	dir := t.TempDir()
+	testutil.Git(t, dir, nil, "clone", "-q", "--branch", "main", f.srv.HTTPURLWithCredentials(movedName), ".")
+	template := readFile(t, dir+"/vectorflow/template.yaml")
+	writeFile(t, dir+"/vectorflow", "template.yaml", []byte(strings.Replace(template,
+		"service-a\n      version: \"1.0.2\"", "service-a\n      version: \"1.0.3\"", 1)))
+	testutil.Git(t, dir, nil, "commit", "-qam", "bump service-a")
+	testutil.Git(t, dir, nil, "push", "-q", "origin", "main")
+	waitFor(t, 60*time.Second, "the new holder of shard 0 to promote the push", func() bool {
+		overlay, _ := testutil.GitE(f.srv.BarePath(movedName), nil, "show", "main:apps/overlays/dev/kustomization.yaml")
+		return strings.Contains(overlay, "newTag: \"1.0.3\"")
+	})
+	if promotedIn(replicas[next], moved) <= promotedBefore {
+		t.Errorf("replica %d holds shard 0 but did not promote the push to %s", next, moved)
+	}
+	if t.Failed() {
+		for i, r := range replicas {
+			t.Logf("replica %d:\n%s", i, r.logs())
+		}
+	}
+}
+
+// promotedIn counts the promotions p wrote to repository url.
+func promotedIn(p *process, url string) int {
+	n := 0
+	for _, line := range strings.Split(p.logs(), "\n") {
+		var entry struct {
+			Msg        string `json:"msg"`
+			Repository string `json:"repository"`
+		}
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "promoted" && entry.Repository == url {
+			n++
+		}
+	}
+	return n
+}
+
+// reconciledBy maps each repository to the replicas that logged a
+// transition of it.
+func reconciledBy(replicas []*process) map[string][]int {
+	by := map[string][]int{}
+	for i, r := range replicas {
+		seen := map[string]bool{}
+		for _, line := range strings.Split(r.logs(), "\n") {
+			var entry struct {
+				Msg        string `json:"msg"`
+				Repository string `json:"repository"`
+			}
+			if json.Unmarshal([]byte(line), &entry) != nil || entry.Msg != "transition" || seen[entry.Repository] {
+				continue
+			}
+			seen[entry.Repository] = true
+			by[entry.Repository] = append(by[entry.Repository], i)
+		}
+	}
+	return by
+}
+
+// identities are the replicas' Lease identities, from their logs.
+func identities(t *testing.T, replicas []*process) []string {
+	t.Helper()
+	ids := make([]string, len(replicas))
+	var mu sync.Mutex
+	waitFor(t, 30*time.Second, "every replica to campaign", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for i, r := range replicas {
+			for _, line := range strings.Split(r.logs(), "\n") {
+				var entry struct {
+					Msg      string `json:"msg"`
+					Identity string `json:"identity"`
+				}
+				if json.Unmarshal([]byte(line), &entry) == nil && entry.Identity != "" {
+					ids[i] = entry.Identity
+				}
+			}
+		}
+		for _, id := range ids {
+			if id == "" {
+				return false
+			}
+		}
+		return true
+	})
+	return ids
+}
+
+// waitForHolder waits until a replica holds the Lease, want (or any when
+// want is -1) and none of not, and returns which.
+func waitForHolder(t *testing.T, clients kubernetes.Interface, ns, lease string, ids []string, want int, not ...int) int {
+	t.Helper()
+	holder := -1
+	waitFor(t, 20*time.Second, fmt.Sprintf("Lease %s/%s to be held", ns, lease), func() bool {
+		l, err := clients.CoordinationV1().Leases(ns).Get(context.Background(), lease, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return false
+		}
+		for i, id := range ids {
+			if id == *l.Spec.HolderIdentity && (want < 0 || i == want) && !contains(not, i) {
+				holder = i
+				return true
+			}
+		}
+		return false
+	})
+	return holder
+}
+
+func contains(list []int, x int) bool {
+	for _, v := range list {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func createNamespace(t *testing.T, clients kubernetes.Interface, name string) string {
+	t.Helper()
+	_, err := clients.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
