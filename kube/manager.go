@@ -49,7 +49,7 @@ type Options struct {
 	// Mirror receives the passes' observations (controller.Options.Observe)
 	// when MirrorNamespace is set; see NewMirror.
 	Mirror *Mirror
-	Log             logr.Logger
+	Log    logr.Logger
 }
 
 // RESTConfig is the cluster to run on: the kubeconfig file when one is

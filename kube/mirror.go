@@ -11,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -216,7 +216,7 @@ func (m *Mirror) start(mgr manager.Manager, owns func(url string) bool, log logr
 		fanout[kind] = ch
 		r := &mirrorReconciler{m: m, kind: kind, newObject: k.newObject, status: k.status, client: mgr.GetClient(),
 			recorder: recorder, owns: owns, log: log.WithValues("kind", kind)}
-		err := ctrl.NewControllerManagedBy(mgr).Named("mirror-"+strings.ToLower(kind)).
+		err := ctrl.NewControllerManagedBy(mgr).Named("mirror-" + strings.ToLower(kind)).
 			For(obj).
 			WatchesRawSource(source.Channel(ch, &handler.EnqueueRequestForObject{})).
 			Complete(r)

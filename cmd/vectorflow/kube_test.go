@@ -292,4 +292,3 @@ func createNamespace(t *testing.T, clients kubernetes.Interface, name string) st
 	}
 	return name
 }
-
