@@ -200,6 +200,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options, runner *controller.Ru
 		}
 		log.Info("mirroring the state branches", "namespace", o.Mirror.Namespace())
 	}
+	if err := watchDeployments(mgr, runner, log.WithName("deployments")); err != nil {
+		return err
+	}
 	log.Info("running on Kubernetes", "host", cfg.Host)
 	return mgr.Start(ctx)
 }
