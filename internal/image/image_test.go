@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"os"
@@ -100,17 +101,17 @@ func TestImage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[h.Name] = os.FileMode(h.Mode).String() + " " + itoa(h.Uid) + ":" + itoa(h.Gid)
+		files[h.Name] = fmt.Sprintf("%o %d:%d", h.Mode, h.Uid, h.Gid)
 		if h.Typeflag == tar.TypeReg {
 			contents[h.Name], _ = io.ReadAll(tr)
 		}
 	}
 	wantFiles := map[string]string{
-		"etc/": "-rwxr-xr-x 0:0", "etc/passwd": "-rw-r--r-- 0:0", "etc/group": "-rw-r--r-- 0:0",
-		"etc/ssl/": "-rwxr-xr-x 0:0", "etc/ssl/certs/": "-rwxr-xr-x 0:0", "etc/ssl/certs/ca-certificates.crt": "-rw-r--r-- 0:0",
-		"home/": "-rwxr-xr-x 0:0", "home/nonroot/": "-rwx------ 65532:65532", "tmp/": "-rwxrwxrwx 0:0",
-		"usr/": "-rwxr-xr-x 0:0", "usr/local/": "-rwxr-xr-x 0:0", "usr/local/bin/": "-rwxr-xr-x 0:0",
-		"usr/local/bin/vectorflow": "-rwxr-xr-x 0:0",
+		"etc": "755 0:0", "etc/passwd": "644 0:0", "etc/group": "644 0:0",
+		"etc/ssl": "755 0:0", "etc/ssl/certs": "755 0:0", "etc/ssl/certs/ca-certificates.crt": "644 0:0",
+		"home": "755 0:0", "home/nonroot": "700 65532:65532", "tmp": "1777 0:0",
+		"usr": "755 0:0", "usr/local": "755 0:0", "usr/local/bin": "755 0:0",
+		"usr/local/bin/vectorflow": "755 0:0",
 	}
 	if diff := cmp.Diff(wantFiles, files); diff != "" {
 		t.Errorf("files in the image (-want +got):\n%s", diff)
@@ -145,8 +146,6 @@ func TestImageRefusesDynamicBinary(t *testing.T) {
 		t.Error("StaticBase without a CA bundle: no error")
 	}
 }
-
-func itoa(n int) string { return big.NewInt(int64(n)).String() }
 
 // testCA is a PEM bundle of one self-signed CA certificate.
 func testCA(t *testing.T) []byte {
