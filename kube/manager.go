@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -97,18 +96,21 @@ func (o Options) Check() error {
 
 // Registry is where metrics go on Kubernetes: controller-runtime's, which
 // its metrics server and the client's metrics use, with the Go and process
-// collectors (registered when controller-runtime has not already).
+// collectors. controller-runtime registers both itself (all of the Go
+// runtime's metrics); they are added here only where missing, as a second
+// Go collector would clash with the first.
 func Registry() ctrlmetrics.RegistererGatherer {
-	for _, c := range []prometheus.Collector{
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	} {
-		if err := ctrlmetrics.Registry.Register(c); err != nil {
-			var already prometheus.AlreadyRegisteredError
-			if !errors.As(err, &already) {
-				panic(err) // two different collectors of one name: a bug here
-			}
+	have := map[string]bool{}
+	if mfs, err := ctrlmetrics.Registry.Gather(); err == nil {
+		for _, mf := range mfs {
+			have[mf.GetName()] = true
 		}
+	}
+	if !have["go_goroutines"] {
+		ctrlmetrics.Registry.MustRegister(collectors.NewGoCollector())
+	}
+	if !have["process_cpu_seconds_total"] && !have["process_start_time_seconds"] {
+		ctrlmetrics.Registry.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	return ctrlmetrics.Registry
 }

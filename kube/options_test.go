@@ -52,3 +52,23 @@ func TestOptionsCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistry: on Kubernetes /metrics has the Go runtime's and the
+// process's metrics, once each.
+func TestRegistry(t *testing.T) {
+	for range 2 {
+		mfs, err := Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := map[string]bool{}
+		for _, mf := range mfs {
+			have[mf.GetName()] = true
+		}
+		for _, name := range []string{"go_goroutines", "go_memstats_alloc_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes"} {
+			if !have[name] {
+				t.Errorf("the registry has no %s", name)
+			}
+		}
+	}
+}
