@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -58,9 +60,11 @@ func testLeaderKilled(t *testing.T, env *kubetest.Env, clients kubernetes.Interf
 	}, "let dev-to-test run without an approval")
 	bare := f.srv.BarePath("acme.git")
 	args := append([]string{"run", "--interval", "200ms", "--repo", f.url, "--signing-key", f.controller, "--log-encoding", "json",
+		"--metrics-listen", "127.0.0.1:0",
 		"--kubeconfig", env.Kubeconfig, "--leader-election-namespace", ns}, leaseFlags...)
 	replicas := []*process{startProcess(t, bin, args...), startProcess(t, bin, args...)}
 	ids := identities(t, replicas)
+	metrics := []string{"http://" + replicas[0].listenAddress(t) + "/metrics", "http://" + replicas[1].listenAddress(t) + "/metrics"}
 
 	leader := waitForHolder(t, clients, ns, kube.LeaseName(0), ids, -1)
 	standby := 1 - leader
@@ -71,6 +75,11 @@ func testLeaderKilled(t *testing.T, env *kubetest.Env, clients kubernetes.Interf
 		time.Sleep(400 * time.Millisecond)
 		if n == bumps/2 {
 			standbyBeforeKill = replicas[standby].logs()
+			for repo, passed := range passedBy(t, metrics) {
+				if len(passed) != 1 || passed[0] != leader {
+					t.Errorf("repository %s was passed over by replicas %v while replica %d led: want the leader only", repo, passed, leader)
+				}
+			}
 			if err := replicas[leader].cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -129,17 +138,28 @@ func testShards(t *testing.T, env *kubetest.Env, clients kubernetes.Interface, b
 	var replicas []*process
 	for i := range shards {
 		replicas = append(replicas, startProcess(t, bin, append([]string{"run", "--interval", "2s", "--repos-file", reposFile,
+			"--metrics-listen", "127.0.0.1:0",
 			"--signing-key", f.controller, "--log-encoding", "json", "--kubeconfig", env.Kubeconfig,
 			"--leader-election-namespace", ns, "--shards", "3", "--shard-id", fmt.Sprint(i)}, leaseFlags...)...))
 	}
 	ids := identities(t, replicas)
+	metrics := make([]string, len(replicas))
+	for i, r := range replicas {
+		metrics[i] = "http://" + r.listenAddress(t) + "/metrics"
+	}
 
 	// Each repository's first pass assembles a vector and promotes it to
 	// dev: transitions its reconciler logs.
 	waitFor(t, 120*time.Second, "every repository's first promotion", func() bool {
 		return len(reconciledBy(replicas)) == repos
 	})
-	by := reconciledBy(replicas)
+	// Every pass counts in vectorflow_reconcile_duration_seconds: a
+	// replica that passed over a repository it does not lead would show.
+	time.Sleep(3 * time.Second) // a pass or so more of each
+	by := passedBy(t, metrics)
+	if len(by) != repos {
+		t.Errorf("the replicas' metrics count passes of %d repositories, want %d: %v", len(by), repos, by)
+	}
 	for _, u := range urls {
 		if r := by[u]; len(r) != 1 {
 			t.Errorf("repository %s (shard %d) was reconciled by replicas %v, want exactly one", u, controller.ShardOf(u, shards), r)
@@ -206,6 +226,41 @@ func promotedIn(p *process, url string) int {
 		}
 	}
 	return n
+}
+
+// passedBy maps each repository to the replicas whose metrics count a
+// pass of it.
+func passedBy(t *testing.T, metrics []string) map[string][]int {
+	t.Helper()
+	by := map[string][]int{}
+	series := 0 // a replica that passed over nothing has none
+	for i, url := range metrics {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(body), "\n") {
+			const prefix = `vectorflow_reconcile_duration_seconds_count{repository="`
+			rest, ok := strings.CutPrefix(line, prefix)
+			if !ok {
+				continue
+			}
+			repo, count, _ := strings.Cut(rest, `"} `)
+			series++
+			if count != "0" {
+				by[repo] = append(by[repo], i)
+			}
+		}
+	}
+	if series == 0 {
+		t.Fatalf("no replica's metrics (%v) count a pass: is vectorflow_reconcile_duration_seconds_count still the name?", metrics)
+	}
+	return by
 }
 
 // reconciledBy maps each repository to the replicas that logged a
