@@ -55,7 +55,7 @@ func TestCluster(t *testing.T) {
 	}
 	t.Run("config applies with server-side dry run", func(t *testing.T) { testConfigDryRun(t, c) })
 	t.Run("the mirror shows the state and puts a hand edit back", func(t *testing.T) { testMirror(t, env, c) })
-	t.Run("a Flux Kustomization's status makes a report", func(t *testing.T) { testKustomizationWatch(t, env, c) })
+	t.Run("Flux Kustomization and Argo CD Application status make reports", func(t *testing.T) { testDeployerWatch(t, env, c) })
 }
 
 // testConfigDryRun builds config/ and config/samples with kustomize and
@@ -263,10 +263,11 @@ func (s *recordingSink) all() []deployments.Report {
 	return append([]deployments.Report(nil), s.reports...)
 }
 
-// testKustomizationWatch creates a Flux Kustomization (the published CRD)
-// and writes its status as kustomize-controller does: the watch reports the
-// applied revision healthy, once, and a failed new revision after it.
-func testKustomizationWatch(t *testing.T, env *kubetest.Env, c client.Client) {
+// testDeployerWatch creates a Flux Kustomization (the published CRD) and
+// writes its status as kustomize-controller does: the watch reports the
+// applied revision healthy, once, and a failed new revision after it. Then
+// an Argo CD Application, synced and healthy.
+func testDeployerWatch(t *testing.T, env *kubetest.Env, c client.Client) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ns := "flux-system"
@@ -327,7 +328,7 @@ func testKustomizationWatch(t *testing.T, env *kubetest.Env, c client.Client) {
 		"observedGeneration": ks.GetGeneration(),
 		"conditions":         []any{ready("False", "HealthCheckFailed", "timeout waiting for: [Deployment/apps/web]")}})
 	eventually(t, "a Failed report of the attempted revision", func() bool { return len(sink.all()) >= 2 })
-	got := sink.all()
+	got := sink.all()[:2]
 	ref := v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps-dev", Namespace: ns}
 	want := []deployments.Report{
 		{Deployment: ref, Revision: commitA, Outcome: deployments.Healthy, Reason: "ReconciliationSucceeded",
@@ -335,6 +336,31 @@ func testKustomizationWatch(t *testing.T, env *kubetest.Env, c client.Client) {
 		{Deployment: ref, Revision: commitB, Outcome: deployments.Failed, Reason: "HealthCheckFailed",
 			Message: "timeout waiting for: [Deployment/apps/web]", At: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Channel: "cluster"},
 	}
+	if len(got) != len(want) {
+		t.Fatalf("reports %+v, want %+v", got, want)
+	}
+
+	// Argo CD's Application has no status subresource: its controller
+	// writes status with the object.
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}); err != nil {
+		t.Fatal(err)
+	}
+	app := &unstructured.Unstructured{}
+	app.SetGroupVersionKind(ApplicationGVK)
+	app.SetName("apps-test")
+	app.SetNamespace("argocd")
+	app.Object["spec"] = map[string]any{"project": "default",
+		"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "apps"},
+		"source":      map[string]any{"repoURL": "https://git.example.com/acme/platform.git", "path": "apps/overlays/test", "targetRevision": "main"}}
+	app.Object["status"] = map[string]any{"sync": map[string]any{"status": "Synced", "revision": commitB},
+		"health": map[string]any{"status": "Healthy"}, "reconciledAt": "2026-12-01T10:30:00Z"}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatalf("create an Application: %v", err)
+	}
+	eventually(t, "a Healthy report of the Application's revision", func() bool { return len(sink.all()) >= 3 })
+	want = append(want, deployments.Report{Deployment: v1alpha1.DeploymentReference{Kind: "Application", Name: "apps-test", Namespace: "argocd"},
+		Revision: commitB, Outcome: deployments.Healthy, Reason: "Synced/Healthy", At: time.Date(2026, 12, 1, 10, 30, 0, 0, time.UTC), Channel: "cluster"})
+	got = sink.all()
 	if len(got) != len(want) {
 		t.Fatalf("reports %+v, want %+v", got, want)
 	}
