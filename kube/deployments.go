@@ -166,11 +166,14 @@ func watchDeployments(mgr manager.Manager, sink reportSink, log logr.Logger) err
 		w := &deploymentWatch{sink: sink, log: log, last: map[string]string{}}
 		for _, gvk := range []schema.GroupVersionKind{KustomizationGVK, ApplicationGVK} {
 			if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+				// Not watching a deployer is no reason to stop reconciling:
+				// the webhook channels still report.
 				if meta.IsNoMatchError(err) {
 					log.Info("not watching: the CRD is not installed", "kind", gvk.String())
-					continue
+				} else {
+					log.Error(err, "not watching: cannot look the kind up", "kind", gvk.String())
 				}
-				return fmt.Errorf("look up %s: %w", gvk, err)
+				continue
 			}
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(gvk)
