@@ -12,13 +12,15 @@ build:
 # Every test, against the real parts (git server, gpg, ssh-keygen, kustomize).
 test: tools
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	KUBEBUILDER_ASSETS=$$(hack/envtest.sh) $(GO) test -count=1 -timeout 30m ./...
 
-# The kustomize CLI (render equality) and Gitea (the forge tests), built from
-# the Go module proxy at pinned versions and cached in ~/.cache/vectorflow.
+# The kustomize CLI (render equality), controller-gen, Gitea (the forge
+# tests) and kube-apiserver and etcd (the Kubernetes tests), built from the Go
+# module proxy at pinned versions and cached in ~/.cache/vectorflow.
 tools:
 	@hack/tools.sh >/dev/null
 	@hack/gitea.sh >/dev/null
+	@hack/envtest.sh >/dev/null
 
 e2e-forge: tools
 	$(GO) test -count=1 ./forge/...
@@ -32,8 +34,10 @@ bench: tools
 demo: build
 	$(BIN) demo
 
+# Deepcopy functions and the CRDs of api/v1alpha1 (config/crd/bases), with
+# the controller-gen that hack/tools.sh pins.
 generate:
-	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	$$(hack/tools.sh)/controller-gen object:headerFile=hack/boilerplate.go.txt crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 
 fmt:
 	gofmt -l -w $$(git ls-files '*.go')

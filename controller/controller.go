@@ -78,6 +78,9 @@ type Options struct {
 	StateSigners []gitwriter.TrustedKey
 	// Events receives the events of every state commit; nil sends none.
 	Events EventPublisher
+	// Observe, when set, is called with what each deciding pass read and
+	// decided, after the state is written (the Kubernetes mirror).
+	Observe func(Observed)
 }
 
 // Uploader pushes a vector as an OCI artifact tagged with its version.
@@ -336,6 +339,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if len(facts.later) > 0 {
 		c.requeueReports(facts.later)
 	}
+	c.observe(snap, d.State)
 	// The results are on the state branch now (or were not needed).
 	c.results = map[string]reconcilers.Result{}
 	c.opened = map[string]v1alpha1.PullRequestStatus{}

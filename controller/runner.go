@@ -22,7 +22,9 @@ type Runner struct {
 	log      logr.Logger
 	workers  []*worker
 
-	mu sync.Mutex // guards every worker's health
+	mu sync.Mutex // guards every worker's health, and only
+	// only are the workers Ready looks at; nil means all (see ReadyOnly).
+	only func(*Controller) bool
 }
 
 type worker struct {
@@ -88,9 +90,11 @@ func (r *Runner) triggerOthers(w *worker, url string) {
 func (r *Runner) Ready() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	health := make([]pass.RepositoryHealth, len(r.workers))
-	for i, w := range r.workers {
-		health[i] = w.health
+	health := make([]pass.RepositoryHealth, 0, len(r.workers))
+	for _, w := range r.workers {
+		if r.only == nil || r.only(w.c) {
+			health = append(health, w.health)
+		}
 	}
 	return pass.Readiness(health)
 }

@@ -5,6 +5,7 @@
 set -euo pipefail
 
 KUSTOMIZE_VERSION=v5.8.2 # the CLI built on sigs.k8s.io/kustomize/api v0.21.2, our render library
+CONTROLLER_GEN_VERSION=v0.23.0 # deepcopy and CRDs of api/v1alpha1 (make generate)
 
 cache="${VECTORFLOW_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/vectorflow/tools}"
 bin="$cache/bin"
@@ -23,5 +24,6 @@ install_go_tool() { # name version module
 }
 
 install_go_tool kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5
+install_go_tool controller-gen "$CONTROLLER_GEN_VERSION" sigs.k8s.io/controller-tools/cmd/controller-gen
 
 echo "$bin"

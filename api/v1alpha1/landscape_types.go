@@ -43,6 +43,11 @@ type LandscapeStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ls,categories=vectorflow
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.repository.url`
+// +kubebuilder:printcolumn:name="Branch",type=string,JSONPath=`.spec.repository.branch`
+// +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // Landscape is a place where stages live: a repository, a branch and a root.
 type Landscape struct {

@@ -87,6 +87,13 @@ type StageStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=st,categories=vectorflow
+// +kubebuilder:printcolumn:name="Landscape",type=string,JSONPath=`.spec.landscape`
+// +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
+// +kubebuilder:printcolumn:name="Vector",type=string,JSONPath=`.status.vector`
+// +kubebuilder:printcolumn:name="Since",type=date,JSONPath=`.status.vectorSince`
+// +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.activeVector`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // Stage is a deployment target: one Kustomize overlay that Flux or Argo CD deploys.
 type Stage struct {

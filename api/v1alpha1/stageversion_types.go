@@ -97,6 +97,13 @@ const (
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sv,categories=vectorflow
+// +kubebuilder:printcolumn:name="Stage",type=string,JSONPath=`.spec.stage`
+// +kubebuilder:printcolumn:name="Landscape",type=string,JSONPath=`.spec.landscape`
+// +kubebuilder:printcolumn:name="Vector",type=string,JSONPath=`.spec.vector`
+// +kubebuilder:printcolumn:name="Commit",type=string,JSONPath=`.spec.commit`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // StageVersion is a stage rendered with one vector. It is deleted only when no
 // StageVersionUsage references it.
@@ -158,6 +165,10 @@ type StageVersionUsageStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=svu,categories=vectorflow
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.spec.reason`
+// +kubebuilder:printcolumn:name="Stage Version",type=string,JSONPath=`.spec.stageVersionRef.name`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // StageVersionUsage keeps a StageVersion from being deleted.
 type StageVersionUsage struct {

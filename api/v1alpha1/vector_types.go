@@ -54,6 +54,11 @@ func (c VectorComponent) ImageName() string {
 }
 
 // +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=vec,categories=vectorflow
+// +kubebuilder:printcolumn:name="Template",type=string,JSONPath=`.spec.template`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Digest",type=string,JSONPath=`.spec.digest`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // Vector is an immutable, versioned set of component versions.
 type Vector struct {

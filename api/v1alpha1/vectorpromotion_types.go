@@ -172,6 +172,15 @@ type ApprovalRecord struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vp,categories=vectorflow
+// +kubebuilder:printcolumn:name="Config",type=string,JSONPath=`.spec.vectorPromotionConfigName`
+// +kubebuilder:printcolumn:name="Seq",type=integer,JSONPath=`.spec.sequence`
+// +kubebuilder:printcolumn:name="Vector",type=string,JSONPath=`.spec.vector`
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Approved By",type=string,JSONPath=`.status.approval.approvedBy`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // VectorPromotion is one snapshotted promotion of a vector to a stage.
 type VectorPromotion struct {

@@ -279,6 +279,13 @@ type PromotionRecord struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vpc,categories=vectorflow
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source.name`
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.target.name`
+// +kubebuilder:printcolumn:name="Seq",type=integer,JSONPath=`.status.sequence`
+// +kubebuilder:printcolumn:name="Source Vector",type=string,JSONPath=`.status.sourceVector`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 
 // VectorPromotionConfig moves vectors from a source to a target stage.
 type VectorPromotionConfig struct {

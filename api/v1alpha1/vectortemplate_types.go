@@ -108,6 +108,10 @@ type VectorTemplateStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vt,categories=vectorflow
+// +kubebuilder:printcolumn:name="Latest Vector",type=string,JSONPath=`.status.latestVector`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // VectorTemplate assembles vectors: immutable sets of component versions.
 type VectorTemplate struct {

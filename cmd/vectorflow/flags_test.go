@@ -148,6 +148,18 @@ func TestDeprecatedFlagAliases(t *testing.T) {
 			wantErr: `invalid argument "-1" for "-v, --verbosity" flag: want a number from 0 to 127 (or use --log-level)`,
 		},
 		{
+			name: "run leader election: Flux's flags and defaults",
+			args: []string{"run"},
+			want: map[string]string{"enable-leader-election": "false", "leader-election-lease-duration": "35s",
+				"leader-election-renew-deadline": "30s", "leader-election-retry-period": "5s",
+				"leader-election-release-on-cancel": "true", "shards": "1", "shard-id": "-1"},
+		},
+		{
+			name: "run --leader-elect is --enable-leader-election",
+			args: []string{"run", "--leader-elect"},
+			want: map[string]string{"enable-leader-election": "true"},
+		},
+		{
 			name:    "run --log-encoding yaml",
 			args:    []string{"run", "--log-encoding", "yaml"},
 			wantErr: `--log-encoding "yaml": use console or json`,

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/vectorflow-dev/vectorflow/controller"
@@ -45,6 +44,7 @@ type runOptions struct {
 	ui                    uiFlags
 	uiHandler             http.Handler // the web view, served at / on --listen
 	events                eventFlags
+	kf                    kubeFlags
 }
 
 func newRunCommand() *cobra.Command {
@@ -85,6 +85,7 @@ did its work.`,
 	o.ui.registerRun(f)
 	o.events.register(f)
 	f.DurationVar(&o.registryCacheTTL, "registry-cache-ttl", registry.DefaultTagListTTL, "how long a registry's tag list is reused")
+	o.kf.register(cmd)
 	return cmd
 }
 
@@ -121,8 +122,12 @@ func run(cmd *cobra.Command, o runOptions) error {
 	// add approvals and promotion requests.
 	stateSigners := append([]gitwriter.TrustedKey{{Name: "vectorflow", PublicKey: signer.PublicKey()}}, others...)
 	resolver := registry.NewResolver(registry.Options{Keychain: authn.DefaultKeychain, TagListTTL: o.registryCacheTTL})
+	cluster, err := o.kf.cluster(o.once)
+	if err != nil {
+		return err
+	}
 	var metrics *controller.Metrics
-	promReg := prometheus.NewRegistry()
+	promReg := metricsRegistry(cluster)
 	if !o.once {
 		metrics = controller.NewMetrics(promReg)
 	}
@@ -140,7 +145,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 		c, err := controller.New(controller.Options{
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
-			StateSigners: stateSigners, Limits: o.lf.limits(), Events: events,
+			StateSigners: stateSigners, Limits: o.lf.limits(), Events: events, Observe: cluster.observe(),
 			Log: log.WithValues("repository", r.url),
 		})
 		if err != nil {
@@ -177,6 +182,9 @@ func run(cmd *cobra.Command, o runOptions) error {
 		return err
 	}
 	defer servers.shutdown()
+	if cluster != nil {
+		return cluster.run(ctx, runner, log)
+	}
 	runner.Run(ctx)
 	return nil
 }

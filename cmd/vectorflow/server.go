@@ -49,11 +49,11 @@ func defaultServerLimits() serverLimits {
 // startServers serves webhooks on --listen and health and metrics on
 // --metrics-listen (or --listen). Webhook events trigger an immediate pass
 // of the repositories they concern.
-func startServers(ctx context.Context, o runOptions, runner *controller.Runner, metrics *controller.Metrics, reg *prometheus.Registry, log logr.Logger) (*servers, error) {
+func startServers(ctx context.Context, o runOptions, runner *controller.Runner, metrics *controller.Metrics, reg prometheus.Gatherer, log logr.Logger) (*servers, error) {
 	return startServersWithLimits(ctx, o, defaultServerLimits(), runner, metrics, reg, log)
 }
 
-func startServersWithLimits(ctx context.Context, o runOptions, limits serverLimits, runner *controller.Runner, metrics *controller.Metrics, reg *prometheus.Registry, log logr.Logger) (*servers, error) {
+func startServersWithLimits(ctx context.Context, o runOptions, limits serverLimits, runner *controller.Runner, metrics *controller.Metrics, reg prometheus.Gatherer, log logr.Logger) (*servers, error) {
 	s := &servers{}
 	if o.listen == "" && o.metricsListen == "" {
 		return s, nil
