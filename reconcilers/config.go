@@ -177,9 +177,9 @@ func PromoteWith(in ConfigInput, opts PromoteOptions, now time.Time) (ConfigPlan
 	if vector == "" {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w; assemble or deploy one first", in.Config.Name, errNoVector)
 	}
-	if opts.Rollback && !ranBefore(p.plan.Status.PromotionHistory, opts.Vector) {
-		return ConfigPlan{}, fmt.Errorf("roll back VectorPromotionConfig %s to %s: its target never ran that vector by one of its promotions "+
-			"(status.promotionHistory); roll back to one it ran", in.Config.Name, VectorOrNone(opts.Vector))
+	if opts.Rollback && !in.Upgrade.Kept[opts.Vector] && !ranBefore(p.plan.Status.PromotionHistory, opts.Vector) {
+		return ConfigPlan{}, fmt.Errorf("roll back VectorPromotionConfig %s to %s: its target keeps no StageVersion of that vector "+
+			"and no promotion of the config wrote it there; roll back to one vectorflow get stageversions --stage lists", in.Config.Name, VectorOrNone(opts.Vector))
 	}
 	if broken := brokenConstraintsOf(components, in.Config.Spec.Constraints); broken != "" {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: vector %s %s", in.Config.Name, vector, broken)

@@ -41,6 +41,9 @@ type UpgradeInput struct {
 	Vectors map[string]*v1alpha1.Vector
 	// Hold is the target stage's current hold, nil when it is not held.
 	Hold *StageHold
+	// Kept are the vectors the target stage has a StageVersion of: what a
+	// rollback may go back to.
+	Kept map[string]bool
 }
 
 // StageHold is a stage's current hold: who set it, when and why.

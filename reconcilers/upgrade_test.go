@@ -155,9 +155,16 @@ func TestSteppingStoneStepOfferedAtStart(t *testing.T) {
 func TestPromoteWithVectorAndForce(t *testing.T) {
 	w, _ := upgradeWorld()
 	if _, err := PromoteWith(w.in, PromoteOptions{Vector: "acme:2026.1.1-000000000Z", Rollback: true}, at(0)); err == nil ||
-		!strings.Contains(err.Error(), "never ran that vector") {
+		!strings.Contains(err.Error(), "keeps no StageVersion of that vector") {
 		t.Fatalf("a rollback to a vector the target never ran: err = %v", err)
 	}
+	// A StageVersion the stage keeps is a vector it ran, even one no
+	// promotion of the config wrote (what its overlay named at first).
+	w.in.Upgrade.Kept = map[string]bool{"acme:2026.1.1-000000000Z": true}
+	if _, err := PromoteWith(w.in, PromoteOptions{Vector: "acme:2026.1.1-000000000Z", Forced: true, Rollback: true}, at(0)); err != nil {
+		t.Fatalf("a rollback to a kept StageVersion's vector: %v", err)
+	}
+	w.in.Upgrade.Kept = nil
 	w.in.Config.Status.PromotionHistory = []v1alpha1.PromotionRecord{{Vector: "acme:2026.1.1-000000000Z", Promotion: "dev-to-test-1",
 		Sequence: 1, State: v1alpha1.PromotionSucceeded}}
 	plan, err := PromoteWith(w.in, PromoteOptions{Vector: "acme:2026.1.1-000000000Z", Forced: true, Rollback: true}, at(0))

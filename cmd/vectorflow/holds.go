@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,7 +194,7 @@ lifts the hold.`,
 			if s := view.state.Stages[key]; s != nil {
 				current = s.Status.Vector
 			}
-			vector, err := rollbackVector(history, current, to, previous)
+			vector, err := rollbackVector(history, keptVectors(view.state, cfg.Spec.Target.Landscape, cfg.Spec.Target.Name), current, to, previous)
 			if err != nil {
 				return fmt.Errorf("rollback %s (VectorPromotionConfig %s): %w", key, cfg.Name, err)
 			}
@@ -238,8 +240,11 @@ lifts the hold.`,
 }
 
 // rollbackVector is the vector to roll back to: to, when a promotion of
-// the config wrote it, or the newest one written before current.
-func rollbackVector(history []v1alpha1.PromotionRecord, current, to string, previous bool) (string, error) {
+// the config wrote it or the stage keeps a StageVersion of it; with
+// previous, the newest vector written before current, else the newest
+// kept StageVersion's (kept is newest first) that is not current: the
+// vector the overlay named before vectorflow's first promotion counts.
+func rollbackVector(history []v1alpha1.PromotionRecord, kept []string, current, to string, previous bool) (string, error) {
 	for _, r := range history { // newest first
 		if r.State != v1alpha1.PromotionSucceeded {
 			continue
@@ -254,10 +259,39 @@ func rollbackVector(history []v1alpha1.PromotionRecord, current, to string, prev
 			return to, nil
 		}
 	}
-	if previous {
-		return "", fmt.Errorf("no promotion of it wrote a vector before %s (status.promotionHistory)", reconcilers.VectorOrNone(current))
+	for _, v := range kept {
+		if previous && v != current {
+			return v, nil
+		}
+		if !previous && v == to {
+			if to == current {
+				return "", fmt.Errorf("the stage runs %s already", to)
+			}
+			return to, nil
+		}
 	}
-	return "", fmt.Errorf("no promotion of it wrote %s into the stage (status.promotionHistory lists what it wrote); name one of those", to)
+	if previous {
+		return "", fmt.Errorf("no promotion of it wrote a vector before %s, and the stage keeps no StageVersion of another (vectorflow get stageversions)", reconcilers.VectorOrNone(current))
+	}
+	return "", fmt.Errorf("no promotion of it wrote %s into the stage and the stage keeps no StageVersion of it; name one vectorflow get stageversions --stage lists", to)
+}
+
+// keptVectors are the vectors stage keeps StageVersions of, newest first.
+func keptVectors(state *reconcilers.State, landscape, stage string) []string {
+	var versions []*v1alpha1.StageVersion
+	for _, sv := range state.StageVersions {
+		if sv.Spec.Landscape == landscape && sv.Spec.Stage == stage {
+			versions = append(versions, sv)
+		}
+	}
+	slices.SortFunc(versions, func(a, b *v1alpha1.StageVersion) int {
+		return cmp.Or(b.CreationTimestamp.Time.Compare(a.CreationTimestamp.Time), strings.Compare(a.Name, b.Name))
+	})
+	out := make([]string, len(versions))
+	for i, sv := range versions {
+		out[i] = sv.Spec.Vector
+	}
+	return out
 }
 
 func controllerConfigsTargeting(snap *source.Snapshot, stage string) []*v1alpha1.VectorPromotionConfig {

@@ -25,14 +25,21 @@ func TestRollbackVector(t *testing.T) {
 		{name: "to a vector only a failed promotion tried", current: "acme:3", to: "acme:9", err: "no promotion of it wrote acme:9"},
 		{name: "to the vector the stage runs", current: "acme:3", to: "acme:3", err: "runs acme:3 already"},
 		{name: "previous with no history", current: "acme:3", previous: true, err: "no promotion of it wrote a vector before acme:3"},
+		{name: "previous with no history but a kept StageVersion", current: "acme:3", previous: true, want: "acme:0"},
+		{name: "to a vector only a StageVersion keeps", current: "acme:3", to: "acme:0", want: "acme:0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := history
-			if tc.name == "previous with no history" {
+			h, kept := history, []string(nil)
+			switch tc.name {
+			case "previous with no history":
 				h = []v1alpha1.PromotionRecord{ok("acme:3", "c-5")}
+			case "previous with no history but a kept StageVersion":
+				h, kept = []v1alpha1.PromotionRecord{ok("acme:3", "c-5")}, []string{"acme:3", "acme:0"}
+			case "to a vector only a StageVersion keeps":
+				kept = []string{"acme:3", "acme:0"}
 			}
-			got, err := rollbackVector(h, tc.current, tc.to, tc.previous)
+			got, err := rollbackVector(h, kept, tc.current, tc.to, tc.previous)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)

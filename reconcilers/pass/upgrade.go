@@ -59,7 +59,12 @@ func stonesByTemplate(snap *source.Snapshot) map[string]map[string][]string {
 func (d *Decision) upgradeInput(cfg *v1alpha1.VectorPromotionConfig, stones map[string]map[string][]string, holds map[string]*reconcilers.StageHold) reconcilers.UpgradeInput {
 	t := cfg.Spec.Target
 	key := reconcilers.StageKey(t.Landscape, t.Name)
-	u := reconcilers.UpgradeInput{Stones: stones, Vectors: d.State.Vectors, Hold: holds[key]}
+	u := reconcilers.UpgradeInput{Stones: stones, Vectors: d.State.Vectors, Hold: holds[key], Kept: map[string]bool{}}
+	for _, sv := range d.State.StageVersions {
+		if sv.Spec.Landscape == t.Landscape && sv.Spec.Stage == t.Name {
+			u.Kept[sv.Spec.Vector] = true
+		}
+	}
 	if st := d.State.Stages[key]; st != nil {
 		u.ActiveVector = activeVectorOf(&st.Status)
 		if v := d.State.Vectors[u.ActiveVector]; v != nil {
