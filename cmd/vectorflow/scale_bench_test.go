@@ -15,7 +15,8 @@ import (
 
 // BenchmarkValidateChain and BenchmarkRunOnceChain run validate and a cold
 // `run --once` in-process on a chain of VECTORFLOW_BENCH_STAGES stages
-// (default 1000) with an armored approver key on every config, so
+// (default 1000; VECTORFLOW_BENCH_SHAPE=apps for the other shape) with an
+// armored approver key on every config, so
 // -cpuprofile shows where a large repository's time goes (make bench
 // times the same as processes).
 func BenchmarkValidateChain(b *testing.B) {
@@ -38,7 +39,7 @@ func BenchmarkValidateChain(b *testing.B) {
 
 func BenchmarkRunOnceChain(b *testing.B) {
 	stages := benchEnvInt(b, "VECTORFLOW_BENCH_STAGES", 1000)
-	repo, err := bench.Generate(bench.Chain, stages, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored, 0)
+	repo, err := bench.Generate(bench.Shape(benchEnv("VECTORFLOW_BENCH_SHAPE", "chain")), stages, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
