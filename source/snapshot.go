@@ -170,7 +170,7 @@ func (l *Loader) Load(ctx context.Context, url, branch string) (*Snapshot, error
 // LoadDir reads the directory dir as it is on disk, whether or not it is a
 // Git checkout: what a pre-merge check of a working tree wants.
 func (l *Loader) LoadDir(ctx context.Context, dir string) (*Snapshot, error) {
-	return l.load(ctx, dir, "", func() (repofs.Tree, string, error) { return dirTree(dir) })
+	return l.load(ctx, dir, "", func() (repofs.Tree, string, error) { return l.limited(dirTree(dir)) })
 }
 
 // LoadRevision reads the commit that revision names in the repository at
