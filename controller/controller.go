@@ -128,6 +128,7 @@ type Controller struct {
 	// inputs are the same, before due, decides nothing.
 	inputs    string
 	due       time.Time
+	configs   int      // in the last snapshot: how far a change may travel (passLimit)
 	problems  []string // the configuration problems of that decision
 	codec     *reconcilers.Codec
 	remotesMu sync.Mutex
@@ -248,6 +249,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read config repository: %w", err)
 	}
+	c.configs = len(snap.Configs)
 	c.watchMu.Lock()
 	c.watched = watchedBy(snap)
 	c.watchMu.Unlock()
@@ -414,10 +416,12 @@ func (c *Controller) upload(ctx context.Context) {
 
 // RunUntilStable runs passes until one changes nothing and leaves no pull
 // request waiting for its forge, so a change propagates through every stage
-// it reaches (dev, then test, ...) in one call. It stops after maxPasses.
+// it reaches (dev, then test, ...) in one call, however deep the chain. It
+// stops after maxPasses passes more than the repository's configs may need
+// (passLimit).
 func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassResult, error) {
 	var all []PassResult
-	for i := 0; i < maxPasses; i++ {
+	for i := 0; i < c.passLimit(maxPasses); i++ {
 		res, err := c.Pass(ctx)
 		if err != nil {
 			return all, err
@@ -437,7 +441,7 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 			}
 		}
 	}
-	return all, fmt.Errorf("repository %s did not settle after %d passes", c.name, maxPasses)
+	return all, fmt.Errorf("repository %s did not settle after %d passes", c.name, len(all))
 }
 
 // Name is the config repository as it may be shown: its URL without

@@ -37,6 +37,7 @@ func componentImageProblems(s *Snapshot, renderer Builder) []Problem {
 	}
 
 	seen := map[string]bool{}
+	templates := newSourceTemplates(s)
 	for _, cfgName := range sortedNames(s.Configs) {
 		cfg := s.Configs[cfgName]
 		t := cfg.Spec.Target
@@ -45,7 +46,7 @@ func componentImageProblems(s *Snapshot, renderer Builder) []Problem {
 		if !ok {
 			continue // reported where the target is resolved
 		}
-		template := s.sourceTemplate(cfg, map[string]bool{})
+		template := templates.of(cfg)
 		if template == "" {
 			continue
 		}
@@ -91,30 +92,100 @@ func componentImage(c v1alpha1.ComponentSpec, i int) (string, string) {
 	return c.Name, fmt.Sprintf("spec.components[%d].name", i)
 }
 
-// sourceTemplate is the VectorTemplate whose vectors cfg promotes: its
-// source, or for a Stage source the template of a config promoting into
-// that stage. Empty when no template is reached.
-func (s *Snapshot) sourceTemplate(cfg *v1alpha1.VectorPromotionConfig, visited map[string]bool) string {
+// sourceTemplates finds the VectorTemplate whose vectors a config promotes:
+// its source, or for a Stage source the template of a config promoting
+// into that stage, searched depth first in the order of the configs' names
+// (the first one found wins). Configs are indexed by target once, and
+// answers are remembered when the configs have no cycle (a remembered
+// answer is then the one a fresh search would give), so a deep chain
+// costs its length, not its square.
+type sourceTemplates struct {
+	s        *Snapshot
+	byTarget map[targetRef][]string // config names, sorted
+	acyclic  bool
+	memo     map[string]string
+}
+
+type targetRef struct{ landscape, name string }
+
+func newSourceTemplates(s *Snapshot) *sourceTemplates {
+	st := &sourceTemplates{s: s, byTarget: map[targetRef][]string{}, memo: map[string]string{}}
+	for _, n := range sortedNames(s.Configs) {
+		t := s.Configs[n].Spec.Target
+		k := targetRef{t.Landscape, t.Name}
+		st.byTarget[k] = append(st.byTarget[k], n)
+	}
+	st.acyclic = !st.hasCycle()
+	return st
+}
+
+// of is the template cfg's vectors come from; empty when none is reached.
+func (st *sourceTemplates) of(cfg *v1alpha1.VectorPromotionConfig) string {
+	return st.search(cfg, map[string]bool{})
+}
+
+func (st *sourceTemplates) search(cfg *v1alpha1.VectorPromotionConfig, visited map[string]bool) string {
 	src := cfg.Spec.Source
 	if src.Kind != v1alpha1.StageKind {
-		if _, ok := s.Templates[src.Name]; ok {
+		if _, ok := st.s.Templates[src.Name]; ok {
 			return src.Name
 		}
 		return ""
+	}
+	if t, ok := st.memo[cfg.Name]; ok {
+		return t
 	}
 	if visited[cfg.Name] {
 		return ""
 	}
 	visited[cfg.Name] = true
-	for _, n := range sortedNames(s.Configs) {
-		up := s.Configs[n]
-		if up.Spec.Target.Name == src.Name && up.Spec.Target.Landscape == src.Landscape {
-			if t := s.sourceTemplate(up, visited); t != "" {
-				return t
-			}
+	found := ""
+	for _, n := range st.byTarget[targetRef{src.Landscape, src.Name}] {
+		if t := st.search(st.s.Configs[n], visited); t != "" {
+			found = t
+			break
 		}
 	}
-	return ""
+	if st.acyclic {
+		st.memo[cfg.Name] = found
+	}
+	return found
+}
+
+// hasCycle says whether some config is, through Stage sources, upstream of
+// itself (three-colour depth-first search, each config once).
+func (st *sourceTemplates) hasCycle() bool {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var visit func(name string) bool
+	visit = func(name string) bool {
+		switch state[name] {
+		case open:
+			return true
+		case done:
+			return false
+		}
+		state[name] = open
+		if src := st.s.Configs[name].Spec.Source; src.Kind == v1alpha1.StageKind {
+			for _, up := range st.byTarget[targetRef{src.Landscape, src.Name}] {
+				if visit(up) {
+					return true
+				}
+			}
+		}
+		state[name] = done
+		return false
+	}
+	for _, n := range sortedNames(st.s.Configs) {
+		if visit(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // templateComponent is one component of a template's vectors and where it

@@ -29,13 +29,21 @@ func ValidateConfigs(configs []*VectorPromotionConfig, describe func(name string
 // overlay are one stage to the configs promoting into them: one
 // kustomization.yaml cannot render two vectors.
 func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name string) string, overlay func(landscape, name string) string) map[string]field.ErrorList {
+	// Each stage's key is made once: overlay can be costly, and the checks
+	// below ask for every key many times.
+	keys := map[[2]string]string{}
 	stageKey := func(landscape, name string) string {
+		if k, ok := keys[[2]string{landscape, name}]; ok {
+			return k
+		}
+		k := "stage " + landscape + "/" + name
 		if overlay != nil {
 			if o := overlay(landscape, name); o != "" {
-				return "overlay " + o
+				k = "overlay " + o
 			}
 		}
-		return "stage " + landscape + "/" + name
+		keys[[2]string{landscape, name}] = k
+		return k
 	}
 	if describe == nil {
 		describe = func(name string) string { return name }
@@ -55,6 +63,7 @@ func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name stri
 			fromStage[s] = append(fromStage[s], c)
 		}
 	}
+	component := stageComponents(sorted, fromStage, stageKey)
 	for _, c := range sorted {
 		t := c.Spec.Target
 		if others := byTarget[stageKey(t.Landscape, t.Name)]; len(others) > 1 {
@@ -76,7 +85,7 @@ func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name stri
 					"or they overwrite each other's vector: remove one or point its spec.target at another stage",
 				t.Describe(), shared, strings.Join(names, ", "))))
 		}
-		if cycle := configCycle(c, fromStage, stageKey); cycle != nil {
+		if cycle := configCycle(c, fromStage, stageKey, component); cycle != nil {
 			steps := make([]string, len(cycle))
 			for i, cc := range cycle {
 				steps[i] = fmt.Sprintf("VectorPromotionConfig %s (%s/%s → %s/%s)", describe(cc.Name),
@@ -94,12 +103,19 @@ func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name stri
 // configCycle is the shortest cycle of configs through c, starting with c
 // (c, then configs from c's target stage on, back to c's source stage), or
 // nil. Breadth-first over configs sorted by name, so it is deterministic.
-func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromotionConfig, stageKey func(landscape, name string) string) []*VectorPromotionConfig {
+// A cycle through c exists only when c's source and target stages are in
+// one strongly connected component, and every stage on it is in that
+// component, so the search looks nowhere else: a long chain costs its
+// length once, not once per config.
+func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromotionConfig, stageKey func(landscape, name string) string, component map[string]int) []*VectorPromotionConfig {
 	if c.Spec.Source.Kind != StageKind {
 		return nil // nothing promotes into a template
 	}
 	start := stageKey(c.Spec.Source.Landscape, c.Spec.Source.Name)
 	first := stageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
+	if component[start] != component[first] {
+		return nil
+	}
 	// via[stage] is the config that reached stage first.
 	via := map[string]*VectorPromotionConfig{first: c}
 	queue := []string{first}
@@ -121,6 +137,9 @@ func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromoti
 		}
 		for _, next := range fromStage[stage] {
 			t := stageKey(next.Spec.Target.Landscape, next.Spec.Target.Name)
+			if component[t] != component[start] {
+				continue // a stage that cannot lead back to start
+			}
 			if _, seen := via[t]; !seen {
 				via[t] = next
 				queue = append(queue, t)
@@ -128,4 +147,55 @@ func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromoti
 		}
 	}
 	return nil
+}
+
+// stageComponents numbers the strongly connected components of the stage
+// graph (an edge from each config's source stage to its target stage),
+// with Tarjan's algorithm: linear in stages and configs. Every stage a
+// config promotes from, and so every stage one promotes to, gets a number.
+func stageComponents(configs []*VectorPromotionConfig, fromStage map[string][]*VectorPromotionConfig, stageKey func(landscape, name string) string) map[string]int {
+	index := map[string]int{}
+	low := map[string]int{}
+	onStack := map[string]bool{}
+	component := map[string]int{}
+	var stack []string
+	next, components := 0, 0
+	var visit func(stage string)
+	visit = func(stage string) {
+		index[stage], low[stage] = next, next
+		next++
+		stack = append(stack, stage)
+		onStack[stage] = true
+		for _, c := range fromStage[stage] {
+			t := stageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
+			if _, seen := index[t]; !seen {
+				visit(t)
+				low[stage] = min(low[stage], low[t])
+			} else if onStack[t] {
+				low[stage] = min(low[stage], index[t])
+			}
+		}
+		if low[stage] == index[stage] {
+			for {
+				top := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[top] = false
+				component[top] = components
+				if top == stage {
+					break
+				}
+			}
+			components++
+		}
+	}
+	for _, c := range configs {
+		if c.Spec.Source.Kind != StageKind {
+			continue // a template is no stage: nothing can lead back to it
+		}
+		stage := stageKey(c.Spec.Source.Landscape, c.Spec.Source.Name)
+		if _, seen := index[stage]; !seen {
+			visit(stage)
+		}
+	}
+	return component
 }

@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,5 +122,29 @@ func TestValidateConfigsAtComparesOverlays(t *testing.T) {
 		cfg("dev-to-test", "dev/dev", "test/test"), cfg("hotfix-to-test", "acme", "hotfix/hotfix"),
 	}, nil); len(got) != 0 {
 		t.Errorf("without overlays, two stage names are two stages: %v", got)
+	}
+}
+
+// TestValidateConfigsAtLinearChain: a deep chain with a short cycle at its
+// end reports only the configs of the cycle and of the shared stage, and
+// asks where each stage's overlay is once (it was asked once per stage per
+// config reaching it: 2,009,005 times here).
+func TestValidateConfigsAtLinearChain(t *testing.T) {
+	const n = 2000
+	configs := []*VectorPromotionConfig{cfg("to-s0", "acme", "l/s0")}
+	for i := 1; i < n; i++ {
+		configs = append(configs, cfg(fmt.Sprintf("c%d", i), fmt.Sprintf("l/s%d", i-1), fmt.Sprintf("l/s%d", i)))
+	}
+	configs = append(configs, cfg("back", fmt.Sprintf("l/s%d", n-1), fmt.Sprintf("l/s%d", n-2)))
+	asked := 0
+	got := ValidateConfigsAt(configs, nil, func(landscape, name string) string {
+		asked++
+		return "apps/" + name
+	})
+	if diff := cmp.Diff([]string{"back", fmt.Sprintf("c%d", n-2), fmt.Sprintf("c%d", n-1)}, slices.Sorted(maps.Keys(got))); diff != "" {
+		t.Errorf("configs with problems (-want +got):\n%s", diff)
+	}
+	if asked > n {
+		t.Errorf("the overlay of %d stages was looked up %d times, want each once", n, asked)
 	}
 }

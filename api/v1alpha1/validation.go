@@ -386,34 +386,44 @@ func validateApprovers(approvers []Approver, p *field.Path) field.ErrorList {
 // must not end up in logs and statuses.
 func validatePublicKey(key string, p *field.Path) *field.Error {
 	trimmed := strings.TrimSpace(key)
-	switch {
-	case trimmed == "":
+	if trimmed == "" {
 		return field.Required(p, "an armored OpenPGP public key block or an SSH public key line")
+	}
+	if problem := publicKeyProblems.of(trimmed); problem != "" {
+		return field.Invalid(p, field.OmitValueType{}, problem)
+	}
+	return nil
+}
+
+// publicKeyProblem is what is wrong with a non-empty public key, "" when
+// nothing is.
+func publicKeyProblem(trimmed string) string {
+	switch {
 	case hasPrivateKeyHeader(trimmed):
-		return field.Invalid(p, field.OmitValueType{}, "is a private key: remove it from the config and rotate it, "+
-			"then paste the public key (gpg --armor --export <id>, or the .pub file of an SSH key)")
+		return "is a private key: remove it from the config and rotate it, " +
+			"then paste the public key (gpg --armor --export <id>, or the .pub file of an SSH key)"
 	case strings.HasPrefix(trimmed, "-----BEGIN PGP"):
 		entities, err := openpgp.ReadArmoredKeyRing(strings.NewReader(trimmed))
 		if err != nil {
-			return field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("is not a valid armored OpenPGP public key: %v", err))
+			return fmt.Sprintf("is not a valid armored OpenPGP public key: %v", err)
 		}
 		for _, e := range entities {
 			if e.PrivateKey != nil {
-				return field.Invalid(p, field.OmitValueType{}, "is an OpenPGP private key: remove it from the config "+
-					"and rotate it, then paste the public key (gpg --armor --export <id>)")
+				return "is an OpenPGP private key: remove it from the config " +
+					"and rotate it, then paste the public key (gpg --armor --export <id>)"
 			}
 		}
-		return nil
+		return ""
 	}
 	rest := []byte(trimmed)
 	for len(bytes.TrimSpace(rest)) > 0 {
 		var err error
 		if _, _, _, rest, err = ssh.ParseAuthorizedKey(rest); err != nil {
-			return field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("is neither an armored OpenPGP public key "+
-				"block nor an SSH public key line (\"ssh-ed25519 AAAA... name\"): %v", err))
+			return fmt.Sprintf("is neither an armored OpenPGP public key "+
+				"block nor an SSH public key line (\"ssh-ed25519 AAAA... name\"): %v", err)
 		}
 	}
-	return nil
+	return ""
 }
 
 // hasPrivateKeyHeader spots PEM and OpenPGP private key armor (OpenSSH, PKCS#1,

@@ -23,9 +23,9 @@ import (
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 )
 
-// maxPassesPerRun bounds --once: a chain of N stages settles in about 2N
-// passes (start, then record and propagate), so this is far above any real
-// repository.
+// maxPassesPerRun bounds --once beyond the passes a change needs to travel
+// through every stage (a chain of N stages settles in about 2N: start, then
+// record and propagate; controller.RunUntilStable allows those on top).
 const maxPassesPerRun = 100
 
 type runOptions struct {
