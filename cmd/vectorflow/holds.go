@@ -151,8 +151,9 @@ func newRollbackCommand() *cobra.Command {
 		Use:   "rollback --stage LANDSCAPE/STAGE (--to VECTOR | --previous) --repo URL --signing-key FILE [--reason TEXT]",
 		Short: "Roll a stage back to a vector it ran before, and hold it there",
 		Long: `rollback asks the controller for a promotion of an older vector into the stage:
-one a promotion of the stage's config wrote there before (--to names it,
---previous takes the one before the current). Like promote, it adds a signed
+one the stage keeps a StageVersion of (vectorflow get stageversions --stage),
+or one a promotion of the stage's config wrote there (--to names it,
+--previous takes the newest other than the current). Like promote, it adds a signed
 request to the state branch; where the config requires approval, your
 signature is the rollback's approval (you must be one of its approvers). The
 rollback runs like every promotion (its commit says Vectorflow-Rollback: true),
@@ -232,7 +233,7 @@ lifts the hold.`,
 	rf.registerStateBranch(cmd.Flags())
 	sf.register(cmd.Flags(), defaultApprover(), "author of the request commit, \"Name <email>\"")
 	cmd.Flags().StringVar(&stage, "stage", "", "the stage, `landscape/name`")
-	cmd.Flags().StringVar(&to, "to", "", "the vector to roll back to (`template:version`), one the stage ran before")
+	cmd.Flags().StringVar(&to, "to", "", "the vector to roll back to (`template:version`), one the stage ran before (kept as a StageVersion)")
 	cmd.Flags().BoolVar(&previous, "previous", false, "roll back to the vector the stage ran before the current one")
 	cmd.Flags().BoolVar(&force, "force", false, "allow going down across a stepping stone (recorded as Vectorflow-Forced: true)")
 	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the stage's hold")
