@@ -80,8 +80,11 @@ Vectorflow-Forced: true, and vectorflow audit shows it.`,
 			if vector != "" && view.state.Vectors[vector] == nil {
 				return fmt.Errorf("promote %s: --vector %s is not a vector on the state branch %s; vectorflow get vectors lists them", config, vector, rf.stateBranch)
 			}
-			for _, w := range waitingWithVector(view.state, config, vector) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s already waits for approval with the same vector %s: approving it (vectorflow approve %s) promotes that vector; a new promotion would supersede it and wait again\n", w, vector, w)
+			// The vector the new promotion will hold: --vector, else the
+			// source's.
+			wanted := cmp.Or(vector, seen)
+			for _, w := range waitingWithVector(view.state, config, wanted) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s already waits for approval with the same vector %s: approving it (vectorflow approve %s) promotes that vector; a new promotion would supersede it and wait again\n", w, wanted, w)
 			}
 			now := time.Now().UTC().Truncate(time.Second)
 			id, err := requestID(now)
