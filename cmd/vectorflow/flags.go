@@ -239,3 +239,45 @@ func checkFlagAliases(cmd *cobra.Command, _ []string) error {
 type errWriter struct{ cmd *cobra.Command }
 
 func (w errWriter) Write(p []byte) (int, error) { return w.cmd.ErrOrStderr().Write(p) }
+
+// signedStateWrite is what a command that adds a signed record to the
+// state branch (promote, hold, release, rollback) reads before it writes.
+type signedStateWrite struct {
+	writer *gitwriter.Writer
+	signer gitwriter.Signer
+	view   stateView
+	snap   *source.Snapshot
+}
+
+// openSignedStateWrite loads the signing key, the state branch and the
+// config repository, in that order: a bad key fails before any fetch.
+func openSignedStateWrite(ctx context.Context, rf *repoFlags, sf *signingFlags) (signedStateWrite, error) {
+	w, signer, err := sf.writer()
+	if err != nil {
+		return signedStateWrite{}, err
+	}
+	view, err := rf.readState(ctx)
+	if err != nil {
+		return signedStateWrite{}, err
+	}
+	snap, err := rf.loadSnapshot(ctx, view.auth)
+	if err != nil {
+		return signedStateWrite{}, err
+	}
+	return signedStateWrite{writer: w, signer: signer, view: view, snap: snap}, nil
+}
+
+// addFile commits file with content to the state branch in one signed
+// commit with message, and returns the commit.
+func (s signedStateWrite) addFile(ctx context.Context, rf *repoFlags, file string, content []byte, message string) (string, error) {
+	change := gitwriter.Change{
+		Message: func([]gitwriter.FileDiff) string { return message },
+		Files:   []gitwriter.FileEdit{gitwriter.SetFile(file, content)},
+	}
+	target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: s.view.repo.AuthMethod()}, Branch: rf.stateBranch}
+	results, err := s.writer.Apply(ctx, target, change)
+	if err != nil {
+		return "", err
+	}
+	return results[0].Commit.String(), nil
+}

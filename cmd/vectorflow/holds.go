@@ -50,19 +50,11 @@ made while a stage is held, and wait with reason StageHeld; promotions a
 person requests (vectorflow promote, rollback) still run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w, signer, err := sf.writer()
+			sw, err := openSignedStateWrite(cmd.Context(), &rf, &sf)
 			if err != nil {
 				return err
 			}
-			view, err := rf.readState(cmd.Context())
-			if err != nil {
-				return err
-			}
-			snap, err := rf.loadSnapshot(cmd.Context(), view.auth)
-			if err != nil {
-				return err
-			}
-			key, approver, err := stageApprover(snap, stage, signer, sf.identity)
+			key, approver, err := stageApprover(sw.snap, stage, sw.signer, sf.identity)
 			if err != nil {
 				return fmt.Errorf("%s: %w", verb, err)
 			}
@@ -77,18 +69,11 @@ person requests (vectorflow promote, rollback) still run.`,
 				return err
 			}
 			file := reconcilers.HoldPath(key, id)
-			change := gitwriter.Change{
-				Message: func([]gitwriter.FileDiff) string {
-					return fmt.Sprintf("%s stage %s\n\n%s\n", verb, key, orDash(reason))
-				},
-				Files: []gitwriter.FileEdit{gitwriter.SetFile(file, content)},
-			}
-			target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: view.repo.AuthMethod()}, Branch: rf.stateBranch}
-			results, err := w.Apply(cmd.Context(), target, change)
+			commit, err := sw.addFile(cmd.Context(), &rf, file, content, fmt.Sprintf("%s stage %s\n\n%s\n", verb, key, orDash(reason)))
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", verb, key, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s stage %s as %s in signed commit %s (%s)\n", kindPast(kind), key, approver, results[0].Commit, file)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s stage %s as %s in signed commit %s (%s)\n", kindPast(kind), key, approver, commit, file)
 			return nil
 		},
 	}
@@ -165,18 +150,11 @@ lifts the hold.`,
 			if (to == "") == !previous {
 				return fmt.Errorf("rollback: give exactly one of --to VECTOR and --previous")
 			}
-			w, signer, err := sf.writer()
+			sw, err := openSignedStateWrite(cmd.Context(), &rf, &sf)
 			if err != nil {
 				return err
 			}
-			view, err := rf.readState(cmd.Context())
-			if err != nil {
-				return err
-			}
-			snap, err := rf.loadSnapshot(cmd.Context(), view.auth)
-			if err != nil {
-				return err
-			}
+			signer, view, snap := sw.signer, sw.view, sw.snap
 			key, approver, err := stageApprover(snap, stage, signer, sf.identity)
 			if err != nil {
 				return fmt.Errorf("rollback: %w", err)
@@ -213,19 +191,12 @@ lifts the hold.`,
 				return err
 			}
 			file := reconcilers.RequestPath(cfg.Name, id)
-			change := gitwriter.Change{
-				Message: func([]gitwriter.FileDiff) string {
-					return fmt.Sprintf("request a rollback of %s to %s\n\n%s\n\nRequested-by: %s\n", key, vector, orDash(reason), sf.identity)
-				},
-				Files: []gitwriter.FileEdit{gitwriter.SetFile(file, content)},
-			}
-			target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: view.repo.AuthMethod()}, Branch: rf.stateBranch}
-			results, err := w.Apply(cmd.Context(), target, change)
+			commit, err := sw.addFile(cmd.Context(), &rf, file, content, fmt.Sprintf("request a rollback of %s to %s\n\n%s\n\nRequested-by: %s\n", key, vector, orDash(reason), sf.identity))
 			if err != nil {
 				return fmt.Errorf("rollback %s: %w", key, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "requested a rollback of %s to %s as %s in signed commit %s (%s); the controller promotes it and holds the stage on its next pass\n",
-				key, vector, approver, results[0].Commit, file)
+				key, vector, approver, commit, file)
 			return nil
 		},
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
@@ -46,18 +45,11 @@ Vectorflow-Forced: true, and vectorflow audit shows it.`,
 			if config == "" {
 				return fmt.Errorf("--config is required: the VectorPromotionConfig to promote")
 			}
-			w, signer, err := sf.writer()
+			sw, err := openSignedStateWrite(cmd.Context(), &rf, &sf)
 			if err != nil {
 				return err
 			}
-			view, err := rf.readState(cmd.Context())
-			if err != nil {
-				return err
-			}
-			snap, err := rf.loadSnapshot(cmd.Context(), view.auth)
-			if err != nil {
-				return err
-			}
+			signer, view, snap := sw.signer, sw.view, sw.snap
 			cfg := snap.Configs[config]
 			if cfg == nil {
 				return fmt.Errorf("promote: no VectorPromotionConfig %s in %s (list them with vectorflow get configs)", config, rf.repo)
@@ -100,19 +92,12 @@ Vectorflow-Forced: true, and vectorflow audit shows it.`,
 				return err
 			}
 			file := reconcilers.RequestPath(config, id)
-			change := gitwriter.Change{
-				Message: func([]gitwriter.FileDiff) string {
-					return fmt.Sprintf("request a promotion of %s\n\nRequested-by: %s\n", config, sf.identity)
-				},
-				Files: []gitwriter.FileEdit{gitwriter.SetFile(file, content)},
-			}
-			target := gitwriter.Target{Remote: gitwriter.Remote{URL: rf.repo, Auth: view.repo.AuthMethod()}, Branch: rf.stateBranch}
-			results, err := w.Apply(cmd.Context(), target, change)
+			commit, err := sw.addFile(cmd.Context(), &rf, file, content, fmt.Sprintf("request a promotion of %s\n\nRequested-by: %s\n", config, sf.identity))
 			if err != nil {
 				return fmt.Errorf("promote %s: %w", config, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "requested a promotion of %s (%s) as approver %s in signed commit %s (%s); the controller creates it on its next pass\n",
-				config, orDash(cmp.Or(vector, seen)), approver, results[0].Commit, file)
+				config, orDash(cmp.Or(vector, seen)), approver, commit, file)
 			return nil
 		},
 	}
