@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -49,7 +50,41 @@ func JudgeHolds(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbin
 		}
 		out = append(out, v)
 	}
-	return out, nil
+	return out, setDepths(s, tip, out)
+}
+
+// setDepths sets each verdict's Depth: its commit's distance from tip along
+// the first parents, walking only as far as the oldest of them.
+func setDepths(s storer.EncodedObjectStorer, tip plumbing.Hash, verdicts []reconcilers.HoldVerdict) error {
+	want := map[string]bool{}
+	for _, v := range verdicts {
+		if v.Commit != "" {
+			want[v.Commit] = true
+		}
+	}
+	depth := map[string]int{}
+	for h, d := tip, 0; len(depth) < len(want) && !h.IsZero(); d++ {
+		c, err := object.GetCommit(s, h)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read state commit %s: %w", h, err)
+		}
+		if want[h.String()] {
+			depth[h.String()] = d
+		}
+		h = plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			h = c.ParentHashes[0]
+		}
+	}
+	for i := range verdicts {
+		if d, ok := depth[verdicts[i].Commit]; ok {
+			verdicts[i].Depth = d
+		}
+	}
+	return nil
 }
 
 func judgeHold(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbing.Hash, file string, data []byte, stateSigners *gitwriter.Verifier) (reconcilers.HoldVerdict, error) {

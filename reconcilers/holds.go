@@ -84,10 +84,15 @@ type HoldVerdict struct {
 	Signer, Refusal string
 	// Commit is the state commit that added the record.
 	Commit string
+	// Depth is how far below the state branch's tip, along its first
+	// parents, Commit is: of two records with the same time (records keep
+	// seconds), the one added later has the smaller depth.
+	Depth int
 }
 
 // CurrentHolds are the stages' holds by `<landscape>/<name>`: each
-// stage's newest counting record (by its time, then path), when that is a
+// stage's newest counting record (by its time, then the commit that added
+// it, then path), when that is a
 // Hold. A refused record counts for nothing.
 func CurrentHolds(verdicts []HoldVerdict) map[string]*StageHold {
 	newest := map[string]*HoldVerdict{}
@@ -98,7 +103,7 @@ func CurrentHolds(verdicts []HoldVerdict) map[string]*StageHold {
 		}
 		cur := newest[v.Record.Stage]
 		if cur == nil || v.Record.At.After(cur.Record.At.Time) ||
-			v.Record.At.Equal(&cur.Record.At) && v.Path > cur.Path {
+			v.Record.At.Equal(&cur.Record.At) && (v.Depth < cur.Depth || v.Depth == cur.Depth && v.Path > cur.Path) {
 			newest[v.Record.Stage] = v
 		}
 	}

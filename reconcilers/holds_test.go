@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+func depth(v HoldVerdict, d int) HoldVerdict { v.Depth = d; return v }
+
 func TestCurrentHolds(t *testing.T) {
 	rec := func(path, kind, stage, signer string, d time.Duration) HoldVerdict {
 		return HoldVerdict{Path: path, Signer: signer, Commit: "c-" + path,
@@ -37,6 +39,9 @@ func TestCurrentHolds(t *testing.T) {
 		{name: "stages are held apart",
 			verdicts: []HoldVerdict{rec("h1", HoldKind, "prod/eu", "alice", 0), rec("r1", ReleaseKind, "prod/us", "bob", time.Minute)},
 			want:     map[string]*StageHold{"prod/eu": {Stage: "prod/eu", By: "alice", At: at(0), Reason: "why h1", Commit: "c-h1"}}},
+		{name: "in the same second, the record added later (nearer the tip) wins over the later path",
+			verdicts: []HoldVerdict{depth(rec("z", HoldKind, "prod/eu", "vectorflow", 0), 2), depth(rec("a", ReleaseKind, "prod/eu", "bob", 0), 1)},
+			want:     map[string]*StageHold{}},
 		{name: "at the same time, the later path wins (input order does not matter)",
 			verdicts: []HoldVerdict{rec("b", ReleaseKind, "prod/eu", "bob", 0), rec("a", HoldKind, "prod/eu", "alice", 0)},
 			want:     map[string]*StageHold{}},
