@@ -22,12 +22,7 @@ import (
 // state signer (the controller) or by an approver of a config whose target
 // is that stage. CurrentHolds (in the core) makes the holds of them.
 func (c *Controller) judgeHolds(ctx context.Context, snap *source.Snapshot, files map[string][]byte, tip plumbing.Hash) ([]reconcilers.HoldVerdict, error) {
-	var paths []string
-	for _, p := range sortedKeys(files) {
-		if strings.HasPrefix(p, reconcilers.HoldsDir+"/") {
-			paths = append(paths, p)
-		}
-	}
+	paths := filesUnder(files, reconcilers.HoldsDir)
 	if len(paths) == 0 {
 		return nil, nil
 	}

@@ -26,12 +26,7 @@ import (
 // signed by one of that config's approvers or by a trusted state signer (the
 // operator of an automatic config, which has no approvers, may ask too).
 func (c *Controller) judgeRequests(ctx context.Context, snap *source.Snapshot, files map[string][]byte, tip plumbing.Hash) ([]pass.RequestVerdict, error) {
-	var paths []string
-	for _, p := range sortedKeys(files) {
-		if strings.HasPrefix(p, reconcilers.RequestsDir+"/") {
-			paths = append(paths, p)
-		}
-	}
+	paths := filesUnder(files, reconcilers.RequestsDir)
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -175,4 +170,16 @@ func ApproverOf(cfg *v1alpha1.VectorPromotionConfig, signer interface {
 		return "", fmt.Errorf("your signing key is not one of the approvers of %s (spec.approval.approvers): %w", cfg.Name, err)
 	}
 	return name, nil
+}
+
+// filesUnder are the state files under dir, sorted: the records of one
+// kind that people add (requests/, holds/).
+func filesUnder(files map[string][]byte, dir string) []string {
+	var paths []string
+	for _, p := range sortedKeys(files) {
+		if strings.HasPrefix(p, dir+"/") {
+			paths = append(paths, p)
+		}
+	}
+	return paths
 }
