@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -21,9 +22,34 @@ func main() {
 	// without them.
 	root.SetOut(redactingWriter{os.Stdout})
 	root.SetErr(redactingWriter{os.Stderr})
-	if err := root.Execute(); err != nil {
+	stop := startProfile(os.Getenv("VECTORFLOW_CPUPROFILE"))
+	err := root.Execute()
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", source.RedactText(err.Error()))
 		os.Exit(1)
+	}
+}
+
+// startProfile writes a CPU profile of the whole command to path, for
+// `make bench` and anyone measuring a slow repository; "" profiles nothing.
+func startProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "warning: VECTORFLOW_CPUPROFILE:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "warning: VECTORFLOW_CPUPROFILE:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }
 
