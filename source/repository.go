@@ -49,9 +49,10 @@ type Auth struct {
 	KnownHosts []byte
 }
 
-// Repository is one remote branch source: a URL and an in-memory object
-// store that is kept across fetches, so that each fetch after the first
-// transfers only the objects the store does not have yet.
+// Repository is one remote branch source: a URL and an object store (in
+// memory, or on disk with OpenCached) that is kept across fetches, so that
+// each fetch after the first transfers only the objects the store does not
+// have yet.
 type Repository struct {
 	url  string
 	auth transport.AuthMethod
@@ -59,6 +60,8 @@ type Repository struct {
 	mu       sync.Mutex
 	repo     *git.Repository
 	progress io.Writer
+	// store is the on-disk store of OpenCached; nil in memory.
+	store *diskStore
 }
 
 // ShowProgress sends the server's progress messages of later fetches
@@ -84,38 +87,56 @@ func Open(url string, auth Auth) (*Repository, error) {
 // OpenStorer is Open over a given object store: a filesystem one for
 // repositories too large for memory, or one shared with a writer.
 func OpenStorer(url string, auth Auth, store storage.Storer) (*Repository, error) {
+	remote, method, err := endpoint(url, auth)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := git.Init(&lockedStorer{Storer: store}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: init the object store: %w", RedactURL(url), err)
+	}
+	if err := addRemote(repo, url, remote); err != nil {
+		return nil, err
+	}
+	return &Repository{url: url, auth: method, repo: repo}, nil
+}
+
+// endpoint checks url and derives what go-git fetches from: the remote (an
+// absolute path for a local repository) and the credential for its
+// transport.
+func endpoint(url string, auth Auth) (string, transport.AuthMethod, error) {
 	if url == "" {
-		return nil, errors.New("open repository: the URL is empty")
+		return "", nil, errors.New("open repository: the URL is empty")
 	}
 	shown := RedactURL(url) // errors name the repository, never its credentials
 	remote := url
 	if IsLocalPath(url) {
 		if !isGitRepository(url) {
-			return nil, fmt.Errorf("open repository %s: %w", shown, ErrNotGitRepository)
+			return "", nil, fmt.Errorf("open repository %s: %w", shown, ErrNotGitRepository)
 		}
 		// The file transport runs relative to the process, not the caller.
 		abs, err := filepath.Abs(url)
 		if err != nil {
-			return nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
+			return "", nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
 		}
 		remote = abs
 	}
 	ep, err := transport.NewEndpoint(remote)
 	if err != nil {
-		return nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
+		return "", nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
 	}
 	method, err := authMethod(ep, auth)
 	if err != nil {
-		return nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
+		return "", nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
 	}
-	repo, err := git.Init(&lockedStorer{Storer: store}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("open repository %s: init the object store: %w", shown, err)
-	}
+	return remote, method, nil
+}
+
+func addRemote(repo *git.Repository, url, remote string) error {
 	if _, err := repo.CreateRemote(&config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{remote}}); err != nil {
-		return nil, fmt.Errorf("open repository %s: %w", shown, RedactError(err))
+		return fmt.Errorf("open repository %s: %w", RedactURL(url), RedactError(err))
 	}
-	return &Repository{url: url, auth: method, repo: repo}, nil
+	return nil
 }
 
 // URL is the URL the repository was opened with.
@@ -131,14 +152,14 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 	defer r.mu.Unlock()
 	local := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, branch)
 	spec := config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(branch), local))
-	err := r.repo.FetchContext(ctx, &git.FetchOptions{
+	err := r.fetch(ctx, &git.FetchOptions{
 		RemoteName: git.DefaultRemoteName,
 		RefSpecs:   []config.RefSpec{spec},
 		Auth:       r.auth,
 		Tags:       git.NoTags,
 		Force:      true,
 		Progress:   r.progress,
-	})
+	}, func() error { return r.readable(local) })
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: %w", branch, RedactURL(r.url), RedactError(explainFetchError(err, r.auth != nil)))
 	}
@@ -154,7 +175,7 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 func (r *Repository) FetchAll(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err := r.repo.FetchContext(ctx, &git.FetchOptions{
+	err := r.fetch(ctx, &git.FetchOptions{
 		RemoteName: git.DefaultRemoteName,
 		RefSpecs: []config.RefSpec{
 			config.RefSpec(fmt.Sprintf("+refs/heads/*:refs/remotes/%s/*", git.DefaultRemoteName)),
@@ -164,18 +185,49 @@ func (r *Repository) FetchAll(ctx context.Context) error {
 		Tags:     git.NoTags,
 		Force:    true,
 		Progress: r.progress,
-	})
+	}, func() error { return nil })
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return fmt.Errorf("fetch the branches and tags of %s: %w", r.url, explainFetchError(err, r.auth != nil))
 	}
 	return nil
 }
 
-// Repo is the go-git repository over the in-memory store, for readers and
-// writers that want the fetched objects (the writer builds on them).
+// fetch runs one fetch, under the on-disk store's lock when there is one;
+// verify says whether what the fetch left reads.
+func (r *Repository) fetch(ctx context.Context, opts *git.FetchOptions, verify func() error) error {
+	if r.store == nil {
+		return r.repo.FetchContext(ctx, opts)
+	}
+	return r.store.fetch(ctx, func() error { return r.repo.FetchContext(ctx, opts) }, verify)
+}
+
+// readable checks that the fetched tip of ref reads down to its root tree,
+// what an unreadable store fails first. A ref that is not there is no
+// fault of the store: Fetch reports it.
+func (r *Repository) readable(ref plumbing.ReferenceName) error {
+	tip, err := r.repo.Reference(ref, true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	commit, err := r.repo.CommitObject(tip.Hash())
+	if err != nil {
+		return fmt.Errorf("commit %s: %w", tip.Hash(), err)
+	}
+	if _, err := commit.Tree(); err != nil {
+		return fmt.Errorf("the tree of commit %s: %w", tip.Hash(), err)
+	}
+	return nil
+}
+
+// Repo is the go-git repository over the object store (in memory or on
+// disk), for readers and writers that want the fetched objects (the writer
+// builds on them).
 func (r *Repository) Repo() *git.Repository { return r.repo }
 
-// Storer is the in-memory object store, reused across fetches. Reading
+// Storer is the object store, reused across fetches. Reading
 // objects from it while a Fetch writes is safe.
 func (r *Repository) Storer() storage.Storer { return r.repo.Storer }
 
@@ -303,11 +355,23 @@ func explainFetchError(err error, hasAuth bool) error {
 }
 
 // lockedStorer lets snapshots read objects while the next fetch writes new
-// ones: go-git's memory store is a plain map. Only the object methods are
+// ones: go-git's memory store is a plain map, and its filesystem store
+// keeps maps of open packs and pack indexes that even reads change
+// (exclusive: reads take the lock alone). Only the object methods are
 // guarded: references are written by Fetch alone, under Repository.mu.
 type lockedStorer struct {
 	storage.Storer
-	mu sync.RWMutex
+	mu        sync.RWMutex
+	exclusive bool
+}
+
+func (s *lockedStorer) readLock() (unlock func()) {
+	if s.exclusive {
+		s.mu.Lock()
+		return s.mu.Unlock
+	}
+	s.mu.RLock()
+	return s.mu.RUnlock
 }
 
 func (s *lockedStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
@@ -317,25 +381,21 @@ func (s *lockedStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash
 }
 
 func (s *lockedStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.readLock()()
 	return s.Storer.EncodedObject(t, h)
 }
 
 func (s *lockedStorer) HasEncodedObject(h plumbing.Hash) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.readLock()()
 	return s.Storer.HasEncodedObject(h)
 }
 
 func (s *lockedStorer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.readLock()()
 	return s.Storer.EncodedObjectSize(h)
 }
 
 func (s *lockedStorer) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	defer s.readLock()()
 	return s.Storer.IterEncodedObjects(t)
 }

@@ -1,0 +1,447 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// The on-disk object stores live under <cache dir>/repos/<key>/, one per
+// repository URL (whatever the branch): git/ is a bare repository holding
+// the fetched objects and refs, lock is flocked by whoever fetches into it,
+// and last-used is touched by every process that opens or fetches it.
+const (
+	storesDir     = "repos"
+	storeGitDir   = "git"
+	storeLockFile = "lock"
+	storeUsedFile = "last-used"
+
+	// storeIdleLimit is how long a store may go unused before any process
+	// opening the cache removes it: disk stays bounded by what is in use.
+	storeIdleLimit = 30 * 24 * time.Hour
+
+	// storeObjectCache bounds the decoded objects kept in memory per store;
+	// the objects themselves stay on disk.
+	storeObjectCache = 8 * cache.MiByte
+	// storeLargeObject is the size above which a blob is read from disk as
+	// it is consumed instead of being loaded whole.
+	storeLargeObject = 1 << 20
+	// storeOpenPacks bounds the pack files kept open per store.
+	storeOpenPacks = 32
+)
+
+// OpenCached is Open over an on-disk object store under cacheDir, kept
+// across processes: the first fetch of a process announces the objects an
+// earlier one fetched, so only new objects cross the wire. Processes may
+// share cacheDir. A store found unreadable is removed and fetched afresh,
+// with a warning on standard error. An empty cacheDir keeps the objects in
+// memory, as Open does.
+func OpenCached(url string, auth Auth, cacheDir string) (*Repository, error) {
+	return openCached(url, auth, cacheDir, os.Stderr, time.Now())
+}
+
+func openCached(url string, auth Auth, cacheDir string, warnings io.Writer, now time.Time) (*Repository, error) {
+	if cacheDir == "" {
+		return Open(url, auth)
+	}
+	remote, method, err := endpoint(url, auth)
+	if err != nil {
+		return nil, err
+	}
+	reposDir := filepath.Join(cacheDir, storesDir)
+	removeIdleStores(reposDir, now)
+	d := &diskStore{url: url, dir: filepath.Join(reposDir, storeKey(remote)), warnings: warnings}
+	if err := d.open(); err != nil {
+		return nil, fmt.Errorf("open repository %s: the object cache: %w (remove it, or give --cache-dir=none)", RedactURL(url), err)
+	}
+	repo, err := git.Open(d.storer, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: the object cache %s: %w", RedactURL(url), d.dir, err)
+	}
+	if err := addRemote(repo, url, remote); err != nil {
+		return nil, err
+	}
+	return &Repository{url: url, auth: method, repo: repo, store: d}, nil
+}
+
+// storeKey names the store of a remote: credentials never reach the disk,
+// and one store serves every branch of the repository.
+func storeKey(remote string) string {
+	clean, _, _, _ := SplitURLCredentials(remote)
+	sum := sha256.Sum256([]byte(clean))
+	return hex.EncodeToString(sum[:8])
+}
+
+// diskStore is one repository's on-disk object store.
+type diskStore struct {
+	url      string // for messages
+	dir      string
+	warnings io.Writer
+	fs       *filesystem.Storage
+	storer   *packStorer
+}
+
+func (d *diskStore) gitDir() string { return filepath.Join(d.dir, storeGitDir) }
+
+// open makes the store ready, creating it or replacing an unreadable one.
+func (d *diskStore) open() error {
+	if err := os.MkdirAll(d.dir, 0o700); err != nil {
+		return err
+	}
+	d.fs = filesystem.NewStorageWithOptions(osfs.New(d.gitDir()), cache.NewObjectLRU(storeObjectCache),
+		filesystem.Options{LargeObjectThreshold: storeLargeObject, MaxOpenDescriptors: storeOpenPacks})
+	d.storer = &packStorer{lockedStorer: &lockedStorer{Storer: d.fs, exclusive: true}, fs: d.fs}
+	unlock, err := d.lock(context.Background())
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d.touch()
+	if err := d.prepare(); err != nil {
+		return err
+	}
+	if fault := checkStore(d.gitDir()); fault != nil {
+		return d.replace(fault)
+	}
+	return nil
+}
+
+// prepare re-creates a store deleted under a running process (the cache
+// is only a cache) and forgets what it knew of the packs, which another
+// process may have added to. Called with the file lock held.
+func (d *diskStore) prepare() error {
+	d.storer.mu.Lock()
+	defer d.storer.mu.Unlock()
+	if _, err := os.Stat(filepath.Join(d.gitDir(), "HEAD")); err != nil {
+		if err := d.initialize(); err != nil {
+			return err
+		}
+	}
+	d.fs.Reindex()
+	return nil
+}
+
+// initialize lays out an empty bare repository. Called with both locks
+// held.
+func (d *diskStore) initialize() error {
+	_ = d.fs.Close() // open packs of a removed store must not be read again
+	d.fs.Reindex()
+	if err := d.fs.Init(); err != nil {
+		return err
+	}
+	return d.fs.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.Master))
+}
+
+// replace removes an unreadable store and lays out an empty one, so the
+// next fetch brings everything afresh. Called with the file lock held.
+func (d *diskStore) replace(fault error) error {
+	fmt.Fprintf(d.warnings, "warning: the object cache of %s (%s) is unreadable, fetching afresh: %v\n", RedactURL(d.url), d.dir, RedactError(fault))
+	d.storer.mu.Lock()
+	defer d.storer.mu.Unlock()
+	if err := os.RemoveAll(d.gitDir()); err != nil {
+		return err
+	}
+	return d.initialize()
+}
+
+// fetch runs one fetch into the store under its file lock. A fetch that
+// fails on a store that checks unreadable, or that leaves a tip that does
+// not read (verify), is run again into a fresh store.
+func (d *diskStore) fetch(ctx context.Context, fetch func() error, verify func() error) error {
+	unlock, err := d.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d.touch()
+	if err := d.prepare(); err != nil {
+		return fmt.Errorf("prepare the object cache %s: %w (remove it, or give --cache-dir=none)", d.dir, err)
+	}
+	// Checked on every fetch, not only on open: a running process may
+	// answer from the objects it holds in memory while the disk below it
+	// went bad, and the next process must not inherit that.
+	if fault := checkStore(d.gitDir()); fault != nil {
+		if err := d.replace(fault); err != nil {
+			return fmt.Errorf("replace the unreadable object cache %s: %w (remove it, or give --cache-dir=none)", d.dir, err)
+		}
+	}
+	err = fetch()
+	var fault error
+	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
+		if fault = verify(); fault == nil {
+			return err
+		}
+	} else if fault = checkStore(d.gitDir()); fault == nil {
+		return err // the server's or the network's fault, not the store's
+	}
+	if err := d.replace(fault); err != nil {
+		return fmt.Errorf("replace the unreadable object cache %s: %w (remove it, or give --cache-dir=none)", d.dir, err)
+	}
+	return fetch()
+}
+
+// lock takes the store's file lock, shared by every process and every
+// Repository of this store, waiting for ctx at most. The lock file is
+// checked to still be the one at its path once held: a process removing an
+// idle store removes it under the lock.
+func (d *diskStore) lock(ctx context.Context) (unlock func(), err error) {
+	path := filepath.Join(d.dir, storeLockFile)
+	for {
+		if err := os.MkdirAll(d.dir, 0o700); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("lock the object cache: %w", err)
+		}
+		if err := flockWait(ctx, f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock the object cache %s: %w", d.dir, err)
+		}
+		held, herr := f.Stat()
+		current, cerr := os.Stat(path)
+		if herr == nil && cerr == nil && os.SameFile(held, current) {
+			return func() { f.Close() }, nil // closing releases the lock
+		}
+		f.Close() // removed while we waited: lock the new one
+	}
+}
+
+func flockWait(ctx context.Context, f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("another process holds it: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// touch marks the store as in use; a failure only means an idle store may
+// be removed and fetched again.
+func (d *diskStore) touch() {
+	path := filepath.Join(d.dir, storeUsedFile)
+	now := time.Now()
+	if err := os.Chtimes(path, now, now); errors.Is(err, os.ErrNotExist) {
+		if f, err := os.Create(path); err == nil {
+			f.Close()
+		}
+	}
+}
+
+// idleStores are the stores, by name, last used longer than storeIdleLimit
+// before now.
+func idleStores(lastUsed map[string]time.Time, now time.Time) []string {
+	var idle []string
+	for name, used := range lastUsed {
+		if now.Sub(used) > storeIdleLimit {
+			idle = append(idle, name)
+		}
+	}
+	return idle
+}
+
+// removeIdleStores removes the stores under reposDir no process used for
+// storeIdleLimit, each under its lock (one being fetched into is skipped).
+// Removing is housekeeping: its failures are left for the next process.
+func removeIdleStores(reposDir string, now time.Time) {
+	entries, err := os.ReadDir(reposDir)
+	if err != nil {
+		return
+	}
+	lastUsed := map[string]time.Time{}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		info, err := os.Stat(filepath.Join(reposDir, e.Name(), storeUsedFile))
+		if err != nil {
+			if info, err = e.Info(); err != nil {
+				continue
+			}
+		}
+		lastUsed[e.Name()] = info.ModTime()
+	}
+	for _, name := range idleStores(lastUsed, now) {
+		dir := filepath.Join(reposDir, name)
+		f, err := os.OpenFile(filepath.Join(dir, storeLockFile), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			// Renamed first, so no process opens a half-removed store.
+			trash := filepath.Join(reposDir, fmt.Sprintf(".removing-%s-%d", name, os.Getpid()))
+			if os.Rename(dir, trash) == nil {
+				_ = os.RemoveAll(trash)
+			}
+		}
+		f.Close()
+	}
+}
+
+// checkStore finds what would make a store answer wrongly or not at all,
+// without reading every object: a pack or index that is not whole (its
+// trailer does not carry the checksum its name does), or a ref that is not
+// a hash or a symbolic ref.
+func checkStore(gitDir string) error {
+	packDir := filepath.Join(gitDir, "objects", "pack")
+	entries, err := os.ReadDir(packDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".pack")
+		if !ok || !strings.HasPrefix(name, "pack-") {
+			continue
+		}
+		want, err := hex.DecodeString(strings.TrimPrefix(name, "pack-"))
+		if err != nil || len(want) != 20 {
+			return fmt.Errorf("pack %s: the name is not a checksum", e.Name())
+		}
+		if err := checkTrailer(filepath.Join(packDir, e.Name()), 20, want); err != nil {
+			return err
+		}
+		// An index ends with its pack's checksum and its own.
+		if err := checkTrailer(filepath.Join(packDir, name+".idx"), 40, want); err != nil {
+			return err
+		}
+	}
+	refs := filepath.Join(gitDir, "refs")
+	err = filepath.WalkDir(refs, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		return checkRefFile(path)
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := checkRefFile(filepath.Join(gitDir, "HEAD")); err != nil {
+		return err
+	}
+	packed, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, line := range strings.Split(string(packed), "\n") {
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		if hash, _, ok := strings.Cut(line, " "); !ok || !isHash(hash) {
+			return fmt.Errorf("packed-refs: %q is not a hash and a ref", line)
+		}
+	}
+	return nil
+}
+
+// checkTrailer checks that the file at path ends with want at offset
+// back from its end.
+func checkTrailer(path string, back int64, want []byte) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	got := make([]byte, len(want))
+	if info.Size() < back+12 {
+		return fmt.Errorf("%s is truncated (%d bytes)", filepath.Base(path), info.Size())
+	}
+	if _, err := f.ReadAt(got, info.Size()-back); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("%s is not whole: it does not end with the checksum %x", filepath.Base(path), want)
+	}
+	return nil
+}
+
+func checkRefFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	line := strings.TrimSpace(string(b))
+	if strings.HasPrefix(line, "ref: ") || isHash(line) {
+		return nil
+	}
+	return fmt.Errorf("ref %s holds %q, not a hash", filepath.Base(path), truncate(line, 40))
+}
+
+func isHash(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// packStorer is the lockedStorer of an on-disk store. Fetched packs are
+// written whole, not object by object; the remote's configuration (its URL,
+// credentials included) stays in memory and never reaches the disk.
+type packStorer struct {
+	*lockedStorer
+	fs     *filesystem.Storage
+	config memory.ConfigStorage
+}
+
+func (s *packStorer) Config() (*config.Config, error) { return s.config.Config() }
+
+func (s *packStorer) SetConfig(c *config.Config) error { return s.config.SetConfig(c) }
+
+// PackfileWriter writes a fetched pack to disk as it arrives. Its index
+// joins the store's on Close, under the lock readers take.
+func (s *packStorer) PackfileWriter() (io.WriteCloser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, err := s.fs.PackfileWriter()
+	if err != nil {
+		return nil, err
+	}
+	return &lockedPackWriter{WriteCloser: w, s: s}, nil
+}
+
+type lockedPackWriter struct {
+	io.WriteCloser
+	s *packStorer
+}
+
+func (w *lockedPackWriter) Close() error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	return w.WriteCloser.Close()
+}

@@ -1,0 +1,384 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+)
+
+// storeGitDirs are the git directories of the stores under cacheDir.
+func storeGitDirs(t *testing.T, cacheDir string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(cacheDir, storesDir, "*", storeGitDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+// packObjects counts the objects of each pack of a store, by pack name.
+func packObjects(t *testing.T, gitDir string) map[string]int {
+	t.Helper()
+	idxs, err := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, path := range idxs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := idxfile.NewMemoryIndex()
+		if err := idxfile.NewDecoder(bytes.NewReader(b)).Decode(idx); err != nil {
+			t.Fatalf("decode %s: %v", path, err)
+		}
+		n, err := idx.Count()
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[filepath.Base(path)] = int(n)
+	}
+	return counts
+}
+
+// TestCachedRepositoryFetchesOnlyNewObjects checks that a Repository opened
+// later over the same cache directory (a new process) announces what the
+// store holds: its fetch brings a pack of only the new commit's objects,
+// and an unchanged branch brings no pack at all.
+func TestCachedRepositoryFetchesOnlyNewObjects(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	key, passphrase := newSSHKey(t)
+	tests := []struct {
+		name string
+		url  string
+		auth Auth
+	}{
+		{name: "HTTP", url: srv.HTTPURL("config"), auth: Auth{Username: srv.Username, Password: srv.Password}},
+		{name: "SSH", url: srv.SSHURL("config"), auth: Auth{SSHPrivateKey: key, SSHPassphrase: passphrase, KnownHosts: srv.KnownHosts}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cacheDir := t.TempDir()
+			fetch := func() plumbing.Hash {
+				t.Helper()
+				repo, err := OpenCached(tt.url, tt.auth, cacheDir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tip, err := repo.Fetch(context.Background(), fixtureBranch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := repo.Repo().CommitObject(tip); err != nil {
+					t.Fatalf("the fetched commit does not read: %v", err)
+				}
+				return tip
+			}
+			first := fetch()
+			gitDirs := storeGitDirs(t, cacheDir)
+			if len(gitDirs) != 1 {
+				t.Fatalf("stores under the cache directory: %v, want one", gitDirs)
+			}
+			before := packObjects(t, gitDirs[0])
+			if len(before) != 1 {
+				t.Fatalf("packs after the first fetch: %v, want one", before)
+			}
+
+			second := pushCommit(t, srv, "config", "apps/overlays/dev/kustomization.yaml", "# touched "+tt.name+"\n")
+			if got := fetch(); got.String() != second {
+				t.Fatalf("second process fetched %s, want %s", got, second)
+			}
+			after := packObjects(t, gitDirs[0])
+			var fresh []int
+			for name, n := range after {
+				if _, ok := before[name]; !ok {
+					fresh = append(fresh, n)
+				}
+			}
+			newObjects := countObjects(t, srv.BarePath("config"), first.String()+".."+second)
+			if diff := cmp.Diff([]int{newObjects}, fresh); diff != "" {
+				t.Errorf("objects of the packs the second process fetched (-want +got):\n%s", diff)
+			}
+			if all := countObjects(t, srv.BarePath("config"), second); newObjects >= all {
+				t.Fatalf("the test proves nothing: %d new objects of %d (%d)", newObjects, all, i)
+			}
+
+			fetch()
+			if got := packObjects(t, gitDirs[0]); len(got) != len(after) {
+				t.Errorf("a fetch of an unchanged branch wrote a pack: %v, had %v", got, after)
+			}
+		})
+	}
+}
+
+// TestCachedRepositoriesFetchConcurrently runs fetches of two branches
+// through separate Repositories over one cache directory at once (each
+// takes the file lock as a process does); every one must succeed with its
+// branch's tip, and the store must stay readable.
+func TestCachedRepositoriesFetchConcurrently(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	bare := srv.BarePath("config")
+	testutil.Git(t, bare, nil, "branch", "other", fixtureBranch)
+	main := pushCommit(t, srv, "config", "apps/overlays/dev/kustomization.yaml", "# main\n")
+	other := strings.TrimSpace(testutil.Git(t, bare, nil, "rev-parse", "other"))
+	cacheDir := t.TempDir()
+	url := srv.HTTPURL("config")
+	auth := Auth{Username: srv.Username, Password: srv.Password}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		branch, want := fixtureBranch, main
+		if i%2 == 1 {
+			branch, want = "other", other
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			repo, err := OpenCached(url, auth, cacheDir)
+			if err != nil {
+				errs <- err
+				return
+			}
+			got, err := repo.Fetch(context.Background(), branch)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if got.String() != want {
+				errs <- &tipError{branch: branch, got: got.String(), want: want}
+				return
+			}
+			if _, err := repo.Repo().CommitObject(got); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := checkStore(storeGitDirs(t, cacheDir)[0]); err != nil {
+		t.Errorf("the shared store is unreadable after concurrent fetches: %v", err)
+	}
+}
+
+type tipError struct{ branch, got, want string }
+
+func (e *tipError) Error() string { return e.branch + " fetched " + e.got + ", want " + e.want }
+
+// TestCachedStoreRecovers damages a store the ways disks and people do and
+// checks the next process (or the next pass of this one) still reads the
+// right commit, with one warning for an unreadable store.
+func TestCachedStoreRecovers(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	url := srv.HTTPURL("config")
+	auth := Auth{Username: srv.Username, Password: srv.Password}
+	want := strings.TrimSpace(testutil.Git(t, srv.BarePath("config"), nil, "rev-parse", fixtureBranch))
+
+	tests := []struct {
+		name string
+		// damage breaks the store at gitDir of cacheDir.
+		damage func(t *testing.T, cacheDir, gitDir string)
+		// sameRepository fetches again with the Repository that fetched
+		// before the damage (a running process's next pass).
+		sameRepository bool
+		warns          bool
+	}{
+		{name: "truncated pack", warns: true, damage: func(t *testing.T, _, gitDir string) {
+			packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
+			for _, p := range packs {
+				info, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(p, info.Size()/2); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{name: "garbage in the branch's ref", warns: true, damage: func(t *testing.T, _, gitDir string) {
+			ref := filepath.Join(gitDir, "refs", "remotes", "origin", fixtureBranch)
+			if err := os.WriteFile(ref, []byte("not a hash at all\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "ref to a commit the store does not hold", damage: func(t *testing.T, _, gitDir string) {
+			ref := filepath.Join(gitDir, "refs", "remotes", "origin", fixtureBranch)
+			if err := os.WriteFile(ref, []byte(strings.Repeat("ab", 20)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "pack removed, its index left", damage: func(t *testing.T, _, gitDir string) {
+			packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
+			for _, p := range packs {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, warns: false},
+		{name: "cache directory removed under a running process", sameRepository: true, damage: func(t *testing.T, cacheDir, _ string) {
+			if err := os.RemoveAll(cacheDir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "truncated pack under a running process", sameRepository: true, warns: true, damage: func(t *testing.T, _, gitDir string) {
+			packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.pack"))
+			for _, p := range packs {
+				if err := os.Truncate(p, 100); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cacheDir := filepath.Join(t.TempDir(), "cache")
+			var warnings bytes.Buffer
+			first, err := openCached(url, auth, cacheDir, &warnings, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := first.Fetch(context.Background(), fixtureBranch); err != nil {
+				t.Fatal(err)
+			}
+			tt.damage(t, cacheDir, storeGitDirs(t, cacheDir)[0])
+
+			repo := first
+			if !tt.sameRepository {
+				if repo, err = openCached(url, auth, cacheDir, &warnings, time.Now()); err != nil {
+					t.Fatalf("open over the damaged store: %v", err)
+				}
+			}
+			got, err := repo.Fetch(context.Background(), fixtureBranch)
+			if err != nil {
+				t.Fatalf("fetch over the damaged store: %v", err)
+			}
+			if got.String() != want {
+				t.Fatalf("fetched %s, want %s", got, want)
+			}
+			commit, err := repo.Repo().CommitObject(got)
+			if err != nil {
+				t.Fatalf("read the commit: %v", err)
+			}
+			if _, err := commit.Files(); err != nil {
+				t.Fatalf("read the commit's files: %v", err)
+			}
+			if err := checkStore(storeGitDirs(t, cacheDir)[0]); err != nil {
+				t.Errorf("the store is still unreadable: %v", err)
+			}
+			lines := strings.Count(warnings.String(), "\n")
+			if tt.warns && (lines != 1 || !strings.Contains(warnings.String(), "fetching afresh")) {
+				t.Errorf("warnings = %q, want one line saying the store is fetched afresh", warnings.String())
+			}
+			if !tt.warns && lines > 1 {
+				t.Errorf("warnings = %q, want at most one line", warnings.String())
+			}
+		})
+	}
+}
+
+// TestCachedStoreKeepsCredentialsOffDisk checks that a URL's credentials
+// neither name the store nor are written into it.
+func TestCachedStoreKeepsCredentialsOffDisk(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	cacheDir := t.TempDir()
+	repo, err := OpenCached(srv.HTTPURLWithCredentials("config"), Auth{}, cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := filepath.Base(filepath.Dir(storeGitDirs(t, cacheDir)[0])), storeKey(srv.HTTPURL("config")); got != want {
+		t.Errorf("store %s, want %s: the key must not depend on credentials", got, want)
+	}
+	err = filepath.WalkDir(cacheDir, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(srv.Password)) {
+			t.Errorf("%s holds the password", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestIdleStores(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	got := idleStores(map[string]time.Time{
+		"today":           now,
+		"a-month-ago":     now.Add(-storeIdleLimit),
+		"just-over-limit": now.Add(-storeIdleLimit - time.Second),
+		"a-year-ago":      now.AddDate(-1, 0, 0),
+	}, now)
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{"a-year-ago", "just-over-limit"}, got); diff != "" {
+		t.Errorf("idle stores (-want +got):\n%s", diff)
+	}
+}
+
+// TestOpeningTheCacheRemovesIdleStores checks that opening any repository
+// removes the stores nobody used for storeIdleLimit, and keeps the others.
+func TestOpeningTheCacheRemovesIdleStores(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	cacheDir := t.TempDir()
+	now := time.Now()
+	idle := filepath.Join(cacheDir, storesDir, "0123456789abcdef")
+	recent := filepath.Join(cacheDir, storesDir, "fedcba9876543210")
+	for _, dir := range []string{idle, recent} {
+		if err := os.MkdirAll(filepath.Join(dir, storeGitDir, "objects"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, storeUsedFile), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := now.Add(-storeIdleLimit - time.Hour)
+	if err := os.Chtimes(filepath.Join(idle, storeUsedFile), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openCached(srv.HTTPURL("config"), Auth{}, cacheDir, os.Stderr, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(idle); !os.IsNotExist(err) {
+		t.Errorf("the idle store is still there (%v)", err)
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("the recently used store was removed: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(cacheDir, storesDir))
+	if len(entries) != 2 { // recent, and the one just opened
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("stores left: %v, want the recent one and the opened one", names)
+	}
+}
