@@ -55,6 +55,10 @@ type Options struct {
 	Progress io.Writer
 	// Limits bound what the Loader made here reads (repofs.Limits).
 	Limits repofs.Limits
+	// CacheDir holds the fetched objects of the repositories on disk for
+	// the Loader made here and the state branch's history
+	// (source.OpenCached); "" keeps them in memory.
+	CacheDir string
 	// Resolver picks component versions from registries; nil means
 	// templates must name exact tags or digests.
 	Resolver Resolver
@@ -191,7 +195,7 @@ func New(o Options) (*Controller, error) {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, Renderer: render.NewRenderer(render.Options{Limits: o.Limits})})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir, Renderer: render.NewRenderer(render.Options{Limits: o.Limits})})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

@@ -325,7 +325,7 @@ func (c *Controller) verifyStateHistory(ctx context.Context, snap *source.Snapsh
 // one pass share one fetch.
 func (c *Controller) stateHistory(ctx context.Context, tip plumbing.Hash) (storer.EncodedObjectStorer, error) {
 	if c.stateRepo == nil {
-		repo, err := source.Open(c.opts.URL, c.opts.Auth(c.opts.URL))
+		repo, err := source.OpenCached(c.opts.URL, c.opts.Auth(c.opts.URL), c.opts.CacheDir)
 		if err != nil {
 			return nil, fmt.Errorf("open state branch %s: %w", c.opts.StateBranch, err)
 		}

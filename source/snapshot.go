@@ -124,6 +124,9 @@ type Options struct {
 	// Limits bound what one load reads from each repository, and every file
 	// before kustomize or kyaml parse it; zero fields take the defaults.
 	Limits repofs.Limits
+	// CacheDir holds the fetched objects of every repository on disk
+	// (OpenCached), reused by the next process; "" keeps them in memory.
+	CacheDir string
 }
 
 // Loader loads snapshots. It keeps one in-memory Repository per URL, so
@@ -295,7 +298,7 @@ func (l *Loader) repository(url string) (*Repository, error) {
 			auth = l.opts.Auth(url)
 		}
 		var err error
-		if repo, err = Open(url, auth); err != nil {
+		if repo, err = OpenCached(url, auth, l.opts.CacheDir); err != nil {
 			return nil, err
 		}
 		repo.ShowProgress(l.opts.Progress)

@@ -32,6 +32,9 @@ type ReaderOptions struct {
 	Trust []gitwriter.TrustedKey
 	// Limits bound what one read takes from the repositories.
 	Limits repofs.Limits
+	// CacheDir holds the fetched objects on disk (source.OpenCached); ""
+	// keeps them in memory.
+	CacheDir string
 	// OnChange is called after a read that found the config branch or the
 	// state branch moved.
 	OnChange func(id string)
@@ -68,7 +71,7 @@ func NewReader(o ReaderOptions) (*Reader, error) {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
 	r := &Reader{o: o, renderer: render.NewRenderer(render.Options{}), repos: map[string]*source.Repository{}}
-	r.loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Renderer: r.renderer, Limits: o.Limits})
+	r.loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Renderer: r.renderer, Limits: o.Limits, CacheDir: o.CacheDir})
 	if len(o.Trust) > 0 {
 		t, err := controller.NewStateTrust(o.Trust)
 		if err != nil {
@@ -76,7 +79,7 @@ func NewReader(o ReaderOptions) (*Reader, error) {
 		}
 		r.trust = t
 	}
-	repo, err := source.Open(o.URL, o.Auth(o.URL))
+	repo, err := source.OpenCached(o.URL, o.Auth(o.URL), o.CacheDir)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +232,7 @@ func (r *Reader) open(ctx context.Context) func(url, branch string) (*source.Rep
 		repo := r.repos[url]
 		if repo == nil {
 			var err error
-			if repo, err = source.Open(url, r.o.Auth(url)); err != nil {
+			if repo, err = source.OpenCached(url, r.o.Auth(url), r.o.CacheDir); err != nil {
 				return nil, err
 			}
 			r.repos[url] = repo

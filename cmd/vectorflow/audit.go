@@ -55,7 +55,7 @@ verify.`,
 				return err
 			}
 			open := func(url, branch string) (*source.Repository, error) {
-				r, err := source.Open(url, auth(url))
+				r, err := source.OpenCached(url, auth(url), rf.cacheDirectory())
 				if err != nil {
 					return nil, err
 				}

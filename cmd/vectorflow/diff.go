@@ -120,7 +120,7 @@ func treeBefore(ctx context.Context, r *stateReader, commit string, ref source.S
 	if !plumbing.IsHash(commit) || ref.Branch == "" {
 		return ref, false
 	}
-	repo, err := source.Open(ref.URL, r.auth(ref.URL))
+	repo, err := source.OpenCached(ref.URL, r.auth(ref.URL), r.rf.cacheDirectory())
 	if err != nil {
 		return ref, false
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/mail"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,8 @@ const envSigningPassphrase = "VECTORFLOW_SIGNING_PASSPHRASE"
 type repoFlags struct {
 	repo, branch, configPath, stateBranch string
 	auth                                  source.AuthFlags
+	// cacheDir is --cache-dir as given; cacheDirectory resolves it.
+	cacheDir string
 }
 
 func (f *repoFlags) register(fs *pflag.FlagSet) {
@@ -45,6 +48,31 @@ func (f *repoFlags) registerCommon(fs *pflag.FlagSet) {
 	fs.StringVar(&f.auth.TokenFile, "token-file", "", "file holding an access token (default $"+source.EnvGitToken+")")
 	fs.StringVar(&f.auth.SSHKeyFile, "ssh-key", "", "SSH private key file for git over SSH (default $"+source.EnvSSHKey+")")
 	fs.StringVar(&f.auth.KnownHostsFile, "known-hosts", "", "known_hosts file (default $"+source.EnvKnownHosts+", then ~/.ssh/known_hosts)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "directory caching fetched objects across runs, shared by processes (default $"+envCacheDir+", then the user cache directory's vectorflow/); none keeps everything in memory")
+}
+
+// envCacheDir names the cache directory when --cache-dir is not given.
+const envCacheDir = "VECTORFLOW_CACHE_DIR"
+
+// cacheDirectory is the cache directory the flags and the environment
+// name; "" (none) keeps everything in memory. Without a user cache
+// directory (no $HOME) there is nothing to reuse: memory.
+func (f *repoFlags) cacheDirectory() string {
+	dir := f.cacheDir
+	if dir == "" {
+		dir = os.Getenv(envCacheDir)
+	}
+	if dir == "" {
+		userCache, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(userCache, "vectorflow")
+	}
+	if dir == "none" {
+		return ""
+	}
+	return dir
 }
 
 // registerStateBranch registers --state-branch, for commands that read or
@@ -98,13 +126,13 @@ func (f *repoFlags) loadAuth(urls []string) (func(string) source.Auth, error) {
 // loadSnapshot reads the config repository's branch into a snapshot, as
 // the controller reads it (the shell hands the loader its renderer).
 func (f *repoFlags) loadSnapshot(ctx context.Context, auth func(string) source.Auth) (*source.Snapshot, error) {
-	loader := source.NewLoader(source.Options{ConfigPath: f.configPath, Auth: auth, Progress: terminalProgress(),
+	loader := source.NewLoader(source.Options{ConfigPath: f.configPath, Auth: auth, Progress: terminalProgress(), CacheDir: f.cacheDirectory(),
 		Renderer: render.NewRenderer(render.Options{})})
 	return loader.Load(ctx, f.repo, f.branch)
 }
 
 func (f *repoFlags) openRepository(auth func(string) source.Auth) (*source.Repository, error) {
-	repo, err := source.Open(f.repo, auth(f.repo))
+	repo, err := source.OpenCached(f.repo, auth(f.repo), f.cacheDirectory())
 	if err != nil {
 		return nil, err
 	}

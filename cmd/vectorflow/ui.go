@@ -91,7 +91,7 @@ func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repo
 	var readers []*web.Reader
 	for i, r := range repos {
 		reader, err := web.NewReader(web.ReaderOptions{ID: ids[i], URL: r.url, Branch: r.branch, ConfigPath: rf.configPath,
-			StateBranch: rf.stateBranch, Auth: auth, Trust: trust, OnChange: events.Publish,
+			StateBranch: rf.stateBranch, Auth: auth, Trust: trust, CacheDir: rf.cacheDirectory(), OnChange: events.Publish,
 			Log: log.WithValues("repository", source.RedactURL(r.url))})
 		if err != nil {
 			return nil, err

@@ -84,7 +84,7 @@ or the flags below; secrets are read from files so they stay out of the process 
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			limits := lf.limits()
-			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits, Renderer: render.NewRenderer(render.Options{Limits: limits})})
+			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits, CacheDir: rf.cacheDirectory(), Renderer: render.NewRenderer(render.Options{Limits: limits})})
 			var snap *source.Snapshot
 			switch {
 			case len(args) == 1:
