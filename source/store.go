@@ -96,6 +96,10 @@ type diskStore struct {
 	warnings io.Writer
 	fs       *filesystem.Storage
 	storer   *packStorer
+	// packs are the pack files the index in memory was read from (or
+	// told of, for the packs this process wrote): another process's pack
+	// makes them differ, and the index is read again.
+	packs string
 }
 
 func (d *diskStore) gitDir() string { return filepath.Join(d.dir, storeGitDir) }
@@ -124,8 +128,9 @@ func (d *diskStore) open() error {
 }
 
 // prepare re-creates a store deleted under a running process (the cache
-// is only a cache) and forgets what it knew of the packs, which another
-// process may have added to. Called with the file lock held.
+// is only a cache) and reads the pack indexes again when another process
+// added packs: the fetch must know every object the refs it announces
+// reach. Called with the file lock held.
 func (d *diskStore) prepare() error {
 	d.storer.mu.Lock()
 	defer d.storer.mu.Unlock()
@@ -134,8 +139,20 @@ func (d *diskStore) prepare() error {
 			return err
 		}
 	}
-	d.fs.Reindex()
+	if packs := d.listPacks(); packs != d.packs {
+		d.fs.Reindex()
+		d.packs = packs
+	}
 	return nil
+}
+
+// listPacks names the store's pack files, in order; "" when unreadable.
+func (d *diskStore) listPacks() string {
+	names, err := filepath.Glob(filepath.Join(d.gitDir(), "objects", "pack", "pack-*.pack"))
+	if err != nil {
+		return ""
+	}
+	return strings.Join(names, "\n") // Glob sorts
 }
 
 // initialize lays out an empty bare repository. Called with both locks
@@ -143,6 +160,7 @@ func (d *diskStore) prepare() error {
 func (d *diskStore) initialize() error {
 	_ = d.fs.Close() // open packs of a removed store must not be read again
 	d.fs.Reindex()
+	d.packs = ""
 	if err := d.fs.Init(); err != nil {
 		return err
 	}
@@ -183,6 +201,7 @@ func (d *diskStore) fetch(ctx context.Context, fetch func() error, verify func()
 		}
 	}
 	err = fetch()
+	d.packs = d.listPacks() // the index in memory was told of the pack written
 	var fault error
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		if fault = verify(); fault == nil {
