@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
@@ -442,25 +444,70 @@ func (s *packStorer) Config() (*config.Config, error) { return s.config.Config()
 
 func (s *packStorer) SetConfig(c *config.Config) error { return s.config.SetConfig(c) }
 
-// PackfileWriter writes a fetched pack to disk as it arrives. Its index
-// joins the store's on Close, under the lock readers take.
+// A fetched pack of fewer than storeLooseObjects objects and at most
+// storeLooseBytes is stored as loose objects, as git's unpackLimit does: a
+// running process fetches a few new objects every pass, and every pack
+// adds an index each object lookup searches.
+const (
+	storeLooseObjects = 100
+	storeLooseBytes   = 1 << 20
+)
+
+// PackfileWriter writes a fetched pack to disk as it arrives (a small one
+// is held in memory and stored loose). A pack's index joins the store's on
+// Close, under the lock readers take.
 func (s *packStorer) PackfileWriter() (io.WriteCloser, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w, err := s.fs.PackfileWriter()
-	if err != nil {
-		return nil, err
+	return &fetchedPack{s: s}, nil
+}
+
+type fetchedPack struct {
+	s     *packStorer
+	small bytes.Buffer
+	pack  io.WriteCloser // once the pack is too large to store loose
+}
+
+func (w *fetchedPack) Write(p []byte) (int, error) {
+	if w.pack != nil {
+		return w.pack.Write(p)
 	}
-	return &lockedPackWriter{WriteCloser: w, s: s}, nil
+	w.small.Write(p)
+	if w.small.Len() <= storeLooseBytes {
+		return len(p), nil
+	}
+	if err := w.startPack(); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
-type lockedPackWriter struct {
-	io.WriteCloser
-	s *packStorer
+// startPack writes what was held so far into a pack file.
+func (w *fetchedPack) startPack() error {
+	w.s.mu.Lock()
+	pack, err := w.s.fs.PackfileWriter()
+	w.s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	w.pack = pack
+	_, err = w.pack.Write(w.small.Bytes())
+	w.small = bytes.Buffer{}
+	return err
 }
 
-func (w *lockedPackWriter) Close() error {
+func (w *fetchedPack) Close() error {
+	if w.pack == nil {
+		// The header is "PACK", the version and the object count.
+		head := w.small.Bytes()
+		if len(head) >= 12 && binary.BigEndian.Uint32(head[8:12]) < storeLooseObjects {
+			// Without PackfileWriter the objects are parsed and stored one
+			// by one, each under the lock.
+			return packfile.UpdateObjectStorage(w.s.lockedStorer, &w.small)
+		}
+		if err := w.startPack(); err != nil {
+			return err
+		}
+	}
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	return w.WriteCloser.Close()
+	return w.pack.Close()
 }

@@ -3,6 +3,7 @@ package source
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -54,10 +55,46 @@ func packObjects(t *testing.T, gitDir string) map[string]int {
 	return counts
 }
 
+// storedObjects counts the objects of a store: loose ones and those of
+// its packs.
+func storedObjects(t *testing.T, gitDir string) (loose, packed int) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(gitDir, "objects", "[0-9a-f][0-9a-f]", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range packObjects(t, gitDir) {
+		packed += n
+	}
+	return len(files), packed
+}
+
+// pushManyFiles adds n small files in one commit on the server's branch,
+// so a fetch of it is too large to store loose.
+func pushManyFiles(t *testing.T, srv *testutil.GitServer, name string, n int) string {
+	t.Helper()
+	work := t.TempDir()
+	testutil.Git(t, work, nil, "clone", "--branch", fixtureBranch, srv.BarePath(name), ".")
+	for i := 0; i < n; i++ {
+		file := filepath.Join(work, "unrelated", fmt.Sprintf("file-%03d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(fmt.Sprintf("file %d of %s\n", i, t.Name())), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Git(t, work, nil, "add", "-A")
+	testutil.Git(t, work, nil, "commit", "-qm", "add unrelated files")
+	testutil.Git(t, work, nil, "push", "-q", "origin", fixtureBranch)
+	return strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
+}
+
 // TestCachedRepositoryFetchesOnlyNewObjects checks that a Repository opened
 // later over the same cache directory (a new process) announces what the
-// store holds: its fetch brings a pack of only the new commit's objects,
-// and an unchanged branch brings no pack at all.
+// store holds: its fetch stores only the new commit's objects (loose, as
+// they are few), and an unchanged branch stores nothing. A large fetch is
+// kept as one pack.
 func TestCachedRepositoryFetchesOnlyNewObjects(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
@@ -93,33 +130,44 @@ func TestCachedRepositoryFetchesOnlyNewObjects(t *testing.T) {
 			if len(gitDirs) != 1 {
 				t.Fatalf("stores under the cache directory: %v, want one", gitDirs)
 			}
-			before := packObjects(t, gitDirs[0])
-			if len(before) != 1 {
-				t.Fatalf("packs after the first fetch: %v, want one", before)
+			loose, packed := storedObjects(t, gitDirs[0])
+			if all := countObjects(t, srv.BarePath("config"), first.String()); loose+packed != all {
+				t.Fatalf("the first fetch stored %d loose and %d packed objects, want the %d of the commit", loose, packed, all)
 			}
 
 			second := pushCommit(t, srv, "config", "apps/overlays/dev/kustomization.yaml", "# touched "+tt.name+"\n")
 			if got := fetch(); got.String() != second {
 				t.Fatalf("second process fetched %s, want %s", got, second)
 			}
-			after := packObjects(t, gitDirs[0])
-			var fresh []int
-			for name, n := range after {
-				if _, ok := before[name]; !ok {
-					fresh = append(fresh, n)
-				}
-			}
+			loose2, packed2 := storedObjects(t, gitDirs[0])
 			newObjects := countObjects(t, srv.BarePath("config"), first.String()+".."+second)
-			if diff := cmp.Diff([]int{newObjects}, fresh); diff != "" {
-				t.Errorf("objects of the packs the second process fetched (-want +got):\n%s", diff)
+			if got := loose2 + packed2 - loose - packed; got != newObjects {
+				t.Errorf("the second process stored %d objects, want only the %d new ones", got, newObjects)
 			}
 			if all := countObjects(t, srv.BarePath("config"), second); newObjects >= all {
 				t.Fatalf("the test proves nothing: %d new objects of %d (%d)", newObjects, all, i)
 			}
 
 			fetch()
-			if got := packObjects(t, gitDirs[0]); len(got) != len(after) {
-				t.Errorf("a fetch of an unchanged branch wrote a pack: %v, had %v", got, after)
+			if loose3, packed3 := storedObjects(t, gitDirs[0]); loose3 != loose2 || packed3 != packed2 {
+				t.Errorf("a fetch of an unchanged branch stored objects: %d loose and %d packed, had %d and %d", loose3, packed3, loose2, packed2)
+			}
+
+			// Objects of a large fetch stay in one pack.
+			third := pushManyFiles(t, srv, "config", storeLooseObjects+20)
+			packs := packObjects(t, gitDirs[0])
+			if got := fetch(); got.String() != third {
+				t.Fatalf("third process fetched %s, want %s", got, third)
+			}
+			newObjects = countObjects(t, srv.BarePath("config"), second+".."+third)
+			var fresh []int
+			for name, n := range packObjects(t, gitDirs[0]) {
+				if _, ok := packs[name]; !ok {
+					fresh = append(fresh, n)
+				}
+			}
+			if diff := cmp.Diff([]int{newObjects}, fresh); diff != "" {
+				t.Errorf("objects of the packs of a large fetch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -189,9 +237,9 @@ func (e *tipError) Error() string { return e.branch + " fetched " + e.got + ", w
 func TestCachedStoreRecovers(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	want := pushManyFiles(t, srv, "config", storeLooseObjects+20) // fetched as a pack
 	url := srv.HTTPURL("config")
 	auth := Auth{Username: srv.Username, Password: srv.Password}
-	want := strings.TrimSpace(testutil.Git(t, srv.BarePath("config"), nil, "rev-parse", fixtureBranch))
 
 	tests := []struct {
 		name string
