@@ -70,12 +70,16 @@ func openCached(url string, auth Auth, cacheDir string, warnings io.Writer, now 
 	reposDir := filepath.Join(cacheDir, storesDir)
 	removeIdleStores(reposDir, now)
 	d := &diskStore{url: url, dir: filepath.Join(reposDir, storeKey(remote)), warnings: warnings}
-	if err := d.open(); err != nil {
-		return nil, fmt.Errorf("open repository %s: the object cache: %w (remove it, or give --cache-dir=none)", RedactURL(url), err)
+	err = d.open()
+	var repo *git.Repository
+	if err == nil {
+		repo, err = git.Open(d.storer, nil)
 	}
-	repo, err := git.Open(d.storer, nil)
 	if err != nil {
-		return nil, fmt.Errorf("open repository %s: the object cache %s: %w", RedactURL(url), d.dir, err)
+		// A cache that cannot be written (a read-only home in a container)
+		// costs speed, never the command.
+		fmt.Fprintf(warnings, "warning: the object cache %s cannot be used, keeping %s in memory: %v\n", d.dir, RedactURL(url), RedactError(err))
+		return Open(url, auth)
 	}
 	if err := addRemote(repo, url, remote); err != nil {
 		return nil, err

@@ -430,3 +430,26 @@ func TestOpeningTheCacheRemovesIdleStores(t *testing.T) {
 		t.Errorf("stores left: %v, want the recent one and the opened one", names)
 	}
 }
+
+// TestUnwritableCacheKeepsObjectsInMemory checks that a cache directory
+// that cannot be created (a read-only home in a container) costs a warning,
+// not the command.
+func TestUnwritableCacheKeepsObjectsInMemory(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var warnings bytes.Buffer
+	repo, err := openCached(srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, filepath.Join(notADir, "cache"), &warnings, time.Now())
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	if !strings.Contains(warnings.String(), "keeping") || strings.Count(warnings.String(), "\n") != 1 {
+		t.Errorf("warnings = %q, want one line saying the objects stay in memory", warnings.String())
+	}
+}
