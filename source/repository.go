@@ -201,9 +201,10 @@ func (r *Repository) fetch(ctx context.Context, opts *git.FetchOptions, verify f
 	return r.store.fetch(ctx, func() error { return r.repo.FetchContext(ctx, opts) }, verify)
 }
 
-// readable checks that the fetched tip of ref reads down to its root tree,
-// what an unreadable store fails first. A ref that is not there is no
-// fault of the store: Fetch reports it.
+// readable checks that the store holds the whole tree of the fetched tip
+// of ref: a store missing objects announces commits it cannot read, and
+// the server then sends none of them. A ref that is not there is no fault
+// of the store: Fetch reports it.
 func (r *Repository) readable(ref plumbing.ReferenceName) error {
 	tip, err := r.repo.Reference(ref, true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -212,14 +213,7 @@ func (r *Repository) readable(ref plumbing.ReferenceName) error {
 	if err != nil {
 		return err
 	}
-	commit, err := r.repo.CommitObject(tip.Hash())
-	if err != nil {
-		return fmt.Errorf("commit %s: %w", tip.Hash(), err)
-	}
-	if _, err := commit.Tree(); err != nil {
-		return fmt.Errorf("the tree of commit %s: %w", tip.Hash(), err)
-	}
-	return nil
+	return r.store.holdsWhole(r.repo, tip.Hash())
 }
 
 // Repo is the go-git repository over the object store (in memory or on

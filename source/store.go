@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -106,6 +107,57 @@ type diskStore struct {
 	// told of, for the packs this process wrote): another process's pack
 	// makes them differ, and the index is read again.
 	packs string
+	// whole are the commits found whole (holdsWhole), so an unchanged
+	// branch is not walked again every pass.
+	whole map[plumbing.Hash]bool
+}
+
+// holdsWhole checks that the store holds commit, its tree, every tree
+// below and every blob they name, without reading the blobs.
+func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error {
+	if d.whole[commit] {
+		return nil
+	}
+	c, err := repo.CommitObject(commit)
+	if err != nil {
+		return fmt.Errorf("commit %s: %w", commit, err)
+	}
+	if err := holdsTree(repo, c.TreeHash, map[plumbing.Hash]bool{}); err != nil {
+		return fmt.Errorf("the tree of commit %s: %w", commit, err)
+	}
+	if len(d.whole) >= 64 {
+		d.whole = nil
+	}
+	if d.whole == nil {
+		d.whole = map[plumbing.Hash]bool{}
+	}
+	d.whole[commit] = true
+	return nil
+}
+
+func holdsTree(repo *git.Repository, tree plumbing.Hash, seen map[plumbing.Hash]bool) error {
+	if seen[tree] {
+		return nil
+	}
+	seen[tree] = true
+	t, err := repo.TreeObject(tree)
+	if err != nil {
+		return fmt.Errorf("tree %s: %w", tree, err)
+	}
+	for _, e := range t.Entries {
+		switch {
+		case e.Mode == filemode.Dir:
+			if err := holdsTree(repo, e.Hash, seen); err != nil {
+				return err
+			}
+		case e.Mode == filemode.Submodule: // a commit of another repository
+		default:
+			if err := repo.Storer.HasEncodedObject(e.Hash); err != nil {
+				return fmt.Errorf("%s (%s): %w", e.Name, e.Hash, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (d *diskStore) gitDir() string { return filepath.Join(d.dir, storeGitDir) }
@@ -167,6 +219,7 @@ func (d *diskStore) initialize() error {
 	_ = d.fs.Close() // open packs of a removed store must not be read again
 	d.fs.Reindex()
 	d.packs = ""
+	d.whole = nil
 	if err := d.fs.Init(); err != nil {
 		return err
 	}

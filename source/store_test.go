@@ -237,9 +237,12 @@ func (e *tipError) Error() string { return e.branch + " fetched " + e.got + ", w
 func TestCachedStoreRecovers(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
-	want := pushManyFiles(t, srv, "config", storeLooseObjects+20) // fetched as a pack
+	pushManyFiles(t, srv, "config", storeLooseObjects+20) // fetched as a pack
 	url := srv.HTTPURL("config")
 	auth := Auth{Username: srv.Username, Password: srv.Password}
+	// later is a commit after want, fetched loose over the pack of want,
+	// whose trees it shares.
+	var later string
 
 	tests := []struct {
 		name string
@@ -282,6 +285,27 @@ func TestCachedStoreRecovers(t *testing.T) {
 				}
 			}
 		}, warns: false},
+		{name: "pack removed under the loose objects of a later fetch", damage: func(t *testing.T, cacheDir, gitDir string) {
+			if later == "" {
+				later = pushCommit(t, srv, "config", "apps/overlays/dev/kustomization.yaml", "# later\n")
+			}
+			repo, err := openCached(url, auth, cacheDir, os.Stderr, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+				t.Fatal(err)
+			}
+			if loose, _ := storedObjects(t, gitDir); loose == 0 {
+				t.Fatal("the later commit was not stored loose: the test proves nothing")
+			}
+			packs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*"))
+			for _, p := range packs {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, warns: true},
 		{name: "cache directory removed under a running process", sameRepository: true, damage: func(t *testing.T, cacheDir, _ string) {
 			if err := os.RemoveAll(cacheDir); err != nil {
 				t.Fatal(err)
@@ -319,7 +343,7 @@ func TestCachedStoreRecovers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("fetch over the damaged store: %v", err)
 			}
-			if got.String() != want {
+			if want := strings.TrimSpace(testutil.Git(t, srv.BarePath("config"), nil, "rev-parse", fixtureBranch)); got.String() != want {
 				t.Fatalf("fetched %s, want %s", got, want)
 			}
 			commit, err := repo.Repo().CommitObject(got)
