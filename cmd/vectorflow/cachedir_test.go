@@ -74,9 +74,11 @@ func TestCacheDirectoryHoldsTheFetchedObjects(t *testing.T) {
 				if name == "user" {
 					wantDir = filepath.Join(dir, "vectorflow")
 				}
-				stores, _ := filepath.Glob(filepath.Join(wantDir, "repos", "*", "git", "objects", "pack", "*.pack"))
-				if got := len(stores) > 0; got != (name == tt.want) {
-					t.Errorf("packs under the %s directory: %v, want some: %v", name, stores, name == tt.want)
+				// Objects are stored loose or in packs, as fetched.
+				loose, _ := filepath.Glob(filepath.Join(wantDir, "repos", "*", "git", "objects", "[0-9a-f][0-9a-f]", "*"))
+				packs, _ := filepath.Glob(filepath.Join(wantDir, "repos", "*", "git", "objects", "pack", "*.pack"))
+				if got := len(loose)+len(packs) > 0; got != (name == tt.want) {
+					t.Errorf("objects under the %s directory: %d loose, packs %v; want some: %v", name, len(loose), packs, name == tt.want)
 				}
 			}
 			if tt.want == "" {
