@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// TestOnePromotionRoundTrips counts the HTTP requests of one template
+// promotion made the way `run --once` makes it: a fresh controller with a
+// fresh writer runs passes until nothing changes. On a real network each
+// request is a round trip, so they are the cost of a promotion: fetch the
+// config and state branches once, push once, and look once more to see
+// that nothing moved.
+func TestOnePromotionRoundTrips(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart")), "main", "acme.git")
+	proxy := testutil.StartCountingProxy(t, srv)
+	url := proxy.URL("acme.git")
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOnce := func() []PassResult {
+		t.Helper()
+		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(Options{URL: url, Branch: "main", Writer: w, Auth: func(string) source.Auth {
+			return source.Auth{Username: srv.Username, Password: srv.Password}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		passes, err := c.RunUntilStable(context.Background(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return passes
+	}
+	runOnce() // the first run records the stages and promotes the first vector
+	bumpQuickstartTemplate(t, srv, "acme.git", `version: "1.0.2"`, `version: "1.0.3"`)
+
+	proxy.Reset()
+	passes := runOnce()
+	counts := proxy.Reset()
+	var executed []string
+	for _, p := range passes {
+		executed = append(executed, p.Executed...)
+	}
+	if len(executed) != 1 {
+		t.Fatalf("the bump executed %v, want one promotion", executed)
+	}
+	overlay := testutil.Git(t, "", nil, "--git-dir", srv.BarePath("acme.git"), "show", "main:apps/overlays/dev/kustomization.yaml")
+	if !strings.Contains(overlay, "1.0.3") {
+		t.Fatalf("dev's overlay does not hold service-a 1.0.3:\n%s", overlay)
+	}
+	t.Logf("one promotion in %d passes: %s", len(passes), counts)
+	// One advertisement and one pack per branch read, one push of the
+	// promotion and the state commit recording it, and one advertisement
+	// to see that nothing moved since.
+	if counts.Total() > 8 || counts[testutil.Fetch] > 2 || counts[testutil.Push] > 2 {
+		t.Errorf("one promotion took %s; want at most 8 requests, 2 fetches and 2 pushes", counts)
+	}
+}
+
+// bumpQuickstartTemplate changes the template of repository name as a
+// person would, with the git binary.
+func bumpQuickstartTemplate(t *testing.T, srv *testutil.GitServer, name, from, to string) {
+	t.Helper()
+	dir := t.TempDir()
+	testutil.Git(t, dir, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials(name), ".")
+	file := filepath.Join(dir, "vectorflow", "template.yaml")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bumped := strings.Replace(string(b), from, to, 1)
+	if bumped == string(b) {
+		t.Fatalf("the template has no %s", from)
+	}
+	if err := os.WriteFile(file, []byte(bumped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, dir, nil, "commit", "-qam", "bump "+to)
+	testutil.Git(t, dir, nil, "push", "-q", "origin", "HEAD:main")
+}
