@@ -112,7 +112,11 @@ type Controller struct {
 	// stateRepo reads the state branch's history to verify approvals and
 	// state commits; trust remembers the verdict of every commit checked.
 	stateRepo *source.Repository
-	trust     *StateTrust
+	// shared is the loader's repository of the config URL, which fetches
+	// the state branch along with the config branch in one request and
+	// whose object store the writer shares; nil for a plain directory.
+	shared *source.Repository
+	trust  *StateTrust
 	// evidence remembers which commit added each approval file.
 	evidence evidenceCache
 	// uploads are vectors still to push to their template's uploadTarget.
@@ -206,9 +210,11 @@ func New(o Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
-	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
+	c := &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
-		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}
+	c.shareFetches()
+	return c, nil
 }
 
 // maxConflicts bounds how often one pass re-reads after another writer won
@@ -254,7 +260,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.watched = watchedBy(snap)
 	c.watchMu.Unlock()
 	c.pollCommitStatusesInBackground(snap)
-	tip, files, err := c.opts.Writer.Read(ctx, c.stateTarget(), "")
+	tip, files, err := c.readState(ctx)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)
 	}

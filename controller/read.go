@@ -119,3 +119,44 @@ func StagePath(landscape, name string) string {
 // DefaultStateBranch is the branch of the config repository that holds
 // vectorflow's runtime objects.
 const DefaultStateBranch = "vectorflow/state"
+
+// shareFetches makes one fetch per pass read both branches: the loader's
+// fetch of the config branch brings the state branch along in the same
+// request, and the writer keeps its objects in the loader's store, so it
+// builds on what the pass read without fetching it again, and the next
+// pass's fetch finds what the writer pushed already there (an
+// advertisement, no pack). A directory that is not a Git repository has
+// no store to share.
+func (c *Controller) shareFetches() {
+	repo, err := c.opts.Loader.Repository(c.opts.URL)
+	if err != nil {
+		return
+	}
+	repo.FetchAlso(c.opts.StateBranch)
+	c.opts.Writer.ShareStore(c.remote(c.opts.URL).URL, repo.Storer())
+	c.shared = repo
+}
+
+// readState reads the state branch as the pass's fetch brought it, or
+// through the writer (its own fetch) when there is no shared fetch.
+func (c *Controller) readState(ctx context.Context) (plumbing.Hash, map[string][]byte, error) {
+	if c.shared == nil {
+		return c.opts.Writer.Read(ctx, c.stateTarget(), "")
+	}
+	ref, err := c.shared.Repo().Reference(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, c.opts.StateBranch), true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, map[string][]byte{}, nil // not written yet
+	}
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("read the state branch fetched from %s: %w", c.name, err)
+	}
+	files, err := readCommitFiles(c.shared, ref.Hash())
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	// The state commit compares and swaps from this tip without a fetch.
+	if _, err := c.opts.Writer.Saw(ctx, c.stateTarget(), ref.Hash()); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	return ref.Hash(), files, nil
+}
