@@ -328,12 +328,20 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 			diff[p] = b
 		}
 	}
+	starts := d.Start
+	var along map[string]reconcilers.Result // executed with the state commit
 	if len(diff) > 0 {
 		pushStart := c.opts.Clock()
-		commit, err := c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions))
+		commit, executed, err := c.writeStateAlong(ctx, snap, d.State, starts, tip, diff, StateMessage(d.Transitions))
+		if err == nil && commit.IsZero() {
+			commit, err = c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions))
+		}
 		c.opts.Metrics.observePush(c.name, pushStart, c.opts.Clock(), err)
 		if err != nil {
 			return PassResult{}, fmt.Errorf("write state branch %s: %w", c.opts.StateBranch, err)
+		}
+		if executed != nil {
+			along, starts = executed, nil
 		}
 		res.Commit = commit
 		for _, t := range d.Transitions {
@@ -353,7 +361,10 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.opened = map[string]v1alpha1.PullRequestStatus{}
 	c.queueUploads(snap, state, d.State)
 	c.upload(ctx)
-	results, execErr := c.execute(ctx, snap, d.State, d.Start)
+	results, execErr := c.execute(ctx, snap, d.State, starts)
+	for name, r := range along {
+		results[name] = r
+	}
 	written := map[string]bool{}
 	for _, name := range sortedKeys(results) {
 		c.results[name] = results[name]
@@ -515,6 +526,14 @@ func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *
 // a failure that will not (the overlay is broken or gone, the remote refuses
 // the push) is a Failed result naming the cause.
 func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, p *v1alpha1.VectorPromotion) (reconcilers.Result, error) {
+	return c.executeOneWith(ctx, snap, state, p, func(target gitwriter.Target, change gitwriter.Change) ([]gitwriter.Result, error) {
+		return c.opts.Writer.Apply(ctx, target, change)
+	})
+}
+
+// executeOneWith is executeOne writing the promotion's change with apply.
+func (c *Controller) executeOneWith(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, p *v1alpha1.VectorPromotion,
+	apply func(gitwriter.Target, gitwriter.Change) ([]gitwriter.Result, error)) (reconcilers.Result, error) {
 	log := c.opts.Log.WithValues("promotion", p.Name, "vector", p.Spec.Vector)
 	t := p.Spec.Target
 	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
@@ -542,7 +561,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	if err := c.guardRemovals(ctx, p, snap.Configs[p.Spec.VectorPromotionConfigName], ref, target, activeInventory(state, t), &change); err != nil {
 		return reconcilers.Result{}, err
 	}
-	results, err := c.opts.Writer.Apply(ctx, target, change)
+	results, err := apply(target, change)
 	var removal *protectedRemovalError
 	if errors.As(err, &removal) {
 		log.Info("the promotion removes protected objects and waits for approval", "removed", removal.Error())

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	statetrust "github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -159,4 +160,53 @@ func (c *Controller) readState(ctx context.Context) (plumbing.Hash, map[string][
 		return plumbing.ZeroHash, nil, err
 	}
 	return ref.Hash(), files, nil
+}
+
+// errNotAlong declines to write a promotion with the state commit.
+var errNotAlong = errors.New("the promotion's target is not on the state branch's remote")
+
+// writeStateAlong writes the state commit that starts a promotion together
+// with the promotion's commit, in one atomic push, when the pass starts
+// exactly one promotion and its target lives in the config repository: one
+// request instead of two, and never one without the other. It returns the
+// state commit and the promotion's result; a zero commit means the state
+// is still to be written (then executed, when set, holds the result of a
+// promotion that wrote nothing, so it is not executed again). A
+// ConflictError means nothing was written and the state moved.
+func (c *Controller) writeStateAlong(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, start []string,
+	tip plumbing.Hash, diff map[string][]byte, message string) (plumbing.Hash, map[string]reconcilers.Result, error) {
+	if c.shared == nil || len(start) != 1 || state.Promotions[start[0]] == nil {
+		return plumbing.ZeroHash, nil, nil
+	}
+	p := state.Promotions[start[0]]
+	stateTarget := c.stateTarget()
+	var commit plumbing.Hash
+	r, err := c.executeOneWith(ctx, snap, state, p, func(target gitwriter.Target, change gitwriter.Change) ([]gitwriter.Result, error) {
+		if target.Remote.URL != stateTarget.Remote.URL || target.Branch == stateTarget.Branch {
+			return nil, errNotAlong
+		}
+		res, next, err := c.opts.Writer.ApplyAlong(ctx, target, change,
+			gitwriter.Swap{Branch: stateTarget.Branch, Expected: tip, Files: diff, Message: message})
+		if err != nil {
+			return nil, err
+		}
+		commit = next
+		return []gitwriter.Result{res}, nil
+	})
+	switch {
+	case err == nil && !commit.IsZero():
+		return commit, map[string]reconcilers.Result{p.Name: r}, nil
+	case errors.Is(err, gitwriter.ErrConflict):
+		return plumbing.ZeroHash, nil, err
+	case err == nil:
+		// The promotion failed without writing anything: its result is
+		// recorded with the state commit, written alone.
+		return plumbing.ZeroHash, map[string]reconcilers.Result{p.Name: r}, nil
+	}
+	// Declined, or an outcome the push left open (a lost answer, a branch
+	// that kept moving): the state commit alone compares and swaps from
+	// tip (refused if the pair landed after all), then the promotion is
+	// executed as always, finding its commit if it is there.
+	c.opts.Log.V(1).Info("state and promotion written apart", "promotion", p.Name, "why", err.Error())
+	return plumbing.ZeroHash, nil, nil
 }

@@ -2,6 +2,7 @@ package gitwriter
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	git "github.com/go-git/go-git/v5"
@@ -120,5 +121,94 @@ func TestSawIgnoresATipTheStoreLacks(t *testing.T) {
 	}
 	if got := r.tip(t, "main"); got != res[0].Commit.String() {
 		t.Fatalf("main is at %s, want %s", got, res[0].Commit)
+	}
+}
+
+// TestApplyAlongPushesBothBranchesAtomically: a promotion and the state
+// commit that starts it go out in one atomic push; when the state branch
+// moved nothing is written (a conflict), when the target moved the
+// promotion is re-applied and both land, and a server that offers no
+// atomic push, or a writer without a shared store, writes nothing and says
+// so (ErrNotTogether).
+func TestApplyAlongPushesBothBranchesAtomically(t *testing.T) {
+	r := newServerRepo(t, fixtureDir)
+	proxy := testutil.StartCountingProxy(t, r.g)
+	remote := r.httpRemote()
+	remote.URL = proxy.URL(r.name)
+	target := Target{Remote: remote, Branch: "main"}
+	ctx := context.Background()
+	newShared := func() *Writer {
+		w := newTestWriter(t, WriterOptions{})
+		w.ShareStore(remote.URL, memory.NewStorage())
+		return w
+	}
+	swap := func(expected plumbing.Hash, note string) Swap {
+		return Swap{Branch: "vectorflow/state", Expected: expected, Files: map[string][]byte{"note": []byte(note)}, Message: "state " + note}
+	}
+
+	w := newShared()
+	proxy.Reset()
+	res, state, err := w.ApplyAlong(ctx, target, promotionChange("p1", 1, lineEdit("settings.env", "a", "1")), swap(plumbing.ZeroHash, "one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := proxy.Reset(); got[testutil.Push] != 1 {
+		t.Errorf("ApplyAlong took %s, want one push", got)
+	}
+	if r.tip(t, "main") != res.Commit.String() || r.tip(t, "vectorflow/state") != state.String() {
+		t.Fatalf("main at %s and state at %s, want %s and %s", r.tip(t, "main"), r.tip(t, "vectorflow/state"), res.Commit, state)
+	}
+	if got := r.show(t, "vectorflow/state", "note"); got != "one" {
+		t.Fatalf("state note = %q", got)
+	}
+
+	// The state branch moved: a conflict, and main does not move either.
+	mainBefore := r.tip(t, "main")
+	_, _, err = w.ApplyAlong(ctx, target, promotionChange("p2", 2, lineEdit("settings.env", "b", "2")), swap(plumbing.ZeroHash, "stale"))
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) || !errors.Is(err, ErrConflict) {
+		t.Fatalf("ApplyAlong on a moved state branch: %v, want a ConflictError", err)
+	}
+	if r.tip(t, "main") != mainBefore || r.tip(t, "vectorflow/state") != state.String() {
+		t.Fatal("a refused ApplyAlong moved a branch")
+	}
+
+	// Another writer moves main: the promotion is re-applied on top.
+	if _, err := newTestWriter(t, WriterOptions{}).Apply(ctx, Target{Remote: r.httpRemote(), Branch: "main"}, promotionChange("p3", 3, lineEdit("settings.env", "c", "3"))); err != nil {
+		t.Fatal(err)
+	}
+	foreign := r.tip(t, "main")
+	res, state2, err := w.ApplyAlong(ctx, target, promotionChange("p4", 4, lineEdit("settings.env", "d", "4")), swap(state, "two"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.tip(t, "main") != res.Commit.String() || r.tip(t, "vectorflow/state") != state2.String() {
+		t.Fatalf("after the race main at %s and state at %s, want %s and %s", r.tip(t, "main"), r.tip(t, "vectorflow/state"), res.Commit, state2)
+	}
+	if _, err := testutil.GitE(r.bare, nil, "merge-base", "--is-ancestor", foreign, "main"); err != nil {
+		t.Fatalf("the other writer's commit %s was overwritten", foreign)
+	}
+	r.checkNoForcePush(t, "main")
+	r.checkNoForcePush(t, "vectorflow/state")
+
+	// A change that fails writes nothing, the state included.
+	failing := promotionChange("p5", 5, lineEdit("missing.env", "e", "5"))
+	if _, _, err := w.ApplyAlong(ctx, target, failing, swap(state2, "three")); err == nil {
+		t.Fatal("ApplyAlong with a failing edit succeeded")
+	}
+	if r.tip(t, "vectorflow/state") != state2.String() {
+		t.Fatal("a failed change still moved the state branch")
+	}
+
+	// Without a shared store, or without atomic pushes: nothing written.
+	if _, _, err := newTestWriter(t, WriterOptions{}).ApplyAlong(ctx, target, promotionChange("p6", 6, lineEdit("settings.env", "f", "6")), swap(state2, "four")); !errors.Is(err, ErrNotTogether) {
+		t.Fatalf("ApplyAlong without a shared store: %v, want ErrNotTogether", err)
+	}
+	r.git(t, "config", "receive.advertiseAtomic", "false")
+	if _, _, err := newShared().ApplyAlong(ctx, target, promotionChange("p6", 6, lineEdit("settings.env", "f", "6")), swap(state2, "four")); !errors.Is(err, ErrNotTogether) {
+		t.Fatalf("ApplyAlong on a server without atomic pushes: %v, want ErrNotTogether", err)
+	}
+	if r.tip(t, "vectorflow/state") != state2.String() || r.tip(t, "main") != res.Commit.String() {
+		t.Fatal("an ApplyAlong that could not push together moved a branch")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Kinds of smart-HTTP git request a CountingProxy tells apart.
@@ -63,6 +64,7 @@ type CountingProxy struct {
 
 	mu     sync.Mutex
 	counts RequestCounts
+	spent  time.Duration
 }
 
 // StartCountingProxy proxies g; it is stopped when the test ends.
@@ -86,8 +88,17 @@ func (p *CountingProxy) Reset() RequestCounts {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.counts
-	p.counts = RequestCounts{}
+	p.counts, p.spent = RequestCounts{}, 0
 	return c
+}
+
+// Spent is the time the requests since the last Reset took to answer,
+// summed: the part of a client's wall time that is the server's and the
+// network's.
+func (p *CountingProxy) Spent() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.spent
 }
 
 // Counts are the counts so far.
@@ -105,7 +116,11 @@ func (p *CountingProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.counts[requestKind(r)]++
 	p.mu.Unlock()
+	start := time.Now()
 	p.proxy.ServeHTTP(w, r)
+	p.mu.Lock()
+	p.spent += time.Since(start)
+	p.mu.Unlock()
 }
 
 func requestKind(r *http.Request) string {
