@@ -59,9 +59,13 @@ func (w *Writer) ApplyAlong(ctx context.Context, target Target, change Change, s
 	}
 	w.mu.Lock()
 	_, shared := w.shared[target.Remote.URL]
+	apart := w.apart[target.Remote.URL]
 	w.mu.Unlock()
 	if !shared {
 		return Result{}, plumbing.ZeroHash, fmt.Errorf("%w: no store is shared for %s", ErrNotTogether, target.Remote.URL)
+	}
+	if apart {
+		return Result{}, plumbing.ZeroHash, fmt.Errorf("%w: %s does not offer atomic pushes", ErrNotTogether, target.Remote.URL)
 	}
 	st, sst := w.branch(target.Remote.URL, target.Branch), w.branch(target.Remote.URL, swap.Branch)
 	// Always the target's lock first: Apply and CompareAndSwap take one
@@ -149,6 +153,11 @@ func (w *Writer) ApplyAlong(ctx context.Context, target Target, change Change, s
 			return res, stateHead, nil
 		}
 		if errors.Is(err, ErrNotTogether) {
+			// Asked once per process: a server rarely gains the
+			// capability while it runs.
+			w.mu.Lock()
+			w.apart[target.Remote.URL] = true
+			w.mu.Unlock()
 			return Result{}, plumbing.ZeroHash, err
 		}
 		// Where are the branches now? The atomic push moved both or neither.

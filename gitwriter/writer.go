@@ -95,6 +95,8 @@ type Writer struct {
 	branches map[branchKey]*branchState
 	// shared are the object stores readers fetch into, by remote URL.
 	shared map[string]storer.EncodedObjectStorer
+	// apart are the remotes that offer no atomic push (ApplyAlong).
+	apart map[string]bool
 }
 
 // NewWriter returns a Writer with o's defaults filled in.
@@ -111,7 +113,7 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	if o.Backoff == (wait.Backoff{}) {
 		o.Backoff = writeBackoff
 	}
-	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}}, nil
+	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}, apart: map[string]bool{}}, nil
 }
 
 // ShareStore makes the writer keep the objects of the remote at url in s,
