@@ -137,6 +137,9 @@ type Controller struct {
 	codec     *reconcilers.Codec
 	remotesMu sync.Mutex
 	remotes   map[string]gitwriter.Remote
+	// sharedURLs are the repositories whose loader store the writer was
+	// offered (shareStageStores).
+	sharedURLs map[string]bool
 
 	// watched are the repositories and images the last snapshot depends
 	// on; webhooks read it while a pass runs.
@@ -260,6 +263,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.watched = watchedBy(snap)
 	c.watchMu.Unlock()
 	c.pollCommitStatusesInBackground(snap)
+	c.shareStageStores(snap)
 	tip, files, err := c.readState(ctx)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)

@@ -210,3 +210,24 @@ func (c *Controller) writeStateAlong(ctx context.Context, snap *source.Snapshot,
 	c.opts.Log.V(1).Info("state and promotion written apart", "promotion", p.Name, "why", err.Error())
 	return plumbing.ZeroHash, nil, nil
 }
+
+// shareStageStores offers the writer the loader's store of every
+// repository the snapshot's stages live in, as shareFetches does for the
+// config repository: a promotion into a landscape of another repository
+// builds on the tip the loader just fetched, without fetching it again.
+// Each repository is offered once; the writer keeps the first store it was
+// offered for a URL.
+func (c *Controller) shareStageStores(snap *source.Snapshot) {
+	if c.sharedURLs == nil {
+		c.sharedURLs = map[string]bool{c.opts.URL: true}
+	}
+	for _, ref := range snap.StageIndex {
+		if ref.Branch == "" || c.sharedURLs[ref.URL] {
+			continue
+		}
+		c.sharedURLs[ref.URL] = true
+		if repo, err := c.opts.Loader.Repository(ref.URL); err == nil {
+			c.opts.Writer.ShareStore(c.remote(ref.URL).URL, repo.Storer())
+		}
+	}
+}
