@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -68,7 +69,11 @@ type Repository struct {
 func (r *Repository) FetchAlso(branches ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.also = append(r.also, branches...)
+	for _, b := range branches {
+		if !slices.Contains(r.also, b) {
+			r.also = append(r.also, b)
+		}
+	}
 }
 
 // ShowProgress sends the server's progress messages of later fetches
