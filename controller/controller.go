@@ -116,7 +116,11 @@ type Controller struct {
 	// stateRepo reads the state branch's history to verify approvals and
 	// state commits; trust remembers the verdict of every commit checked.
 	stateRepo *source.Repository
-	trust     *StateTrust
+	// shared is the loader's repository of the config URL, which fetches
+	// the state branch along with the config branch in one request and
+	// whose object store the writer shares; nil for a plain directory.
+	shared *source.Repository
+	trust  *StateTrust
 	// evidence remembers which commit added each approval file.
 	evidence evidenceCache
 	// uploads are vectors still to push to their template's uploadTarget.
@@ -137,6 +141,9 @@ type Controller struct {
 	codec     *reconcilers.Codec
 	remotesMu sync.Mutex
 	remotes   map[string]gitwriter.Remote
+	// sharedURLs are the repositories whose loader store the writer was
+	// offered (shareStageStores).
+	sharedURLs map[string]bool
 
 	// watched are the repositories and images the last snapshot depends
 	// on; webhooks read it while a pass runs.
@@ -210,9 +217,11 @@ func New(o Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
-	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
+	c := &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
-		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}
+	c.shareFetches()
+	return c, nil
 }
 
 // maxConflicts bounds how often one pass re-reads after another writer won
@@ -258,7 +267,8 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.watched = watchedBy(snap)
 	c.watchMu.Unlock()
 	c.pollCommitStatusesInBackground(snap)
-	tip, files, err := c.opts.Writer.Read(ctx, c.stateTarget(), "")
+	c.shareStageStores(snap)
+	tip, files, err := c.readState(ctx)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)
 	}
@@ -326,12 +336,20 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 			diff[p] = b
 		}
 	}
+	starts := d.Start
+	var along map[string]reconcilers.Result // executed with the state commit
 	if len(diff) > 0 {
 		pushStart := c.opts.Clock()
-		commit, err := c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions))
+		commit, executed, err := c.writeStateAlong(ctx, snap, d.State, starts, tip, diff, StateMessage(d.Transitions))
+		if err == nil && commit.IsZero() {
+			commit, err = c.opts.Writer.CompareAndSwap(ctx, c.stateTarget(), tip, diff, StateMessage(d.Transitions))
+		}
 		c.opts.Metrics.observePush(c.name, pushStart, c.opts.Clock(), err)
 		if err != nil {
 			return PassResult{}, fmt.Errorf("write state branch %s: %w", c.opts.StateBranch, err)
+		}
+		if executed != nil {
+			along, starts = executed, nil
 		}
 		res.Commit = commit
 		for _, t := range d.Transitions {
@@ -351,7 +369,10 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.opened = map[string]v1alpha1.PullRequestStatus{}
 	c.queueUploads(snap, state, d.State)
 	c.upload(ctx)
-	results, execErr := c.execute(ctx, snap, d.State, d.Start)
+	results, execErr := c.execute(ctx, snap, d.State, starts)
+	for name, r := range along {
+		results[name] = r
+	}
 	written := map[string]bool{}
 	for _, name := range sortedKeys(results) {
 		c.results[name] = results[name]
@@ -513,6 +534,14 @@ func (c *Controller) execute(ctx context.Context, snap *source.Snapshot, state *
 // a failure that will not (the overlay is broken or gone, the remote refuses
 // the push) is a Failed result naming the cause.
 func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, p *v1alpha1.VectorPromotion) (reconcilers.Result, error) {
+	return c.executeOneWith(ctx, snap, state, p, func(target gitwriter.Target, change gitwriter.Change) ([]gitwriter.Result, error) {
+		return c.opts.Writer.Apply(ctx, target, change)
+	})
+}
+
+// executeOneWith is executeOne writing the promotion's change with apply.
+func (c *Controller) executeOneWith(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, p *v1alpha1.VectorPromotion,
+	apply func(gitwriter.Target, gitwriter.Change) ([]gitwriter.Result, error)) (reconcilers.Result, error) {
 	log := c.opts.Log.WithValues("promotion", p.Name, "vector", p.Spec.Vector)
 	t := p.Spec.Target
 	ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
@@ -540,7 +569,7 @@ func (c *Controller) executeOne(ctx context.Context, snap *source.Snapshot, stat
 	if err := c.guardRemovals(ctx, p, snap.Configs[p.Spec.VectorPromotionConfigName], ref, target, activeInventory(state, t), &change); err != nil {
 		return reconcilers.Result{}, err
 	}
-	results, err := c.opts.Writer.Apply(ctx, target, change)
+	results, err := apply(target, change)
 	var removal *protectedRemovalError
 	if errors.As(err, &removal) {
 		log.Info("the promotion removes protected objects and waits for approval", "removed", removal.Error())

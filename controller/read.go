@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	statetrust "github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -119,3 +120,114 @@ func StagePath(landscape, name string) string {
 // DefaultStateBranch is the branch of the config repository that holds
 // vectorflow's runtime objects.
 const DefaultStateBranch = "vectorflow/state"
+
+// shareFetches makes one fetch per pass read both branches: the loader's
+// fetch of the config branch brings the state branch along in the same
+// request, and the writer keeps its objects in the loader's store, so it
+// builds on what the pass read without fetching it again, and the next
+// pass's fetch finds what the writer pushed already there (an
+// advertisement, no pack). A directory that is not a Git repository has
+// no store to share.
+func (c *Controller) shareFetches() {
+	repo, err := c.opts.Loader.Repository(c.opts.URL)
+	if err != nil {
+		return
+	}
+	repo.FetchAlso(c.opts.StateBranch)
+	c.opts.Writer.ShareStore(c.remote(c.opts.URL).URL, repo.Storer())
+	c.shared = repo
+}
+
+// readState reads the state branch as the pass's fetch brought it, or
+// through the writer (its own fetch) when there is no shared fetch.
+func (c *Controller) readState(ctx context.Context) (plumbing.Hash, map[string][]byte, error) {
+	if c.shared == nil {
+		return c.opts.Writer.Read(ctx, c.stateTarget(), "")
+	}
+	ref, err := c.shared.Repo().Reference(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, c.opts.StateBranch), true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, map[string][]byte{}, nil // not written yet
+	}
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("read the state branch fetched from %s: %w", c.name, err)
+	}
+	files, err := readCommitFiles(c.shared, ref.Hash())
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	// The state commit compares and swaps from this tip without a fetch.
+	if _, err := c.opts.Writer.Saw(ctx, c.stateTarget(), ref.Hash()); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	return ref.Hash(), files, nil
+}
+
+// errNotAlong declines to write a promotion with the state commit.
+var errNotAlong = errors.New("the promotion's target is not on the state branch's remote")
+
+// writeStateAlong writes the state commit that starts a promotion together
+// with the promotion's commit, in one atomic push, when the pass starts
+// exactly one promotion and its target lives in the config repository: one
+// request instead of two, and never one without the other. It returns the
+// state commit and the promotion's result; a zero commit means the state
+// is still to be written (then executed, when set, holds the result of a
+// promotion that wrote nothing, so it is not executed again). A
+// ConflictError means nothing was written and the state moved.
+func (c *Controller) writeStateAlong(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, start []string,
+	tip plumbing.Hash, diff map[string][]byte, message string) (plumbing.Hash, map[string]reconcilers.Result, error) {
+	if c.shared == nil || len(start) != 1 || state.Promotions[start[0]] == nil {
+		return plumbing.ZeroHash, nil, nil
+	}
+	p := state.Promotions[start[0]]
+	stateTarget := c.stateTarget()
+	var commit plumbing.Hash
+	r, err := c.executeOneWith(ctx, snap, state, p, func(target gitwriter.Target, change gitwriter.Change) ([]gitwriter.Result, error) {
+		if target.Remote.URL != stateTarget.Remote.URL || target.Branch == stateTarget.Branch {
+			return nil, errNotAlong
+		}
+		res, next, err := c.opts.Writer.ApplyAlong(ctx, target, change,
+			gitwriter.Swap{Branch: stateTarget.Branch, Expected: tip, Files: diff, Message: message})
+		if err != nil {
+			return nil, err
+		}
+		commit = next
+		return []gitwriter.Result{res}, nil
+	})
+	switch {
+	case err == nil && !commit.IsZero():
+		return commit, map[string]reconcilers.Result{p.Name: r}, nil
+	case errors.Is(err, gitwriter.ErrConflict):
+		return plumbing.ZeroHash, nil, err
+	case err == nil:
+		// The promotion failed without writing anything: its result is
+		// recorded with the state commit, written alone.
+		return plumbing.ZeroHash, map[string]reconcilers.Result{p.Name: r}, nil
+	}
+	// Declined, or an outcome the push left open (a lost answer, a branch
+	// that kept moving): the state commit alone compares and swaps from
+	// tip (refused if the pair landed after all), then the promotion is
+	// executed as always, finding its commit if it is there.
+	c.opts.Log.V(1).Info("state and promotion written apart", "promotion", p.Name, "why", err.Error())
+	return plumbing.ZeroHash, nil, nil
+}
+
+// shareStageStores offers the writer the loader's store of every
+// repository the snapshot's stages live in, as shareFetches does for the
+// config repository: a promotion into a landscape of another repository
+// builds on the tip the loader just fetched, without fetching it again.
+// Each repository is offered once; the writer keeps the first store it was
+// offered for a URL.
+func (c *Controller) shareStageStores(snap *source.Snapshot) {
+	if c.sharedURLs == nil {
+		c.sharedURLs = map[string]bool{c.opts.URL: true}
+	}
+	for _, ref := range snap.StageIndex {
+		if ref.Branch == "" || c.sharedURLs[ref.URL] {
+			continue
+		}
+		c.sharedURLs[ref.URL] = true
+		if repo, err := c.opts.Loader.Repository(ref.URL); err == nil {
+			c.opts.Writer.ShareStore(c.remote(ref.URL).URL, repo.Storer())
+		}
+	}
+}

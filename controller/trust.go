@@ -324,6 +324,9 @@ func (c *Controller) verifyStateHistory(ctx context.Context, snap *source.Snapsh
 // is not in the copy yet, so the state-commit check and the approval check of
 // one pass share one fetch.
 func (c *Controller) stateHistory(ctx context.Context, tip plumbing.Hash) (storer.EncodedObjectStorer, error) {
+	if c.stateRepo == nil && c.shared != nil {
+		c.stateRepo = c.shared // the pass's fetch brought the state branch
+	}
 	if c.stateRepo == nil {
 		repo, err := source.OpenCached(c.opts.URL, c.opts.Auth(c.opts.URL), c.opts.CacheDir)
 		if err != nil {

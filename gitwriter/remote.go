@@ -16,25 +16,76 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
-type memoryStorage = memory.Storage
-
-// repo is the in-memory copy of the branches of one remote that a Writer
-// works on. It is kept between calls so each fetch brings only new objects.
-// Not safe for concurrent use; branchState's lock guards it.
+// repo is the copy of the branches of one remote that a Writer works on. It
+// is kept between calls so each fetch brings only new objects. Not safe for
+// concurrent use; branchState's lock guards it.
 type repo struct {
-	s      *memory.Storage
+	s      storage.Storer
 	remote *git.Remote
 }
 
-func newRepo(url string) *repo {
-	s := memory.NewStorage()
+// newRepo keeps objects in objects when it is set (a store shared with the
+// reader that fetched the branch, so the writer builds on what was just
+// read without fetching it again), in memory otherwise. The references,
+// where this writer saw each branch last, are always its own: a reader
+// fetching into the shared store never moves them.
+func newRepo(url string, objects storer.EncodedObjectStorer) *repo {
+	var s storage.Storer = memory.NewStorage()
+	if objects != nil {
+		s = sharedStorage{EncodedObjectStorer: objects, Storer: s}
+	}
 	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}})}
+}
+
+// sharedStorage is a private memory store whose objects live elsewhere.
+// Only the interfaces' methods are promoted: a memory store's transaction
+// (Begin) would otherwise take a fetched pack into the private half.
+type sharedStorage struct {
+	storer.EncodedObjectStorer
+	storage.Storer
+}
+
+func (s sharedStorage) NewEncodedObject() plumbing.EncodedObject {
+	return s.EncodedObjectStorer.NewEncodedObject()
+}
+func (s sharedStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	return s.EncodedObjectStorer.SetEncodedObject(o)
+}
+func (s sharedStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	return s.EncodedObjectStorer.EncodedObject(t, h)
+}
+func (s sharedStorage) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+	return s.EncodedObjectStorer.IterEncodedObjects(t)
+}
+func (s sharedStorage) HasEncodedObject(h plumbing.Hash) error {
+	return s.EncodedObjectStorer.HasEncodedObject(h)
+}
+func (s sharedStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	return s.EncodedObjectStorer.EncodedObjectSize(h)
+}
+func (s sharedStorage) AddAlternate(remote string) error {
+	return s.EncodedObjectStorer.AddAlternate(remote)
+}
+
+// saw records that branch was read at tip by whoever fetched into the
+// shared store, when the store holds tip: the next write builds on it
+// without a fetch, and the push's compare-and-swap finds out if it moved.
+func (r *repo) saw(branch string, tip plumbing.Hash) bool {
+	if tip.IsZero() {
+		return false
+	}
+	if _, err := object.GetCommit(r.s, tip); err != nil {
+		return false
+	}
+	return r.s.SetReference(plumbing.NewHashReference(trackingRef(branch), tip)) == nil
 }
 
 // fetch brings branch's objects into memory and returns its tip, zero when
@@ -190,7 +241,7 @@ func refusedOverHTTP(err error) bool {
 // newObjects lists the commits from commit back to base and the trees and
 // blobs they changed relative to their parents: everything the remote, which
 // has base, lacks.
-func newObjects(s *memory.Storage, commit, base plumbing.Hash) ([]plumbing.Hash, error) {
+func newObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([]plumbing.Hash, error) {
 	seen := map[plumbing.Hash]bool{}
 	var out []plumbing.Hash
 	add := func(h plumbing.Hash) bool {

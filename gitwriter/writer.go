@@ -12,6 +12,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -92,6 +93,10 @@ type Writer struct {
 
 	mu       sync.Mutex
 	branches map[branchKey]*branchState
+	// shared are the object stores readers fetch into, by remote URL.
+	shared map[string]storer.EncodedObjectStorer
+	// apart are the remotes that offer no atomic push (ApplyAlong).
+	apart map[string]bool
 }
 
 // NewWriter returns a Writer with o's defaults filled in.
@@ -108,7 +113,39 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	if o.Backoff == (wait.Backoff{}) {
 		o.Backoff = writeBackoff
 	}
-	return &Writer{opts: o, branches: map[branchKey]*branchState{}}, nil
+	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}, apart: map[string]bool{}}, nil
+}
+
+// ShareStore makes the writer keep the objects of the remote at url in s,
+// the store a reader (source.Repository) fetches that remote into, so a
+// branch the reader just fetched is written on without being fetched
+// again (see Saw). s must be safe for concurrent use: readers fetch into
+// it while the writer writes. Branches the writer already used keep the
+// store they had; a second store for the same URL is ignored.
+func (w *Writer) ShareStore(url string, s storer.EncodedObjectStorer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.shared[url]; !ok && s != nil {
+		w.shared[url] = s
+	}
+}
+
+// Saw tells the writer that target's branch was just read at tip, a commit
+// the store shared for its URL holds with its history: the next write
+// builds on tip without a fetch, and the push's compare-and-swap finds out
+// whether the branch moved since (then it fetches and retries as always).
+// It reports whether the tip was taken; a tip the store does not hold is
+// ignored.
+func (w *Writer) Saw(ctx context.Context, target Target, tip plumbing.Hash) (bool, error) {
+	if err := validTarget(target); err != nil {
+		return false, err
+	}
+	st := w.branch(target.Remote.URL, target.Branch)
+	if err := st.lock(ctx); err != nil {
+		return false, err
+	}
+	defer st.unlock()
+	return st.repo.saw(target.Branch, tip), nil
 }
 
 // SigningKey is the public key the writer signs commits with, in the shape
@@ -321,9 +358,13 @@ func (w *Writer) History(ctx context.Context, target Target, tip plumbing.Hash) 
 	if !tip.IsZero() && st.history.contains(tip) {
 		return st.history.current, nil
 	}
-	fetched, err := st.repo.fetch(ctx, target.Remote, target.Branch)
-	if err != nil {
-		return nil, err
+	// A tip a reader just fetched into the shared store is read there.
+	fetched := tip
+	if !st.repo.saw(target.Branch, tip) {
+		var err error
+		if fetched, err = st.repo.fetch(ctx, target.Remote, target.Branch); err != nil {
+			return nil, err
+		}
 	}
 	h, err := st.history.at(st.repo.s, fetched)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -62,6 +63,20 @@ type Repository struct {
 	progress io.Writer
 	// store is the on-disk store of OpenCached; nil in memory.
 	store *diskStore
+	also  []string
+}
+
+// FetchAlso makes every later Fetch bring branches too, in the same
+// request (as refs/remotes/origin/<branch>): one round trip for a pass
+// that reads the config branch and the state branch.
+func (r *Repository) FetchAlso(branches ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range branches {
+		if !slices.Contains(r.also, b) {
+			r.also = append(r.also, b)
+		}
+	}
 }
 
 // ShowProgress sends the server's progress messages of later fetches
@@ -151,15 +166,26 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	local := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, branch)
-	spec := config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(branch), local))
-	err := r.fetch(ctx, &git.FetchOptions{
-		RemoteName: git.DefaultRemoteName,
-		RefSpecs:   []config.RefSpec{spec},
-		Auth:       r.auth,
-		Tags:       git.NoTags,
-		Force:      true,
-		Progress:   r.progress,
-	}, func() error { return r.readable(local) })
+	specs := []config.RefSpec{config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(branch), local))}
+	for _, b := range r.also {
+		if b != branch {
+			specs = append(specs, config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(b), plumbing.NewRemoteReferenceName(git.DefaultRemoteName, b))))
+		}
+	}
+	fetch := func(specs []config.RefSpec) error {
+		return r.fetch(ctx, &git.FetchOptions{RemoteName: git.DefaultRemoteName, RefSpecs: specs, Auth: r.auth, Tags: git.NoTags, Force: true, Progress: r.progress},
+			func() error { return r.readable(local) })
+	}
+	err := fetch(specs)
+	for i := 1; errors.Is(err, git.NoMatchingRefSpecError{}) && i < len(specs); i++ {
+		// A branch fetched along is not there (yet, or any more): forget
+		// it, so its reader sees it absent, and fetch the others.
+		if err.Error() == fmt.Sprintf("couldn't find remote ref %q", specs[i].Src()) {
+			_ = r.repo.Storer.RemoveReference(plumbing.ReferenceName(specs[i].Dst("")))
+			specs = append(specs[:i:i], specs[i+1:]...)
+			err, i = fetch(specs), 0
+		}
+	}
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: %w", branch, RedactURL(r.url), RedactError(explainFetchError(err, r.auth != nil)))
 	}

@@ -1,0 +1,141 @@
+package testutil
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Kinds of smart-HTTP git request a CountingProxy tells apart.
+const (
+	// ListForFetch is GET info/refs?service=git-upload-pack: the ref
+	// advertisement a fetch (or an ls-remote) starts with.
+	ListForFetch = "info/refs upload-pack"
+	// ListForPush is GET info/refs?service=git-receive-pack.
+	ListForPush = "info/refs receive-pack"
+	// Fetch is POST git-upload-pack: the negotiation and the pack.
+	Fetch = "git-upload-pack"
+	// Push is POST git-receive-pack: the ref updates and their pack.
+	Push = "git-receive-pack"
+)
+
+// RequestCounts is how many requests of each kind a CountingProxy passed.
+// Kinds it does not know are counted under their method and path.
+type RequestCounts map[string]int
+
+// Total is the number of requests of every kind.
+func (c RequestCounts) Total() int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// String lists the counts in a fixed order, for test messages.
+func (c RequestCounts) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d requests:", c.Total())
+	for _, k := range []string{ListForFetch, Fetch, ListForPush, Push} {
+		fmt.Fprintf(&b, " %s=%d", k, c[k])
+	}
+	for k, v := range c {
+		switch k {
+		case ListForFetch, Fetch, ListForPush, Push:
+		default:
+			fmt.Fprintf(&b, " %s=%d", k, v)
+		}
+	}
+	return b.String()
+}
+
+// CountingProxy stands in front of a GitServer's HTTP side and counts the
+// requests that pass, by kind: the round trips a client makes, which is
+// what a promotion costs on a real network.
+type CountingProxy struct {
+	srv   *httptest.Server
+	proxy *httputil.ReverseProxy
+
+	mu     sync.Mutex
+	counts RequestCounts
+	spent  time.Duration
+}
+
+// StartCountingProxy proxies g; it is stopped when the test ends.
+func StartCountingProxy(t testing.TB, g *GitServer) *CountingProxy {
+	t.Helper()
+	backend, err := url.Parse(g.srv.HTTPAddress())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &CountingProxy{proxy: httputil.NewSingleHostReverseProxy(backend), counts: RequestCounts{}}
+	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// URL is the URL of repository name through the proxy.
+func (p *CountingProxy) URL(name string) string { return p.srv.URL + "/" + name }
+
+// Reset returns the counts so far and starts counting from zero.
+func (p *CountingProxy) Reset() RequestCounts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.counts
+	p.counts, p.spent = RequestCounts{}, 0
+	return c
+}
+
+// Spent is the time the requests since the last Reset took to answer,
+// summed: the part of a client's wall time that is the server's and the
+// network's.
+func (p *CountingProxy) Spent() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.spent
+}
+
+// Counts are the counts so far.
+func (p *CountingProxy) Counts() RequestCounts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := make(RequestCounts, len(p.counts))
+	for k, v := range p.counts {
+		c[k] = v
+	}
+	return c
+}
+
+func (p *CountingProxy) serve(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.counts[requestKind(r)]++
+	p.mu.Unlock()
+	start := time.Now()
+	p.proxy.ServeHTTP(w, r)
+	p.mu.Lock()
+	p.spent += time.Since(start)
+	p.mu.Unlock()
+}
+
+func requestKind(r *http.Request) string {
+	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/info/refs"):
+		switch r.URL.Query().Get("service") {
+		case "git-upload-pack":
+			return ListForFetch
+		case "git-receive-pack":
+			return ListForPush
+		}
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-upload-pack"):
+		return Fetch
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack"):
+		return Push
+	}
+	return r.Method + " " + r.URL.Path
+}
