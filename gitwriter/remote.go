@@ -30,11 +30,12 @@ type memoryStorage = memory.Storage
 type repo struct {
 	s      *memory.Storage
 	remote *git.Remote
+	trees  *treeCache // the trees commits are built from, decoded once
 }
 
 func newRepo(url string) *repo {
 	s := memory.NewStorage()
-	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}})}
+	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}}), trees: newTreeCache(s)}
 }
 
 // fetch brings branch's objects into memory and returns its tip, zero when
