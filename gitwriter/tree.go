@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -326,12 +327,7 @@ func (c *treeCache) writeTree(h plumbing.Hash, changes map[string]*FileDiff) (pl
 	if len(added) > 0 {
 		sortEntries(entries)
 	}
-	t := &object.Tree{Entries: entries}
-	obj := c.s.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return plumbing.ZeroHash, false, err
-	}
-	nh, err := c.s.SetEncodedObject(obj)
+	nh, err := writeTreeObject(c.s, entries)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
@@ -340,6 +336,39 @@ func (c *treeCache) writeTree(h plumbing.Hash, changes map[string]*FileDiff) (pl
 		c.put(nh, &cachedTree{entries: entries})
 	}
 	return nh, len(entries) == 0, nil
+}
+
+// writeTreeObject stores a tree of entries (in git order), encoded as
+// go-git's Tree.Encode does, in one write: Encode's many small writes grow
+// the stored object's buffer to up to twice its size, and a batch of
+// promotion commits stores a wide directory once per commit.
+func writeTreeObject(s storer.EncodedObjectStorer, entries []object.TreeEntry) (plumbing.Hash, error) {
+	size := 0
+	for _, e := range entries {
+		size += len("100644 ") + len(e.Name) + 1 + len(e.Hash)
+	}
+	b := make([]byte, 0, size)
+	for _, e := range entries {
+		b = strconv.AppendUint(b, uint64(e.Mode), 8)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.Hash[:]...)
+	}
+	obj := s.NewEncodedObject()
+	obj.SetType(plumbing.TreeObject)
+	obj.SetSize(int64(len(b)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.SetEncodedObject(obj)
 }
 
 func sortedPaths(m map[string]*FileDiff) []string {

@@ -357,3 +357,34 @@ func treeFiles(t *testing.T, s storer.EncodedObjectStorer, root plumbing.Hash) m
 	}
 	return files
 }
+
+// TestWriteTreeObjectIsGitsEncoding: trees are stored as go-git encodes
+// them, whatever the modes and names.
+func TestWriteTreeObjectIsGitsEncoding(t *testing.T) {
+	s := memory.NewStorage()
+	blob, err := writeBlob(s, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := []object.TreeEntry{
+		{Name: ".hidden", Mode: filemode.Regular, Hash: blob},
+		{Name: "a", Mode: filemode.Dir, Hash: blob},
+		{Name: "link", Mode: filemode.Symlink, Hash: blob},
+		{Name: "run.sh", Mode: filemode.Executable, Hash: blob},
+		{Name: "sub", Mode: filemode.Submodule, Hash: blob},
+		{Name: "日本", Mode: filemode.Deprecated, Hash: blob},
+	}
+	for n := 0; n <= len(entries); n++ {
+		want := s.NewEncodedObject()
+		if err := (&object.Tree{Entries: entries[:n]}).Encode(want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := writeTreeObject(s, entries[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want.Hash() {
+			t.Errorf("%d entries: tree %s, go-git encodes %s", n, got, want.Hash())
+		}
+	}
+}
