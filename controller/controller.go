@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/yaml"
@@ -564,9 +565,10 @@ func (c *Controller) executeOneWith(ctx context.Context, snap *source.Snapshot, 
 	}
 	trailers.Approvals = approvalTrailers(p)
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
-	change.Check = c.renderCheck(ref.Overlay, vector.Spec.Components)
+	renders := func(tree repofs.Tree) error { return c.checkRenders(tree, ref.Overlay, vector.Spec.Components) }
+	change.Check = func(tree *object.Tree) error { return renders(repofs.GitTree(tree)) }
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}
-	if err := c.guardRemovals(ctx, p, snap.Configs[p.Spec.VectorPromotionConfigName], ref, target, activeInventory(state, t), &change); err != nil {
+	if err := c.guardRemovals(ctx, p, snap.Configs[p.Spec.VectorPromotionConfigName], ref, target, activeInventory(state, t), renders, &change); err != nil {
 		return reconcilers.Result{}, err
 	}
 	results, err := apply(target, change)

@@ -36,10 +36,13 @@ func (e *protectedRemovalError) Error() string {
 	return "the promotion removes protected objects: " + joinEntries(e.removed)
 }
 
-// guardRemovals wraps change's check and message with the prune-safety
-// rule; released is the stage's render as its last promotion left it.
+// guardRemovals makes change's check renders (the render check) and then
+// the prune-safety rule, on one reading of the edited tree (a batch of
+// promotion commits into a wide directory reads it once per commit, not
+// twice), and adds the removals to its message; released is the stage's
+// render as its last promotion left it.
 func (c *Controller) guardRemovals(ctx context.Context, p *v1alpha1.VectorPromotion, cfg *v1alpha1.VectorPromotionConfig,
-	ref source.StageRef, target gitwriter.Target, active []v1alpha1.InventoryEntry, change *gitwriter.Change) error {
+	ref source.StageRef, target gitwriter.Target, active []v1alpha1.InventoryEntry, renders func(repofs.Tree) error, change *gitwriter.Change) error {
 	if cfg == nil {
 		return nil
 	}
@@ -52,14 +55,13 @@ func (c *Controller) guardRemovals(ctx context.Context, p *v1alpha1.VectorPromot
 	}
 	kinds := reconcilers.ProtectedKinds(cfg)
 	var removed []v1alpha1.InventoryEntry
-	check, message := change.Check, change.Message
+	message := change.Message
 	change.Check = func(tree *object.Tree) error {
-		if check != nil {
-			if err := check(tree); err != nil {
-				return err
-			}
+		files := repofs.GitTree(tree)
+		if err := renders(files); err != nil {
+			return err
 		}
-		edited, err := c.inventory(repofs.GitTree(tree), ref.Overlay)
+		edited, err := c.inventory(files, ref.Overlay)
 		if err != nil {
 			return &overlayBuildError{overlay: ref.Overlay, err: err}
 		}

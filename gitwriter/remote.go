@@ -30,6 +30,7 @@ import (
 type repo struct {
 	s      storage.Storer
 	remote *git.Remote
+	trees  *treeCache // the trees commits are built from, decoded once
 }
 
 // newRepo keeps objects in objects when it is set (a store shared with the
@@ -42,7 +43,7 @@ func newRepo(url string, objects storer.EncodedObjectStorer) *repo {
 	if objects != nil {
 		s = sharedStorage{EncodedObjectStorer: objects, Storer: s}
 	}
-	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}})}
+	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}}), trees: newTreeCache(s)}
 }
 
 // sharedStorage is a private memory store whose objects live elsewhere.

@@ -2,11 +2,11 @@ package gitwriter
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -48,15 +48,13 @@ func SetFile(p string, content []byte) FileEdit {
 // writes the new blobs and trees to s and returns the new root. Only the
 // trees on the edited paths are rewritten; nothing is checked out.
 func editTree(s storer.EncodedObjectStorer, root plumbing.Hash, change string, edits []FileEdit) (plumbing.Hash, []FileDiff, error) {
-	var tree *object.Tree
-	if !root.IsZero() {
-		t, err := object.GetTree(s, root)
-		if err != nil {
-			return plumbing.ZeroHash, nil, fmt.Errorf("read tree %s: %w", root, err)
-		}
-		tree = t
-	}
+	return newTreeCache(s).edit(root, change, edits)
+}
 
+// edit is editTree with the trees it reads and writes kept in c, so the
+// next edit of a batch (the next commit, built on this one's root) decodes
+// none of them again.
+func (c *treeCache) edit(root plumbing.Hash, change string, edits []FileEdit) (plumbing.Hash, []FileDiff, error) {
 	pending := map[string]*FileDiff{}
 	present := map[string]bool{}
 	var order []string
@@ -68,7 +66,7 @@ func editTree(s storer.EncodedObjectStorer, root plumbing.Hash, change string, e
 		d, seen := pending[p]
 		if !seen {
 			d = &FileDiff{Path: p}
-			if d.Old, d.Existed, err = readFile(tree, p); err != nil {
+			if d.Old, d.Existed, err = c.readFile(root, p); err != nil {
 				return plumbing.ZeroHash, nil, &EditError{Change: change, Path: p, Err: err}
 			}
 			d.New = d.Old
@@ -99,25 +97,178 @@ func editTree(s storer.EncodedObjectStorer, root plumbing.Hash, change string, e
 	if len(changes) == 0 {
 		return root, diffs, nil
 	}
-	newRoot, _, err := writeTree(s, tree, changes)
+	newRoot, _, err := c.writeTree(root, changes)
 	if err != nil {
 		return plumbing.ZeroHash, nil, &EditError{Change: change, Path: strings.Join(order, ", "), Err: err}
 	}
 	return newRoot, diffs, nil
 }
 
-// writeTree rewrites tree (nil when absent) with changes keyed by paths
-// relative to it, and reports whether the result is empty so an emptied
-// directory disappears as it does in git.
-func writeTree(s storer.EncodedObjectStorer, tree *object.Tree, changes map[string]*FileDiff) (plumbing.Hash, bool, error) {
-	entries := map[string]object.TreeEntry{}
-	if tree != nil {
-		for _, e := range tree.Entries {
-			entries[e.Name] = e
+// treeCache holds decoded trees by hash. go-git decodes a tree on every
+// lookup through it, so reading n files of one wide directory (a state
+// commit writing a record per stage, a batch of promotion commits each
+// into its own overlay) cost n decodes of that directory; with the cache
+// each directory is decoded once, and a tree this process wrote is never
+// decoded at all. A tree's hash names its content, so an entry never goes
+// stale; the cache only bounds its size.
+type treeCache struct {
+	s     storer.EncodedObjectStorer
+	trees map[plumbing.Hash]*cachedTree
+	// entries counts the entries held, to bound memory.
+	entries int
+}
+
+// cachedTree is a tree's entries in git order (a directory sorts as if its
+// name ended in "/"), names unique.
+type cachedTree struct {
+	entries []object.TreeEntry
+}
+
+// maxCachedEntries bounds a treeCache: about 100 bytes an entry, so 50 MB
+// at most. A batch holds far fewer (the trees on the paths it edits): the
+// bound only matters to a process writing to many parts of a huge tree.
+const maxCachedEntries = 500_000
+
+func newTreeCache(s storer.EncodedObjectStorer) *treeCache {
+	return &treeCache{s: s, trees: map[plumbing.Hash]*cachedTree{}}
+}
+
+// tree returns the decoded tree h.
+func (c *treeCache) tree(h plumbing.Hash) (*cachedTree, error) {
+	if t, ok := c.trees[h]; ok {
+		return t, nil
+	}
+	t, err := object.GetTree(c.s, h)
+	if err != nil {
+		return nil, err
+	}
+	ct := &cachedTree{entries: normalEntries(t.Entries)}
+	c.put(h, ct)
+	return ct, nil
+}
+
+func (c *treeCache) put(h plumbing.Hash, t *cachedTree) {
+	if _, ok := c.trees[h]; ok {
+		return
+	}
+	if c.entries+len(t.entries) > maxCachedEntries {
+		c.trees, c.entries = map[plumbing.Hash]*cachedTree{}, 0
+	}
+	c.trees[h] = t
+	c.entries += len(t.entries)
+}
+
+// drop forgets h, a tree an edit just replaced by a new version: the next
+// commit builds on the new one.
+func (c *treeCache) drop(h plumbing.Hash) {
+	if t, ok := c.trees[h]; ok {
+		c.entries -= len(t.entries)
+		delete(c.trees, h)
+	}
+}
+
+// normalEntries are entries in git order with unique names, as rewriting
+// the tree writes them (the later of two entries of one name wins): a tree
+// git wrote already is, and is returned as it is.
+func normalEntries(entries []object.TreeEntry) []object.TreeEntry {
+	ordered := true
+	for i := 1; i < len(entries) && ordered; i++ {
+		ordered = entrySortKey(entries[i-1]) < entrySortKey(entries[i])
+	}
+	if ordered {
+		return entries
+	}
+	byName := map[string]object.TreeEntry{}
+	for _, e := range entries {
+		byName[e.Name] = e
+	}
+	out := make([]object.TreeEntry, 0, len(byName))
+	for _, e := range byName {
+		out = append(out, e)
+	}
+	sortEntries(out)
+	return out
+}
+
+// entrySortKey is where git sorts an entry: a directory as if its name
+// ended in "/".
+func entrySortKey(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+func sortEntries(entries []object.TreeEntry) {
+	sort.Slice(entries, func(i, j int) bool { return entrySortKey(entries[i]) < entrySortKey(entries[j]) })
+}
+
+// find returns the index of the entry called name, by binary search: as a
+// file it sorts at name, as a directory at name + "/".
+func (t *cachedTree) find(name string) (int, bool) {
+	for _, key := range [2]string{name, name + "/"} {
+		i := sort.Search(len(t.entries), func(i int) bool { return entrySortKey(t.entries[i]) >= key })
+		if i < len(t.entries) && t.entries[i].Name == name {
+			return i, true
 		}
 	}
+	return 0, false
+}
+
+// writeTree rewrites the tree h (zero when absent) with changes keyed by
+// paths relative to it, and reports whether the result is empty so an
+// emptied directory disappears as it does in git. Each tree on the changed
+// paths is rewritten once, however many changes it holds; the others are
+// kept by hash.
+func (c *treeCache) writeTree(h plumbing.Hash, changes map[string]*FileDiff) (plumbing.Hash, bool, error) {
+	var entries []object.TreeEntry
+	if !h.IsZero() {
+		t, err := c.tree(h)
+		if err != nil {
+			return plumbing.ZeroHash, false, fmt.Errorf("read tree %s: %w", h, err)
+		}
+		entries = make([]object.TreeEntry, len(t.entries), len(t.entries)+len(changes))
+		copy(entries, t.entries)
+	}
+	base := &cachedTree{entries: entries}
+	removed := map[int]bool{}
+	added := map[string]int{}
+	// index is where the entry called name is in entries.
+	index := func(name string) (int, bool) {
+		if i, ok := added[name]; ok {
+			return i, true
+		}
+		if i, ok := base.find(name); ok && !removed[i] {
+			return i, true
+		}
+		return 0, false
+	}
+	lookup := func(name string) (object.TreeEntry, bool) {
+		if i, ok := index(name); ok {
+			return entries[i], true
+		}
+		return object.TreeEntry{}, false
+	}
+	// set replaces or adds the entry called name; a replaced entry keeps
+	// its place (a name never turns from file to directory here).
+	set := func(name string, e object.TreeEntry) {
+		if i, ok := index(name); ok {
+			entries[i] = e
+			return
+		}
+		added[name] = len(entries)
+		entries = append(entries, e)
+	}
+	remove := func(name string) {
+		if i, ok := index(name); ok {
+			removed[i] = true
+			delete(added, name)
+		}
+	}
+
 	sub := map[string]map[string]*FileDiff{}
-	for p, d := range changes {
+	for _, p := range sortedPaths(changes) {
+		d := changes[p]
 		dir, rest, nested := strings.Cut(p, "/")
 		if nested {
 			if sub[dir] == nil {
@@ -126,15 +277,15 @@ func writeTree(s storer.EncodedObjectStorer, tree *object.Tree, changes map[stri
 			sub[dir][rest] = d
 			continue
 		}
-		old, had := entries[p]
+		old, had := lookup(p)
 		if had && old.Mode == filemode.Dir {
 			return plumbing.ZeroHash, false, fmt.Errorf("%s is a directory, not a file", d.Path)
 		}
 		if d.Removed {
-			delete(entries, p)
+			remove(p)
 			continue
 		}
-		blob, err := writeBlob(s, d.New)
+		blob, err := writeBlob(c.s, d.New)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
@@ -142,49 +293,100 @@ func writeTree(s storer.EncodedObjectStorer, tree *object.Tree, changes map[stri
 		if had && old.Mode == filemode.Executable {
 			mode = old.Mode
 		}
-		entries[p] = object.TreeEntry{Name: p, Mode: mode, Hash: blob}
+		set(p, object.TreeEntry{Name: p, Mode: mode, Hash: blob})
 	}
-	for dir, c := range sub {
-		var subtree *object.Tree
-		if e, had := entries[dir]; had {
-			if e.Mode != filemode.Dir {
+	for _, dir := range sortedKeys(sub) {
+		old, had := lookup(dir)
+		oldHash := plumbing.ZeroHash
+		if had {
+			if old.Mode != filemode.Dir {
 				return plumbing.ZeroHash, false, fmt.Errorf("%s is a file, not a directory", dir)
 			}
-			t, err := object.GetTree(s, e.Hash)
-			if err != nil {
-				return plumbing.ZeroHash, false, fmt.Errorf("read tree %s: %w", dir, err)
-			}
-			subtree = t
+			oldHash = old.Hash
 		}
-		h, empty, err := writeTree(s, subtree, c)
+		subtree, empty, err := c.writeTree(oldHash, sub[dir])
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
 		if empty {
-			delete(entries, dir)
+			remove(dir)
 			continue
 		}
-		entries[dir] = object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: h}
+		set(dir, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: subtree})
 	}
 
-	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(entries))}
-	for _, e := range entries {
-		t.Entries = append(t.Entries, e)
-	}
-	// Git sorts a directory as if its name ended in "/".
-	sortKey := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
+	if len(removed) > 0 {
+		kept := entries[:0]
+		for i, e := range entries {
+			if !removed[i] {
+				kept = append(kept, e)
+			}
 		}
-		return e.Name
+		entries = kept
 	}
-	sort.Slice(t.Entries, func(i, j int) bool { return sortKey(t.Entries[i]) < sortKey(t.Entries[j]) })
-	obj := s.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
+	if len(added) > 0 {
+		sortEntries(entries)
+	}
+	nh, err := writeTreeObject(c.s, entries)
+	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	h, err := s.SetEncodedObject(obj)
-	return h, len(t.Entries) == 0, err
+	if nh != h {
+		c.drop(h)
+		c.put(nh, &cachedTree{entries: entries})
+	}
+	return nh, len(entries) == 0, nil
+}
+
+// writeTreeObject stores a tree of entries (in git order), encoded as
+// go-git's Tree.Encode does, in one write: Encode's many small writes grow
+// the stored object's buffer to up to twice its size, and a batch of
+// promotion commits stores a wide directory once per commit.
+func writeTreeObject(s storer.EncodedObjectStorer, entries []object.TreeEntry) (plumbing.Hash, error) {
+	size := 0
+	for _, e := range entries {
+		size += len("100644 ") + len(e.Name) + 1 + len(e.Hash)
+	}
+	b := make([]byte, 0, size)
+	for _, e := range entries {
+		b = strconv.AppendUint(b, uint64(e.Mode), 8)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.Hash[:]...)
+	}
+	obj := s.NewEncodedObject()
+	obj.SetType(plumbing.TreeObject)
+	obj.SetSize(int64(len(b)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.SetEncodedObject(obj)
+}
+
+func sortedPaths(m map[string]*FileDiff) []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func writeBlob(s storer.EncodedObjectStorer, content []byte) (plumbing.Hash, error) {
@@ -204,43 +406,44 @@ func writeBlob(s storer.EncodedObjectStorer, content []byte) (plumbing.Hash, err
 	return s.SetEncodedObject(obj)
 }
 
-// readFile returns the content of p in tree; a missing file (or a missing
-// tree) is not an error, a directory at p is.
-func readFile(tree *object.Tree, p string) ([]byte, bool, error) {
-	if tree == nil {
+// readFile returns the content of p in the tree root; a missing file (or
+// a missing tree) is not an error, a directory at p is.
+func (c *treeCache) readFile(root plumbing.Hash, p string) ([]byte, bool, error) {
+	if root.IsZero() {
 		return nil, false, nil
 	}
-	// go-git cannot tell a file on the way from a missing directory; walk
-	// the parents so the error says which.
+	t, err := c.tree(root)
+	if err != nil {
+		return nil, false, fmt.Errorf("read tree %s: %w", root, err)
+	}
 	parts := strings.Split(p, "/")
-	for i := 1; i < len(parts); i++ {
-		dir := strings.Join(parts[:i], "/")
-		e, err := tree.FindEntry(dir)
-		if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+	for i, name := range parts[:len(parts)-1] {
+		j, ok := t.find(name)
+		if !ok {
 			return nil, false, nil
 		}
-		if err != nil {
-			return nil, false, err
-		}
+		e := t.entries[j]
+		dir := strings.Join(parts[:i+1], "/")
 		if e.Mode != filemode.Dir {
 			return nil, false, fmt.Errorf("%s is a file, not a directory", dir)
 		}
+		if t, err = c.tree(e.Hash); err != nil {
+			return nil, false, fmt.Errorf("read tree %s: %w", dir, err)
+		}
 	}
-	e, err := tree.FindEntry(p)
-	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+	j, ok := t.find(parts[len(parts)-1])
+	if !ok {
 		return nil, false, nil
 	}
-	if err != nil {
-		return nil, false, err
-	}
+	e := t.entries[j]
 	if !e.Mode.IsFile() {
 		return nil, false, fmt.Errorf("%s is not a regular file", p)
 	}
-	f, err := tree.TreeEntryFile(e)
+	blob, err := object.GetBlob(c.s, e.Hash)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("read %s: %w", p, err)
 	}
-	r, err := f.Reader()
+	r, err := blob.Reader()
 	if err != nil {
 		return nil, false, err
 	}

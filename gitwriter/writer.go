@@ -502,7 +502,7 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, history *History, pen
 	if err != nil {
 		return Result{}, head, err
 	}
-	tree, diffs, err := editTree(r.s, headTree, change.ID, change.Files)
+	tree, diffs, err := r.trees.edit(headTree, change.ID, change.Files)
 	if err != nil {
 		return Result{}, head, err
 	}
@@ -588,7 +588,7 @@ func (w *Writer) holdsChange(r *repo, tip plumbing.Hash, change Change) (bool, e
 	if t, ok := ParseTrailers(c.Message); !ok || t.Promotion != change.ID {
 		return false, nil
 	}
-	tree, _, err := editTree(r.s, c.TreeHash, change.ID, change.Files)
+	tree, _, err := r.trees.edit(c.TreeHash, change.ID, change.Files)
 	if err != nil {
 		return false, err
 	}

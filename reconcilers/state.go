@@ -6,8 +6,11 @@ import (
 	"maps"
 	"path"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -307,20 +310,17 @@ func (s *State) add(name string, obj runtimeObject) {
 }
 
 // Encode renders the state as the files of the state branch; an object
-// equal to the one a file decoded to keeps that file's bytes.
+// equal to the one a file decoded to keeps that file's bytes, so only the
+// objects that changed are encoded, on every core.
 func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	files := map[string][]byte{}
+	var changed []encoding
 	put := func(p string, obj runtimeObject) error {
 		if entry, ok := c.known[p]; ok && reflect.DeepEqual(entry.obj, obj) {
 			files[p] = entry.data
 			return nil
 		}
-		data, err := yaml.Marshal(obj.value())
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", p, err)
-		}
-		files[p] = data
-		c.known[p] = codecEntry{data: data, obj: obj.deepCopy()}
+		changed = append(changed, encoding{path: p, obj: obj})
 		return nil
 	}
 	typeMeta := func(kind string) metav1.TypeMeta {
@@ -379,11 +379,57 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 		if a.Problem != "" {
 			continue // not ours to write; StateDiff leaves approvals/ alone anyway
 		}
-		if err := put(p, approvalObject{a}); err != nil {
+		// The state's own approval: the codec keeps a copy.
+		if err := put(p, approvalObject{a}.deepCopy()); err != nil {
 			return nil, err
 		}
 	}
+	if err := encodeAll(changed); err != nil {
+		return nil, err
+	}
+	for _, e := range changed {
+		files[e.path] = e.data
+		c.known[e.path] = codecEntry{data: e.data, obj: e.obj}
+	}
 	return files, nil
+}
+
+// encoding is one object Encode writes anew: each is a copy made for it,
+// which the codec then keeps.
+type encoding struct {
+	path string
+	obj  runtimeObject
+	data []byte
+}
+
+// encodeAll marshals each object's file, spread over the cores: a cold
+// pass over a large repository writes tens of thousands.
+func encodeAll(todo []encoding) error {
+	workers := min(runtime.GOMAXPROCS(0), len(todo)/64+1)
+	errs := make([]error, len(todo))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
+				data, err := marshalYAML(todo[i].obj.value())
+				if err != nil {
+					errs[i] = fmt.Errorf("encode %s: %w", todo[i].path, err)
+					continue
+				}
+				todo[i].data = data
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // VectorPath is where a vector lives on the state branch.

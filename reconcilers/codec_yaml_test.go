@@ -1,0 +1,168 @@
+package reconcilers
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/randfill"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+)
+
+// trickyStrings are scalars YAML writes with care: words it reads as
+// booleans or null, numbers and times as strings, indicators, line breaks,
+// escapes, long lines and keys, non-ASCII.
+var trickyStrings = []string{
+	"", " ", "yes", "No", "on", "OFF", "y", "n", "~", "null", "Null", "true", "False",
+	"0", "-0", "007", "0x1F", "0o17", "0b101", "-0b101", "1_000", "1e3", "1.5", ".5", "-.inf", ".NaN", "+1",
+	"9223372036854775807", "9223372036854775808", "18446744073709551616", "-9223372036854775809",
+	"2026-01-01", "2026-01-01T00:00:00Z", "12:30:45", "1:20",
+	"a: b", "a #b", "#c", "- x", "? q", "|", ">", "!tag", "&anchor", "*alias", "@", "`", "%", "<<", "{}", "[]", ",",
+	"'", "\"", "\\", "line\nbreak", "trailing\n", "\ttab", " lead", "trail ", "\x00nul", "\x7f", "\u0085",
+	"\u2028", "\u2029", "\ufeffbom", "é", "日本語", "🙂", "\xff\xfe invalid utf-8",
+	strings.Repeat("long ", 200), strings.Repeat("x", 600),
+	"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBF\n=abcd\n-----END PGP PUBLIC KEY BLOCK-----\n",
+}
+
+// TestMarshalYAMLIsSigsYAML: the state's encoder writes every object byte
+// for byte as sigs.k8s.io/yaml.Marshal did, so no state file changes with
+// the faster encoder: random objects of every kind, with random and
+// tricky strings, keys and numbers.
+func TestMarshalYAMLIsSigsYAML(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(32, 17))
+	filler := randfill.New().NilChance(0.2).NumElements(0, 3).MaxDepth(8).Funcs(
+		func(s *string, c randfill.Continue) {
+			if c.Bool() {
+				*s = trickyStrings[rnd.IntN(len(trickyStrings))]
+				return
+			}
+			*s = c.String(0)
+		},
+		func(n *int64, c randfill.Continue) {
+			*n = []int64{0, 1, -1, 1 << 53, -(1 << 62), int64(c.Uint64())}[rnd.IntN(6)]
+		},
+		func(tm *metav1.Time, c randfill.Continue) {
+			*tm = metav1.Unix(c.Int63n(1<<34), 0)
+		},
+	)
+	objects := func() []any {
+		var (
+			v   v1alpha1.Vector
+			p   v1alpha1.VectorPromotion
+			cfg v1alpha1.VectorPromotionConfig
+			tpl v1alpha1.VectorTemplate
+			st  v1alpha1.Stage
+			sv  v1alpha1.StageVersion
+			u   v1alpha1.StageVersionUsage
+			a   Approval
+		)
+		for _, o := range []any{&v, &p, &cfg, &tpl, &st, &sv, &u, &a} {
+			filler.Fill(o)
+		}
+		return []any{&v, &p, &cfg, &tpl, &st, &sv, &u, &a}
+	}
+	for round := 0; round < 300; round++ {
+		for _, o := range objects() {
+			want, wantErr := yaml.Marshal(o)
+			got, err := marshalYAML(o)
+			if (err != nil) != (wantErr != nil) {
+				t.Fatalf("%T: error %v, sigs.k8s.io/yaml's %v", o, err, wantErr)
+			}
+			if !bytes.Equal(want, got) {
+				t.Fatalf("%T encodes differently:\nsigs.k8s.io/yaml:\n%s\nours:\n%s", o, want, got)
+			}
+		}
+	}
+}
+
+// TestMarshalYAMLKeepsLongKeysAsSigsYAML: a mapping key as long as the
+// YAML parser refuses goes the sigs.k8s.io/yaml way, whatever that does.
+func TestMarshalYAMLKeepsLongKeysAsSigsYAML(t *testing.T) {
+	for _, n := range []int{511, 512, 513, 1023, 1024, 2000} {
+		p := &v1alpha1.VectorPromotion{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{strings.Repeat("k", n): "v"}}}
+		want, wantErr := yaml.Marshal(p)
+		got, err := marshalYAML(p)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(want, got) {
+			t.Errorf("key of %d bytes: got %q, %v; sigs.k8s.io/yaml %q, %v", n, got, err, want, wantErr)
+		}
+	}
+}
+
+// FuzzMarshalYAMLIsSigsYAML: any label key and value, approver name and
+// sequence encode as sigs.k8s.io/yaml encodes them.
+func FuzzMarshalYAMLIsSigsYAML(f *testing.F) {
+	for i, s := range trickyStrings {
+		f.Add(s, trickyStrings[(i+1)%len(trickyStrings)], int64(i))
+	}
+	f.Fuzz(func(t *testing.T, key, value string, seq int64) {
+		p := &v1alpha1.VectorPromotion{
+			ObjectMeta: metav1.ObjectMeta{Name: value, Labels: map[string]string{key: value}, Annotations: map[string]string{value: key}},
+			Spec:       v1alpha1.VectorPromotionSpec{Sequence: seq, Vector: key},
+		}
+		a := &Approval{Promotion: key, ApprovedBy: value, Removes: []string{key, value}}
+		for _, o := range []any{p, a} {
+			want, wantErr := yaml.Marshal(o)
+			got, err := marshalYAML(o)
+			if (err != nil) != (wantErr != nil) || !bytes.Equal(want, got) {
+				t.Fatalf("%T: got %q, %v; sigs.k8s.io/yaml %q, %v", o, got, err, want, wantErr)
+			}
+		}
+	})
+}
+
+// TestEncodeWritesOnlyWhatChanged: a pass encodes the objects it changed;
+// every other file keeps the very bytes it had, not an equal encoding.
+func TestEncodeWritesOnlyWhatChanged(t *testing.T) {
+	s := NewState()
+	for i := 0; i < 50; i++ {
+		p := promo(int64(i+1), false, succeededCond(0))
+		p.Name = fmt.Sprintf("dev-to-test-%d", i+1)
+		p.Spec.VectorPromotionConfigName = "dev-to-test"
+		s.Promotions[p.Name] = &p
+		s.Stages[StageKey("acme", fmt.Sprintf("s%d", i))] = &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", i)},
+			Spec: v1alpha1.StageSpec{Landscape: "acme"}}
+	}
+	c := NewCodec()
+	first, err := c.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, errs := c.Decode(first)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	changed := PromotionPath("dev-to-test", "dev-to-test-7")
+	read.Promotions["dev-to-test-7"].Status.Commit = "abc"
+	second, err := c.Encode(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(second) != len(first) {
+		t.Fatalf("%d files, want %d", len(second), len(first))
+	}
+	for p, data := range second {
+		same := &data[0] == &first[p][0]
+		if p == changed {
+			if same || bytes.Equal(data, first[p]) {
+				t.Errorf("%s changed but kept its bytes", p)
+			}
+			continue
+		}
+		if !same {
+			t.Errorf("%s did not change but was encoded again", p)
+		}
+	}
+	want, err := EncodeState(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, second); diff != "" {
+		t.Errorf("the codec's files differ from a fresh encoding (-want +got):\n%s", diff)
+	}
+}
