@@ -55,6 +55,9 @@ type Options struct {
 	Progress io.Writer
 	// Limits bound what the Loader made here reads (repofs.Limits).
 	Limits repofs.Limits
+	// CacheDir holds what a later process may reuse (renderings, decoded
+	// configs); "" keeps everything in memory.
+	CacheDir string
 	// Resolver picks component versions from registries; nil means
 	// templates must name exact tags or digests.
 	Resolver Resolver
@@ -191,7 +194,8 @@ func New(o Options) (*Controller, error) {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, Renderer: render.NewRenderer(render.Options{Limits: o.Limits})})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir,
+			Renderer: render.NewRenderer(render.Options{Limits: o.Limits, CacheDir: o.CacheDir})})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -208,7 +212,7 @@ func New(o Options) (*Controller, error) {
 	}
 	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
-		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{CacheDir: o.CacheDir})}, nil
 }
 
 // maxConflicts bounds how often one pass re-reads after another writer won

@@ -145,7 +145,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 		c, err := controller.New(controller.Options{
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
-			StateSigners: stateSigners, Limits: o.lf.limits(), Events: events, Observe: cluster.observe(),
+			StateSigners: stateSigners, Limits: o.lf.limits(), CacheDir: cacheDirectory(), Events: events, Observe: cluster.observe(),
 			Log: log.WithValues("repository", r.url),
 		})
 		if err != nil {
