@@ -144,6 +144,9 @@ type Loader struct {
 	disk   *configDisk           // nil: memory only
 	// diskHits counts config decodes found on disk, for tests.
 	diskHits int
+	// keys remembers the verdict on each approver and signer key the
+	// configs name: a monorepo names the same few in thousands of them.
+	keys *v1alpha1.KeyVerdicts
 }
 
 type loadCache struct {
@@ -167,7 +170,7 @@ func NewLoader(opts Options) *Loader {
 		opts.ConfigPath = DefaultConfigPath
 	}
 	return &Loader{opts: opts, repos: map[string]*Repository{}, caches: map[string]*loadCache{},
-		disk: newConfigDisk(opts.CacheDir, opts.ConfigPath, opts.Limits)}
+		disk: newConfigDisk(opts.CacheDir, opts.ConfigPath, opts.Limits), keys: v1alpha1.NewKeyVerdicts()}
 }
 
 // Load reads branch of the repository at url (or the plain directory at a
@@ -381,13 +384,13 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 		sum := sha256.Sum256(out)
 		key = fmt.Sprintf("rendered:%s:%q", hex.EncodeToString(sum[:]), k)
 		decode = func() decodedConfig {
-			objects, problems := decodeRendered(dir, k, out)
+			objects, problems := decodeRendered(dir, k, out, l.keys)
 			return decodedConfig{objects: objects, problems: problems}
 		}
 	} else {
-		decode = func() decodedConfig { return decodeFiles(ctx, tree, dir) }
+		decode = func() decodedConfig { return decodeFiles(ctx, tree, dir, l.keys) }
 		if plain {
-			decode = func() decodedConfig { return decodeListed(ctx, tree, files) }
+			decode = func() decodedConfig { return decodeListed(ctx, tree, files, l.keys) }
 		} else {
 			files = yamlFiles(dir, entries)
 		}
@@ -469,7 +472,7 @@ func copyDecoded(d decodedConfig) decodedConfig {
 
 // decodeFiles decodes every YAML file directly in dir, until ctx is done
 // (Load then discards the result).
-func decodeFiles(ctx context.Context, tree repofs.Tree, dir string) decodedConfig {
+func decodeFiles(ctx context.Context, tree repofs.Tree, dir string, keys *v1alpha1.KeyVerdicts) decodedConfig {
 	var d decodedConfig
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
@@ -485,7 +488,7 @@ func decodeFiles(ctx context.Context, tree repofs.Tree, dir string) decodedConfi
 			d.problems = append(d.problems, readProblem(file, "cannot read", err))
 			continue
 		}
-		objects, problems := Decode(file, data)
+		objects, problems := decode(file, data, "", keys)
 		d.objects = append(d.objects, objects...)
 		d.problems = append(d.problems, problems...)
 	}
