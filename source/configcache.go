@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -75,37 +76,16 @@ type cachedConfig struct {
 
 // lookup returns the decode stored under key.
 func (c *configDisk) lookup(key string) (decodedConfig, bool) {
-	file := c.file(key)
-	f, err := os.Open(file)
-	if err != nil {
-		return decodedConfig{}, false
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, configMaxEntry+1))
-	if err != nil || len(data) > configMaxEntry || len(data) < sha256.Size {
-		return decodedConfig{}, false
-	}
-	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
-		return decodedConfig{}, false
-	}
-	d, ok := decodeCached(data[sha256.Size:], key)
+	body, ok := c.read(c.file(key))
 	if !ok {
 		return decodedConfig{}, false
 	}
-	if info, err := f.Stat(); err == nil && c.now().Sub(info.ModTime()) > configTouchAfter {
-		now := c.now()
-		_ = os.Chtimes(file, now, now) // used: kept by the sweep
-	}
-	return d, true
+	return decodeCached(body, key)
 }
 
-func decodeCached(data []byte, key string) (decodedConfig, bool) {
-	rest, ok := bytes.CutPrefix(data, []byte(configFormat))
-	if !ok {
-		return decodedConfig{}, false
-	}
+func decodeCached(body []byte, key string) (decodedConfig, bool) {
 	var cc cachedConfig
-	if err := json.Unmarshal(rest, &cc); err != nil || cc.Key != key {
+	if err := json.Unmarshal(body, &cc); err != nil || cc.Key != key {
 		return decodedConfig{}, false
 	}
 	d := decodedConfig{objects: make([]Object, 0, len(cc.Objects)), problems: cc.Problems}
@@ -134,15 +114,117 @@ func (c *configDisk) store(key string, d decodedConfig) {
 	if err != nil {
 		return
 	}
-	data := append(make([]byte, sha256.Size), configFormat...)
-	data = append(data, body...)
-	back, ok := decodeCached(data[sha256.Size:], key)
+	back, ok := decodeCached(body, key)
 	if !ok || !sameDecode(d, back) {
 		return
 	}
+	c.write(c.file(key), body)
+}
+
+func sameDecode(a, b decodedConfig) bool {
+	if len(a.objects) != len(b.objects) || !reflect.DeepEqual(a.problems, b.problems) &&
+		!(len(a.problems) == 0 && len(b.problems) == 0) {
+		return false
+	}
+	for i := range a.objects {
+		if !reflect.DeepEqual(a.objects[i], b.objects[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// cachedVectors are the stage vectors one load of a repository and branch
+// read, by overlay (see resolveStages): the next process reads the vectors
+// of unchanged overlays from here instead of parsing each kustomization.
+type cachedVectors struct {
+	Key     string                          `json:"key"`
+	Vectors map[string]overlays.StageVector `json:"vectors"`
+}
+
+func (c *configDisk) vectorsFile(repo string) string {
+	return c.file("vectors of " + repo)
+}
+
+// loadVectors returns the vectors stored for a repository and branch; nil
+// when there are none.
+func (c *configDisk) loadVectors(repo string) map[string]vectorResult {
+	data, ok := c.read(c.vectorsFile(repo))
+	if !ok {
+		return nil
+	}
+	var cv cachedVectors
+	if err := json.Unmarshal(data, &cv); err != nil || cv.Key != repo {
+		return nil
+	}
+	out := make(map[string]vectorResult, len(cv.Vectors))
+	for k, v := range cv.Vectors {
+		out[k] = vectorResult{vector: v}
+	}
+	return out
+}
+
+// storeVectors writes the vectors a load used that read without error, and
+// whose JSON gives them back exactly.
+func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult) {
+	cv := cachedVectors{Key: repo, Vectors: make(map[string]overlays.StageVector, len(vectors))}
+	for k, v := range vectors {
+		if v.err == nil {
+			cv.Vectors[k] = v.vector
+		}
+	}
+	body, err := json.Marshal(cv)
+	if err != nil {
+		return
+	}
+	var back cachedVectors
+	if json.Unmarshal(body, &back) != nil {
+		return
+	}
+	for k, v := range back.Vectors {
+		if !reflect.DeepEqual(v, cv.Vectors[k]) {
+			delete(cv.Vectors, k)
+		}
+	}
+	if len(back.Vectors) != len(cv.Vectors) {
+		if body, err = json.Marshal(cv); err != nil {
+			return
+		}
+	}
+	c.write(c.vectorsFile(repo), body)
+}
+
+// read returns an entry's body if its checksum and format hold.
+func (c *configDisk) read(file string) ([]byte, bool) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, configMaxEntry+1))
+	if err != nil || len(data) > configMaxEntry || len(data) < sha256.Size {
+		return nil, false
+	}
+	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
+		return nil, false
+	}
+	body, ok := bytes.CutPrefix(data[sha256.Size:], []byte(configFormat))
+	if !ok {
+		return nil, false
+	}
+	if info, err := f.Stat(); err == nil && c.now().Sub(info.ModTime()) > configTouchAfter {
+		now := c.now()
+		_ = os.Chtimes(file, now, now) // used: kept by the sweep
+	}
+	return body, true
+}
+
+// write stores an entry whole or not at all: a temporary file renamed.
+func (c *configDisk) write(file string, body []byte) {
+	data := append(make([]byte, sha256.Size), configFormat...)
+	data = append(data, body...)
 	sum := sha256.Sum256(data[sha256.Size:])
 	copy(data, sum[:])
-	file := c.file(key)
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return
 	}
@@ -162,19 +244,6 @@ func (c *configDisk) store(key string, d decodedConfig) {
 		return
 	}
 	c.sweep()
-}
-
-func sameDecode(a, b decodedConfig) bool {
-	if len(a.objects) != len(b.objects) || !reflect.DeepEqual(a.problems, b.problems) &&
-		!(len(a.problems) == 0 && len(b.problems) == 0) {
-		return false
-	}
-	for i := range a.objects {
-		if !reflect.DeepEqual(a.objects[i], b.objects[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // sweep drops entries unused for configMaxAge, and temporary files a crash

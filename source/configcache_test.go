@@ -179,8 +179,8 @@ func TestConfigCacheKeys(t *testing.T) {
 		}
 		return nil
 	})
-	if len(entries) != 2 {
-		t.Fatalf("entries %v, want one per limits", entries)
+	if len(entries) != 3 {
+		t.Fatalf("entries %v, want a decode per limits and the stage vectors", entries)
 	}
 	for _, e := range entries {
 		data, err := os.ReadFile(e)
@@ -195,5 +195,65 @@ func TestConfigCacheKeys(t *testing.T) {
 	snap, hits := load(Options{}, dir)
 	if hits != 0 || len(snap.Problems) != 0 || len(snap.Objects) != len(goodObjects) {
 		t.Errorf("a damaged entry: %d disk hits, problems %v, %d objects; want a decode", hits, snap.Problems, len(snap.Objects))
+	}
+}
+
+// TestVectorCacheFollowsLinkedKustomization: a stage overlay whose
+// kustomization file is a link to a file outside the overlay has the
+// vector of that file, after it changes too; a new Loader reads the
+// vectors of unchanged overlays from disk.
+func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
+	for _, persisted := range []bool{false, true} {
+		name := "in memory"
+		if persisted {
+			name = "on disk, a new loader"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := testutil.CopyDir(t, "testdata/good")
+			if err := os.MkdirAll(filepath.Join(dir, "shared"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(dir, "apps/overlays/dev/kustomization.yaml"), filepath.Join(dir, "shared/dev.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			// From the overlay's directory: ../../../shared/dev.yaml.
+			if err := os.Symlink("../../../shared/dev.yaml", filepath.Join(dir, "apps/overlays/dev/kustomization.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
+			testutil.Git(t, dir, nil, "add", ".")
+			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			cacheDir := t.TempDir()
+			newLoader := func() *Loader {
+				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+			}
+			loader := newLoader()
+			first, err := loader.Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := first.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.7.27-dev" {
+				t.Fatalf("dev's vector before the change: %q", got)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "shared/dev.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, dir, "shared/dev.yaml", strings.ReplaceAll(string(data), "app:2026.7.27-dev", "app:2026.8.1"))
+			testutil.Git(t, dir, nil, "commit", "-qam", "new vector")
+			if persisted {
+				loader = newLoader()
+			}
+			next, err := loader.Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := next.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.8.1" {
+				t.Errorf("dev's vector after the linked file changed: %q, want app:2026.8.1: the old reading was reused", got)
+			}
+			if persisted && loader.vectorsRead != 1 {
+				t.Errorf("the new loader read %d overlays, want only the changed one", loader.vectorsRead)
+			}
+		})
 	}
 }

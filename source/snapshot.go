@@ -142,8 +142,9 @@ type Loader struct {
 	repos  map[string]*Repository
 	caches map[string]*loadCache // by URL and branch
 	disk   *configDisk           // nil: memory only
-	// diskHits counts config decodes found on disk, for tests.
-	diskHits int
+	// diskHits counts config decodes found on disk, and vectorsRead the
+	// stage overlays read rather than found in a cache, for tests.
+	diskHits, vectorsRead int
 	// keys remembers the verdict on each approver and signer key the
 	// configs name: a monorepo names the same few in thousands of them.
 	keys *v1alpha1.KeyVerdicts
@@ -211,16 +212,20 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	snap.Tree, snap.Commit = tree, commit
 
 	cacheKey := url + "#" + snap.Branch
+	persist := commit != "" && l.disk != nil // a directory on disk may change while read
 	old := l.caches[cacheKey]
 	if old == nil {
 		old = &loadCache{}
+		if persist {
+			old.vectors = l.disk.loadVectors(cacheKey)
+		}
 	}
 	// Only what this load used is kept, so the caches never outgrow the
 	// repository.
 	next := &loadCache{configs: map[string]decodedConfig{}, vectors: map[string]vectorResult{}}
 	defer func() { l.caches[cacheKey] = next }()
 
-	decoded, err := l.decodeConfig(ctx, tree, old, next, commit != "")
+	decoded, err := l.decodeConfig(ctx, tree, old, next, persist)
 	if err != nil {
 		return nil, err
 	}
@@ -232,6 +237,10 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	r.resolveConfigs()
 	if err := ctx.Err(); err != nil {
 		return nil, err // a snapshot cut short is not a true one
+	}
+	l.vectorsRead += r.vectorsRead
+	if persist && r.vectorsRead > 0 {
+		l.disk.storeVectors(cacheKey, next.vectors)
 	}
 	sortProblems(snap.Problems)
 	return snap, nil
@@ -396,9 +405,9 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 		}
 		key, _ = configKey(tree, dir, files)
 	}
-	var disk *configDisk
-	if persist {
-		disk = l.disk
+	disk := l.disk
+	if !persist {
+		disk = nil
 	}
 	d, cached := old.configs[key]
 	if !cached && key != "" && disk != nil {
