@@ -157,11 +157,17 @@ func EncodeState(s *State) (map[string][]byte, error) {
 // branch the YAML codec, not deciding, is what a pass would spend its time on.
 type Codec struct {
 	known map[string]codecEntry
+	// decoded says a Decode decoded a file, so Export has something new.
+	decoded bool
 }
 
 type codecEntry struct {
 	data []byte
 	obj  runtimeObject
+	// decoded is true when obj is what data decodes to (decodeFile ran on
+	// it, now or in the process that exported it), not an object Encode
+	// wrote: only those are exported.
+	decoded bool
 }
 
 // runtimeObject is what the state branch holds: API objects and approvals.
@@ -228,7 +234,8 @@ func (c *Codec) Decode(files map[string][]byte) (*State, []error) {
 			if obj == nil {
 				continue
 			}
-			entry = codecEntry{data: data, obj: obj}
+			entry = codecEntry{data: data, obj: obj, decoded: true}
+			c.decoded = true
 		}
 		known[name] = entry
 		s.add(name, entry.obj.deepCopy())
@@ -243,26 +250,8 @@ func decodeFile(name string, data []byte) (runtimeObject, error) {
 	if path.Ext(name) != ".yaml" {
 		return nil, nil
 	}
-	dir, _, _ := strings.Cut(name, "/")
-	var obj runtimeObject
-	switch dir {
-	case VectorsDir:
-		obj = vectorObject{&v1alpha1.Vector{}}
-	case PromotionsDir:
-		obj = promotionObject{&v1alpha1.VectorPromotion{}}
-	case ConfigsDir:
-		obj = configObject{&v1alpha1.VectorPromotionConfig{}}
-	case TemplatesDir:
-		obj = templateObject{&v1alpha1.VectorTemplate{}}
-	case StagesDir:
-		obj = stageObject{&v1alpha1.Stage{}}
-	case ApprovalsDir:
-		obj = approvalObject{&Approval{}}
-	case StageVersionsDir:
-		obj = stageVersionObject{&v1alpha1.StageVersion{}}
-	case UsagesDir:
-		obj = usageObject{&v1alpha1.StageVersionUsage{}}
-	default:
+	obj := newRuntimeObject(name)
+	if obj == nil {
 		return nil, nil
 	}
 	err := yaml.UnmarshalStrict(data, obj.value())
@@ -282,6 +271,31 @@ func decodeFile(name string, data []byte) (runtimeObject, error) {
 		return nil, err
 	}
 	return obj, nil
+}
+
+// newRuntimeObject is an empty object of the kind a file's directory
+// holds; nil for files that are not runtime objects.
+func newRuntimeObject(name string) runtimeObject {
+	dir, _, _ := strings.Cut(name, "/")
+	switch dir {
+	case VectorsDir:
+		return vectorObject{&v1alpha1.Vector{}}
+	case PromotionsDir:
+		return promotionObject{&v1alpha1.VectorPromotion{}}
+	case ConfigsDir:
+		return configObject{&v1alpha1.VectorPromotionConfig{}}
+	case TemplatesDir:
+		return templateObject{&v1alpha1.VectorTemplate{}}
+	case StagesDir:
+		return stageObject{&v1alpha1.Stage{}}
+	case ApprovalsDir:
+		return approvalObject{&Approval{}}
+	case StageVersionsDir:
+		return stageVersionObject{&v1alpha1.StageVersion{}}
+	case UsagesDir:
+		return usageObject{&v1alpha1.StageVersionUsage{}}
+	}
+	return nil
 }
 
 // add puts a decoded object into the state's map for its kind.

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
+	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -27,16 +27,13 @@ import (
 // Layout: renders/<k[:2]>/<k>/<d>, where k digests the build identity, the
 // Renderer's options and the directory (with the origins flag), and d the
 // rendering's dependency list. A lookup reads the few files of one
-// directory. Every file is written to a temporary name and renamed, so a
-// reader sees a whole entry or none; each also carries a checksum, so a
-// damaged one is a miss. Nothing here is ever an error: a cache that cannot
+// directory. Every file is written whole or not at all and checked when
+// read (internal/cachefile), so a damaged one is a miss. Nothing here is ever an error: a cache that cannot
 // be read or written only costs a build.
 const (
 	diskFormat = "vectorflow render cache 1\n"
 	// diskMaxAge drops renderings no process used for this long.
 	diskMaxAge = 30 * 24 * time.Hour
-	// diskTouchAfter bounds the writes hits make to keep entries fresh.
-	diskTouchAfter = time.Hour
 	// diskSweepEvery is how often one process walks the cache to drop old entries.
 	diskSweepEvery = 24 * time.Hour
 	// diskMaxEntry refuses to read an entry larger than this (a damaged
@@ -79,14 +76,9 @@ func (d *diskCache) lookup(tree repofs.Tree, key string) (*rendering, bool) {
 		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
 			continue // a write under way
 		}
-		file := filepath.Join(folder, e.Name())
-		r, ok := readEntry(file, key)
+		r, ok := d.readEntry(filepath.Join(folder, e.Name()), key)
 		if !ok || !depsHold(tree, r.deps) {
 			continue
-		}
-		if info, err := e.Info(); err == nil && d.now().Sub(info.ModTime()) > diskTouchAfter {
-			now := d.now()
-			_ = os.Chtimes(file, now, now) // used: kept by the sweep
 		}
 		return r, true
 	}
@@ -98,12 +90,7 @@ func (d *diskCache) lookup(tree repofs.Tree, key string) (*rendering, bool) {
 // diskMaxAge.
 func (d *diskCache) store(key string, r *rendering) {
 	folder := d.folder(key)
-	data := encodeEntry(key, r)
-	name := entryName(r.deps)
-	if err := os.MkdirAll(folder, 0o700); err != nil {
-		return
-	}
-	if err := writeAtomic(folder, name, data); err != nil {
+	if err := cachefile.Write(filepath.Join(folder, entryName(r.deps)), diskFormat, encodeEntry(key, r)); err != nil {
 		return
 	}
 	d.trim(folder)
@@ -118,24 +105,6 @@ func entryName(deps []dep) string {
 		fmt.Fprintf(h, "%d %q %q\n", dp.kind, dp.name, dp.hash)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-func writeAtomic(folder, name string, data []byte) error {
-	f, err := os.CreateTemp(folder, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(folder, name))
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
 }
 
 // trim keeps the maxEntriesPerDir most recently used entries of a folder.
@@ -204,12 +173,10 @@ func (d *diskCache) sweep() {
 	}
 }
 
-// An entry is: sha256 of the rest, then the format line, the key, the
-// dependencies and the output, each length-prefixed.
+// An entry's body is the key, the dependencies and the output, each
+// length-prefixed (cachefile adds the format line and checksum).
 func encodeEntry(key string, r *rendering) []byte {
 	var b bytes.Buffer
-	b.Write(make([]byte, sha256.Size))
-	b.WriteString(diskFormat)
 	putBytes(&b, []byte(key))
 	putUint(&b, uint64(len(r.deps)))
 	for _, dp := range r.deps {
@@ -218,10 +185,7 @@ func encodeEntry(key string, r *rendering) []byte {
 		putBytes(&b, []byte(dp.hash))
 	}
 	putBytes(&b, r.out)
-	data := b.Bytes()
-	sum := sha256.Sum256(data[sha256.Size:])
-	copy(data, sum[:])
-	return data
+	return b.Bytes()
 }
 
 func putUint(b *bytes.Buffer, n uint64) { b.Write(binary.AppendUvarint(nil, n)) }
@@ -234,31 +198,16 @@ func putBytes(b *bytes.Buffer, p []byte) {
 var errBadEntry = errors.New("damaged cache entry")
 
 // readEntry reads an entry of key; anything unexpected is a miss.
-func readEntry(file, key string) (*rendering, bool) {
-	f, err := os.Open(file)
-	if err != nil {
+func (d *diskCache) readEntry(file, key string) (*rendering, bool) {
+	body, ok := cachefile.Read(file, diskFormat, diskMaxEntry, d.now())
+	if !ok {
 		return nil, false
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, diskMaxEntry+1))
-	if err != nil || len(data) > diskMaxEntry || len(data) < sha256.Size {
-		return nil, false
-	}
-	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
-		return nil, false
-	}
-	r, err := decodeEntry(data[sha256.Size:], key)
-	if err != nil {
-		return nil, false
-	}
-	return r, true
+	r, err := decodeEntry(body, key)
+	return r, err == nil
 }
 
-func decodeEntry(data []byte, key string) (*rendering, error) {
-	rest, ok := bytes.CutPrefix(data, []byte(diskFormat))
-	if !ok {
-		return nil, errBadEntry
-	}
+func decodeEntry(rest []byte, key string) (*rendering, error) {
 	next := func() ([]byte, error) {
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || n > uint64(len(rest)-w) {

@@ -1,12 +1,10 @@
 package source
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
+	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -30,8 +29,6 @@ const (
 	configFormat = "vectorflow config cache 1\n"
 	// configMaxAge drops decodes no process used for this long.
 	configMaxAge = 30 * 24 * time.Hour
-	// configTouchAfter bounds the writes hits make to keep entries fresh.
-	configTouchAfter = time.Hour
 	// configSweepEvery is how often one process walks the cache to drop old entries.
 	configSweepEvery = 24 * time.Hour
 	// configMaxEntry refuses to read an entry larger than this.
@@ -196,54 +193,14 @@ func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult) 
 
 // read returns an entry's body if its checksum and format hold.
 func (c *configDisk) read(file string) ([]byte, bool) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, configMaxEntry+1))
-	if err != nil || len(data) > configMaxEntry || len(data) < sha256.Size {
-		return nil, false
-	}
-	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
-		return nil, false
-	}
-	body, ok := bytes.CutPrefix(data[sha256.Size:], []byte(configFormat))
-	if !ok {
-		return nil, false
-	}
-	if info, err := f.Stat(); err == nil && c.now().Sub(info.ModTime()) > configTouchAfter {
-		now := c.now()
-		_ = os.Chtimes(file, now, now) // used: kept by the sweep
-	}
-	return body, true
+	return cachefile.Read(file, configFormat, configMaxEntry, c.now())
 }
 
-// write stores an entry whole or not at all: a temporary file renamed.
+// write stores an entry whole or not at all.
 func (c *configDisk) write(file string, body []byte) {
-	data := append(make([]byte, sha256.Size), configFormat...)
-	data = append(data, body...)
-	sum := sha256.Sum256(data[sha256.Size:])
-	copy(data, sum[:])
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return
+	if cachefile.Write(file, configFormat, body) == nil {
+		c.sweep()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-*")
-	if err != nil {
-		return
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return
-	}
-	c.sweep()
 }
 
 // sweep drops entries unused for configMaxAge, and temporary files a crash
