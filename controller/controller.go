@@ -134,6 +134,7 @@ type Controller struct {
 	configs   int      // in the last snapshot: how far a change may travel (passLimit)
 	problems  []string // the configuration problems of that decision
 	codec     *reconcilers.Codec
+	stateMemo stateMemo // the codec's memory in the cache directory
 	remotesMu sync.Mutex
 	remotes   map[string]gitwriter.Remote
 
@@ -212,7 +213,8 @@ func New(o Options) (*Controller, error) {
 	}
 	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
-		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{CacheDir: o.CacheDir})}, nil
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{CacheDir: o.CacheDir}),
+		stateMemo: newStateMemo(o.CacheDir, o.URL, o.StateBranch)}, nil
 }
 
 // maxConflicts bounds how often one pass re-reads after another writer won
@@ -262,7 +264,9 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)
 	}
+	c.importStateMemo()
 	state, errs := c.codec.Decode(files)
+	c.exportStateMemo(false)
 	for _, e := range errs {
 		c.opts.Log.Info("state file skipped", "error", e.Error())
 	}
@@ -433,6 +437,9 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 		all = append(all, res)
 		if !res.Changed() && len(c.pendingResults()) == 0 {
 			if len(res.PullRequestsWaiting) == 0 {
+				c.mu.Lock()
+				c.exportStateMemo(true) // what a restart reads: the settled state
+				c.mu.Unlock()
 				return all, nil
 			}
 			// Only the forge is behind: look again when it may have caught up.

@@ -20,20 +20,26 @@ type memoEntry struct {
 	Object []byte
 }
 
-// Decoded reports whether a Decode decoded files since the last Export:
-// only then has Export anything new to say.
-func (c *Codec) Decoded() bool { return c.decoded }
+// Changed reports whether a file was decoded or encoded since the last
+// Export: only then has Export anything new to say.
+func (c *Codec) Changed() bool { return c.changed }
 
-// Export is what the codec remembers of files it decoded, for Import in
-// another process. An object whose JSON does not give it back exactly is
-// left out (it is decoded again there).
+// Export is what the codec remembers, for Import in another process: each
+// file's bytes and the object they decode to. Files Encode wrote are
+// decoded here, once, so what is exported is always a decode. An object
+// whose JSON does not give it back exactly is left out (it is decoded
+// again there).
 func (c *Codec) Export() ([]byte, error) {
-	c.decoded = false
+	c.changed = false
 	entries := make([]memoEntry, 0, len(c.known))
 	for _, name := range slices.Sorted(maps.Keys(c.known)) {
 		e := c.known[name]
 		if !e.decoded {
-			continue
+			decoded, err := decodeFile(name, e.data)
+			if err != nil || decoded == nil {
+				continue
+			}
+			e = codecEntry{data: e.data, obj: decoded, decoded: true}
 		}
 		obj, err := json.Marshal(e.obj.value())
 		if err != nil {

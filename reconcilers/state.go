@@ -157,8 +157,8 @@ func EncodeState(s *State) (map[string][]byte, error) {
 // branch the YAML codec, not deciding, is what a pass would spend its time on.
 type Codec struct {
 	known map[string]codecEntry
-	// decoded says a Decode decoded a file, so Export has something new.
-	decoded bool
+	// changed says a file was decoded or encoded since the last Export.
+	changed bool
 }
 
 type codecEntry struct {
@@ -166,7 +166,7 @@ type codecEntry struct {
 	obj  runtimeObject
 	// decoded is true when obj is what data decodes to (decodeFile ran on
 	// it, now or in the process that exported it), not an object Encode
-	// wrote: only those are exported.
+	// wrote, which Export decodes first.
 	decoded bool
 }
 
@@ -235,7 +235,7 @@ func (c *Codec) Decode(files map[string][]byte) (*State, []error) {
 				continue
 			}
 			entry = codecEntry{data: data, obj: obj, decoded: true}
-			c.decoded = true
+			c.changed = true
 		}
 		known[name] = entry
 		s.add(name, entry.obj.deepCopy())
@@ -335,6 +335,7 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 		}
 		files[p] = data
 		c.known[p] = codecEntry{data: data, obj: obj.deepCopy()}
+		c.changed = true
 		return nil
 	}
 	typeMeta := func(kind string) metav1.TypeMeta {
