@@ -333,6 +333,12 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", p, err)
 		}
+		if entry, ok := c.known[p]; ok && bytes.Equal(entry.data, data) {
+			// Equal only up to what the file holds (a time's location, say):
+			// the file, and what it decodes to, stay as they are.
+			files[p] = entry.data
+			return nil
+		}
 		files[p] = data
 		c.known[p] = codecEntry{data: data, obj: obj.deepCopy()}
 		c.changed = true
