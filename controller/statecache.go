@@ -3,8 +3,13 @@ package controller
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"path/filepath"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
 	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
@@ -26,14 +31,61 @@ type stateMemo struct {
 	file   string // "" for none
 	loaded bool
 	saved  time.Time
+	// trustFile holds the newest state commit whose history was verified
+	// as trusted, keyed also by the trusted keys.
+	trustFile   string
+	trustLoaded bool
 }
 
-func newStateMemo(cacheDir, url, stateBranch string) stateMemo {
+func newStateMemo(cacheDir, url, stateBranch, trustedKeys string) stateMemo {
 	if cacheDir == "" {
 		return stateMemo{}
 	}
-	sum := sha256.Sum256([]byte(buildid.String() + "\x00" + url + "\x00" + stateBranch))
-	return stateMemo{file: filepath.Join(cacheDir, "configs", "state-"+hex.EncodeToString(sum[:]))}
+	key := buildid.String() + "\x00" + url + "\x00" + stateBranch
+	sum := sha256.Sum256([]byte(key))
+	trustSum := sha256.Sum256([]byte(key + "\x00" + trustedKeys))
+	return stateMemo{
+		file:      filepath.Join(cacheDir, "configs", "state-"+hex.EncodeToString(sum[:])),
+		trustFile: filepath.Join(cacheDir, "configs", "trust-"+hex.EncodeToString(trustSum[:])),
+	}
+}
+
+const trustMemoFormat = "vectorflow trusted state commit 1\n"
+
+type trustMemo struct {
+	Commit  string              `json:"commit"`
+	Verdict trust.CommitVerdict `json:"verdict"`
+}
+
+// importTrustMemo tells the trust check which commit an earlier process
+// verified, once: its history is not walked again.
+func (c *Controller) importTrustMemo() {
+	m := &c.stateMemo
+	if m.trustFile == "" || m.trustLoaded {
+		return
+	}
+	m.trustLoaded = true
+	body, ok := cachefile.Read(m.trustFile, trustMemoFormat, 1<<20, c.opts.Clock())
+	if !ok {
+		return
+	}
+	var tm trustMemo
+	if json.Unmarshal(body, &tm) != nil || !plumbing.IsHash(tm.Commit) {
+		return
+	}
+	c.trust.rememberTrusted(plumbing.NewHash(tm.Commit), tm.Verdict)
+}
+
+// exportTrustMemo remembers a newly verified trusted tip.
+func (c *Controller) exportTrustMemo(tip plumbing.Hash, v trust.CommitVerdict) {
+	if c.stateMemo.trustFile == "" || !v.Trusted || v.Refused != nil {
+		return
+	}
+	body, err := json.Marshal(trustMemo{Commit: tip.String(), Verdict: v})
+	if err != nil {
+		return
+	}
+	_ = cachefile.Write(c.stateMemo.trustFile, trustMemoFormat, body)
 }
 
 // importStateMemo gives the codec what an earlier process remembered,
