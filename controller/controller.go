@@ -214,7 +214,7 @@ func New(o Options) (*Controller, error) {
 	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
 		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{CacheDir: o.CacheDir}),
-		stateMemo: newStateMemo(o.CacheDir, o.URL, o.StateBranch, trust.keys)}, nil
+		stateMemo: newStateMemo(o.CacheDir, o.URL, o.StateBranch, trust.keys, o.Clock())}, nil
 }
 
 // maxConflicts bounds how often one pass re-reads after another writer won

@@ -37,7 +37,10 @@ type stateMemo struct {
 	trustLoaded bool
 }
 
-func newStateMemo(cacheDir, url, stateBranch, trustedKeys string) stateMemo {
+// newStateMemo is the memory of a controller made at now: a running one
+// first writes it a stateMemoEvery later, so run --once writes it once,
+// when it settles.
+func newStateMemo(cacheDir, url, stateBranch, trustedKeys string, now time.Time) stateMemo {
 	if cacheDir == "" {
 		return stateMemo{}
 	}
@@ -45,6 +48,7 @@ func newStateMemo(cacheDir, url, stateBranch, trustedKeys string) stateMemo {
 	sum := sha256.Sum256([]byte(key))
 	trustSum := sha256.Sum256([]byte(key + "\x00" + trustedKeys))
 	return stateMemo{
+		saved:     now,
 		file:      filepath.Join(cacheDir, "configs", "state-"+hex.EncodeToString(sum[:])),
 		trustFile: filepath.Join(cacheDir, "configs", "trust-"+hex.EncodeToString(trustSum[:])),
 	}
@@ -102,12 +106,11 @@ func (c *Controller) importStateMemo() {
 }
 
 // exportStateMemo writes the codec's memory when it learnt something new,
-// at most once per stateMemoEvery after the first unless now is set (the
-// end of run --once).
+// at most once per stateMemoEvery unless now is set (a settled run).
 func (c *Controller) exportStateMemo(now bool) {
 	m := &c.stateMemo
 	at := c.opts.Clock()
-	if m.file == "" || !c.codec.Changed() || !now && !m.saved.IsZero() && at.Sub(m.saved) < stateMemoEvery {
+	if m.file == "" || !c.codec.Changed() || !now && at.Sub(m.saved) < stateMemoEvery {
 		return
 	}
 	body, err := c.codec.Export()
