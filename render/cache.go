@@ -130,8 +130,11 @@ func depsHold(tree repofs.Tree, deps []dep) bool {
 	return true
 }
 
-// store adds a rendering, in memory and on disk.
-func (c *renderCache) store(dir string, deps map[string]dep, out []byte) {
+// store adds a rendering, in memory and, when persist is set, on disk. A
+// rendering of a tree that may change while it is read (a directory on
+// disk) is not persisted: its recorded hashes may be newer than what the
+// build read.
+func (c *renderCache) store(dir string, deps map[string]dep, out []byte, persist bool) {
 	sorted := make([]dep, 0, len(deps))
 	for _, d := range deps {
 		sorted = append(sorted, d)
@@ -141,7 +144,7 @@ func (c *renderCache) store(dir string, deps map[string]dep, out []byte) {
 	c.mu.Lock()
 	c.add(r)
 	c.mu.Unlock()
-	if c.disk != nil {
+	if c.disk != nil && persist {
 		c.disk.store(dir, r)
 	}
 }

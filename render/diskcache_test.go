@@ -267,3 +267,30 @@ func entryFiles(t *testing.T, cacheDir string) []string {
 	}
 	return files
 }
+
+// TestDiskCacheKeepsOnlyCommitRenderings: a rendering of a directory on
+// disk, whose files may change between a read and a hash, is not kept
+// beyond the process; one of a commit's tree, bounded or not, is.
+func TestDiskCacheKeepsOnlyCommitRenderings(t *testing.T) {
+	dir := writeFiles(t, cacheFixture())
+	for _, tt := range []struct {
+		name string
+		tree repofs.Tree
+		want int
+	}{
+		{name: "directory", tree: repofs.DirTree(dir)},
+		{name: "bounded directory", tree: repofs.LimitTree(repofs.DirTree(dir), repofs.Limits{})},
+		{name: "commit", tree: commitDir(t, dir), want: 1},
+		{name: "bounded commit", tree: repofs.LimitTree(commitDir(t, dir), repofs.Limits{}), want: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cacheDir := t.TempDir()
+			if _, err := NewRenderer(Options{CacheDir: cacheDir}).Build(tt.tree, "apps/overlays/dev"); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(entryFiles(t, cacheDir)); got != tt.want {
+				t.Errorf("%d entries on disk, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -106,7 +106,7 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 		return nil, res.err
 	}
 	if !res.fsys.remote {
-		r.cache.store(key, res.fsys.deps, res.out)
+		r.cache.store(key, res.fsys.deps, res.out, repofs.Immutable(tree))
 	}
 	return slices.Clone(res.out), nil
 }
