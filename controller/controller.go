@@ -56,9 +56,9 @@ type Options struct {
 	Progress io.Writer
 	// Limits bound what the Loader made here reads (repofs.Limits).
 	Limits repofs.Limits
-	// CacheDir holds the fetched objects of the repositories on disk for
-	// the Loader made here and the state branch's history
-	// (source.OpenCached); "" keeps them in memory.
+	// CacheDir holds what a later process may reuse: the fetched objects
+	// of the repositories (source.OpenCached), renderings, decoded configs
+	// and the state branch's decoded files; "" keeps everything in memory.
 	CacheDir string
 	// Resolver picks component versions from registries; nil means
 	// templates must name exact tags or digests.
@@ -140,6 +140,7 @@ type Controller struct {
 	configs   int      // in the last snapshot: how far a change may travel (passLimit)
 	problems  []string // the configuration problems of that decision
 	codec     *reconcilers.Codec
+	stateMemo stateMemo // the codec's memory in the cache directory
 	remotesMu sync.Mutex
 	remotes   map[string]gitwriter.Remote
 	// sharedURLs are the repositories whose loader store the writer was
@@ -203,7 +204,8 @@ func New(o Options) (*Controller, error) {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir, Renderer: render.NewRenderer(render.Options{Limits: o.Limits})})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir,
+			Renderer: render.NewRenderer(render.Options{Limits: o.Limits, CacheDir: o.CacheDir})})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -220,7 +222,8 @@ func New(o Options) (*Controller, error) {
 	}
 	c := &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
-		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{CacheDir: o.CacheDir}),
+		stateMemo: newStateMemo(o.CacheDir, o.URL, o.StateBranch, trust.keys, o.Clock())}
 	c.shareFetches()
 	return c, nil
 }
@@ -273,7 +276,9 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)
 	}
+	c.importStateMemo()
 	state, errs := c.codec.Decode(files)
+	c.exportStateMemo(false)
 	for _, e := range errs {
 		c.opts.Log.Info("state file skipped", "error", e.Error())
 	}
@@ -455,6 +460,9 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 		all = append(all, res)
 		if !res.Changed() && len(c.pendingResults()) == 0 {
 			if len(res.PullRequestsWaiting) == 0 {
+				c.mu.Lock()
+				c.exportStateMemo(true) // what a restart reads: the settled state
+				c.mu.Unlock()
 				return all, nil
 			}
 			// Only the forge is behind: look again when it may have caught up.

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -28,6 +30,8 @@ type StateTrust struct {
 	signers  *gitwriter.Verifier
 	names    []string
 	verdicts map[plumbing.Hash]trust.CommitVerdict
+	// keys digests the trusted keys: a verdict holds for these keys only.
+	keys string
 }
 
 // ErrUntrustedState is wrapped by the error of a state branch whose tip is
@@ -46,10 +50,23 @@ func NewStateTrust(signers []gitwriter.TrustedKey) (*StateTrust, error) {
 		return nil, fmt.Errorf("trusted state signers: %w", err)
 	}
 	t := &StateTrust{signers: v, verdicts: map[plumbing.Hash]trust.CommitVerdict{}}
+	sum := sha256.New()
 	for _, k := range signers {
 		t.names = append(t.names, k.Name)
+		fmt.Fprintf(sum, "%q %q\n", k.Name, strings.TrimSpace(k.PublicKey))
 	}
+	t.keys = hex.EncodeToString(sum.Sum(nil))
 	return t, nil
+}
+
+// rememberTrusted takes the verdict that commit and its whole history are
+// trusted, judged earlier against the same keys (another process's): a
+// commit hash fixes its content and its parents, so the verdict still
+// holds, and a walk from a newer tip stops there.
+func (t *StateTrust) rememberTrusted(commit plumbing.Hash, v trust.CommitVerdict) {
+	if v.Trusted && v.Refused == nil && v.LastTrusted == commit.String() {
+		t.verdicts[commit] = v
+	}
 }
 
 // uniqueKeys drops a key listed again (the same text), which the verifier
@@ -302,6 +319,7 @@ func (c *Controller) verifyStateHistory(ctx context.Context, snap *source.Snapsh
 	if tip.IsZero() {
 		return nil
 	}
+	c.importTrustMemo()
 	v, ok := c.trust.Known(tip)
 	if !ok {
 		s, err := c.stateHistory(ctx, tip)
@@ -311,6 +329,7 @@ func (c *Controller) verifyStateHistory(ctx context.Context, snap *source.Snapsh
 		if v, err = c.trust.Verify(s, tip, snap.Configs); err != nil {
 			return fmt.Errorf("check the history of state branch %s: %w", c.opts.StateBranch, err)
 		}
+		c.exportTrustMemo(tip, v)
 	}
 	if !v.Trusted {
 		return fmt.Errorf("state branch %s of %s: %w: %s", c.opts.StateBranch, c.name, ErrUntrustedState,

@@ -160,11 +160,17 @@ func EncodeState(s *State) (map[string][]byte, error) {
 // branch the YAML codec, not deciding, is what a pass would spend its time on.
 type Codec struct {
 	known map[string]codecEntry
+	// changed says a file was decoded or encoded since the last Export.
+	changed bool
 }
 
 type codecEntry struct {
 	data []byte
 	obj  runtimeObject
+	// decoded is true when obj is what data decodes to (decodeFile ran on
+	// it, now or in the process that exported it), not an object Encode
+	// wrote, which Export decodes first.
+	decoded bool
 }
 
 // runtimeObject is what the state branch holds: API objects and approvals.
@@ -231,7 +237,8 @@ func (c *Codec) Decode(files map[string][]byte) (*State, []error) {
 			if obj == nil {
 				continue
 			}
-			entry = codecEntry{data: data, obj: obj}
+			entry = codecEntry{data: data, obj: obj, decoded: true}
+			c.changed = true
 		}
 		known[name] = entry
 		s.add(name, entry.obj.deepCopy())
@@ -246,26 +253,8 @@ func decodeFile(name string, data []byte) (runtimeObject, error) {
 	if path.Ext(name) != ".yaml" {
 		return nil, nil
 	}
-	dir, _, _ := strings.Cut(name, "/")
-	var obj runtimeObject
-	switch dir {
-	case VectorsDir:
-		obj = vectorObject{&v1alpha1.Vector{}}
-	case PromotionsDir:
-		obj = promotionObject{&v1alpha1.VectorPromotion{}}
-	case ConfigsDir:
-		obj = configObject{&v1alpha1.VectorPromotionConfig{}}
-	case TemplatesDir:
-		obj = templateObject{&v1alpha1.VectorTemplate{}}
-	case StagesDir:
-		obj = stageObject{&v1alpha1.Stage{}}
-	case ApprovalsDir:
-		obj = approvalObject{&Approval{}}
-	case StageVersionsDir:
-		obj = stageVersionObject{&v1alpha1.StageVersion{}}
-	case UsagesDir:
-		obj = usageObject{&v1alpha1.StageVersionUsage{}}
-	default:
+	obj := newRuntimeObject(name)
+	if obj == nil {
 		return nil, nil
 	}
 	err := yaml.UnmarshalStrict(data, obj.value())
@@ -285,6 +274,31 @@ func decodeFile(name string, data []byte) (runtimeObject, error) {
 		return nil, err
 	}
 	return obj, nil
+}
+
+// newRuntimeObject is an empty object of the kind a file's directory
+// holds; nil for files that are not runtime objects.
+func newRuntimeObject(name string) runtimeObject {
+	dir, _, _ := strings.Cut(name, "/")
+	switch dir {
+	case VectorsDir:
+		return vectorObject{&v1alpha1.Vector{}}
+	case PromotionsDir:
+		return promotionObject{&v1alpha1.VectorPromotion{}}
+	case ConfigsDir:
+		return configObject{&v1alpha1.VectorPromotionConfig{}}
+	case TemplatesDir:
+		return templateObject{&v1alpha1.VectorTemplate{}}
+	case StagesDir:
+		return stageObject{&v1alpha1.Stage{}}
+	case ApprovalsDir:
+		return approvalObject{&Approval{}}
+	case StageVersionsDir:
+		return stageVersionObject{&v1alpha1.StageVersion{}}
+	case UsagesDir:
+		return usageObject{&v1alpha1.StageVersionUsage{}}
+	}
+	return nil
 }
 
 // add puts a decoded object into the state's map for its kind.
@@ -388,8 +402,15 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 		return nil, err
 	}
 	for _, e := range changed {
+		if entry, ok := c.known[e.path]; ok && bytes.Equal(entry.data, e.data) {
+			// Equal only up to what the file holds (a time's location, say):
+			// the file, and what it decodes to, stay as they are.
+			files[e.path] = entry.data
+			continue
+		}
 		files[e.path] = e.data
 		c.known[e.path] = codecEntry{data: e.data, obj: e.obj}
+		c.changed = true
 	}
 	return files, nil
 }

@@ -21,10 +21,13 @@ const maxEntriesPerDir = 8
 
 // Stats counts cache activity since the Renderer was made.
 type Stats struct {
-	Hits    uint64 // builds answered from the cache
-	Misses  uint64 // builds that ran kustomize
-	Entries int    // renderings held
-	Bytes   int64  // their accounted size, at most the bound
+	Hits uint64 // builds answered from the cache
+	// DiskHits are the Hits found in the on-disk cache (Options.CacheDir),
+	// rendered by an earlier Renderer or process.
+	DiskHits uint64
+	Misses   uint64 // builds that ran kustomize
+	Entries  int    // renderings held
+	Bytes    int64  // their accounted size, at most the bound
 }
 
 // renderCache maps a directory to renderings, each valid for every tree in
@@ -32,13 +35,15 @@ type Stats struct {
 // makes the key the content of the overlay and everything it loads, whatever
 // commit or folder it came from.
 type renderCache struct {
-	mu     sync.Mutex
-	max    int64
-	bytes  int64
-	lru    *list.List // of *rendering, most recent at the front
-	byDir  map[string][]*list.Element
-	hits   uint64
-	misses uint64
+	mu       sync.Mutex
+	max      int64
+	bytes    int64
+	lru      *list.List // of *rendering, most recent at the front
+	byDir    map[string][]*list.Element
+	hits     uint64
+	diskHits uint64
+	misses   uint64
+	disk     *diskCache // nil: memory only
 }
 
 type rendering struct {
@@ -48,11 +53,20 @@ type rendering struct {
 	size int64
 }
 
-func newRenderCache(max int64) *renderCache {
+func newRenderCache(max int64, disk *diskCache) *renderCache {
 	if max <= 0 {
 		max = DefaultCacheBytes
 	}
-	return &renderCache{max: max, lru: list.New(), byDir: map[string][]*list.Element{}}
+	return &renderCache{max: max, lru: list.New(), byDir: map[string][]*list.Element{}, disk: disk}
+}
+
+// newRendering accounts a rendering's size; deps must be sorted by name.
+func newRendering(dir string, deps []dep, out []byte) *rendering {
+	r := &rendering{dir: dir, deps: deps, out: out, size: int64(len(out)) + int64(len(dir)) + 128}
+	for _, d := range deps {
+		r.size += int64(len(d.name)+len(d.hash)) + 48
+	}
+	return r
 }
 
 // lookup returns a rendering of dir whose dependencies are unchanged in tree.
@@ -77,6 +91,16 @@ func (c *renderCache) lookup(tree repofs.Tree, dir string) ([]byte, bool) {
 		}
 		c.mu.Unlock()
 		return r.out, true
+	}
+	if c.disk != nil {
+		if r, ok := c.disk.lookup(tree, dir); ok {
+			c.mu.Lock()
+			c.hits++
+			c.diskHits++
+			c.add(r)
+			c.mu.Unlock()
+			return r.out, true
+		}
 	}
 	c.mu.Lock()
 	c.misses++
@@ -106,19 +130,32 @@ func depsHold(tree repofs.Tree, deps []dep) bool {
 	return true
 }
 
-// store adds a rendering and evicts the least recently used beyond the bound.
-func (c *renderCache) store(dir string, deps map[string]dep, out []byte) {
-	r := &rendering{dir: dir, out: out, size: int64(len(out)) + int64(len(dir)) + 128}
+// store adds a rendering, in memory and, when persist is set, on disk. A
+// rendering of a tree that may change while it is read (a directory on
+// disk) is not persisted: its recorded hashes may be newer than what the
+// build read.
+func (c *renderCache) store(dir string, deps map[string]dep, out []byte, persist bool) {
+	sorted := make([]dep, 0, len(deps))
 	for _, d := range deps {
-		r.deps = append(r.deps, d)
-		r.size += int64(len(d.name)+len(d.hash)) + 48
+		sorted = append(sorted, d)
 	}
-	slices.SortFunc(r.deps, func(a, b dep) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(sorted, func(a, b dep) int { return strings.Compare(a.name, b.name) })
+	r := newRendering(dir, sorted, out)
+	c.mu.Lock()
+	c.add(r)
+	c.mu.Unlock()
+	if c.disk != nil && persist {
+		c.disk.store(dir, r)
+	}
+}
+
+// add keeps a rendering in memory and evicts the least recently used
+// beyond the bound; c.mu must be held.
+func (c *renderCache) add(r *rendering) {
 	if r.size > c.max {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	dir := r.dir
 	for _, el := range c.byDir[dir] {
 		if slices.Equal(el.Value.(*rendering).deps, r.deps) {
 			return // a concurrent build stored it first
@@ -153,5 +190,5 @@ func (c *renderCache) remove(el *list.Element) {
 func (c *renderCache) stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Hits: c.hits, Misses: c.misses, Entries: c.lru.Len(), Bytes: c.bytes}
+	return Stats{Hits: c.hits, DiskHits: c.diskHits, Misses: c.misses, Entries: c.lru.Len(), Bytes: c.bytes}
 }

@@ -27,6 +27,9 @@ type Options struct {
 	CacheBytes int64
 	// Limits bound every file a build reads, and all of them together.
 	Limits repofs.Limits
+	// CacheDir, when set, keeps renderings under CacheDir/renders too, for
+	// the next Renderer or process; "" keeps them in memory only.
+	CacheDir string
 }
 
 // Renderer builds kustomizations and caches the output. It is safe for
@@ -47,7 +50,7 @@ func NewRenderer(opts Options) *Renderer {
 	kopts.Reorder = krusty.ReorderOptionLegacy
 	return &Renderer{
 		opts:       opts,
-		cache:      newRenderCache(opts.CacheBytes),
+		cache:      newRenderCache(opts.CacheBytes, newDiskCache(opts.CacheDir, opts)),
 		kustomizer: krusty.MakeKustomizer(kopts),
 	}
 }
@@ -103,7 +106,7 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 		return nil, res.err
 	}
 	if !res.fsys.remote {
-		r.cache.store(key, res.fsys.deps, res.out)
+		r.cache.store(key, res.fsys.deps, res.out, repofs.Immutable(tree))
 	}
 	return slices.Clone(res.out), nil
 }

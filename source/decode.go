@@ -81,17 +81,20 @@ var durationFields = map[string][][]string{
 // validated. A document with a fault is left out; the others still decode.
 // Every fault of a document is reported, not only the first.
 func Decode(file string, data []byte) ([]Object, []Problem) {
-	return decode(file, data, "")
+	return decode(file, data, "", nil)
 }
 
 // decodeRendered decodes the output of a kustomize build of dir made with
 // origin annotations: each object is attributed to the file that holds it
 // (kustFile when kustomize generated it), and the annotation is removed.
-func decodeRendered(dir, kustFile string, data []byte) ([]Object, []Problem) {
-	return decode(kustFile, data, dir)
+func decodeRendered(dir, kustFile string, data []byte, keys *v1alpha1.KeyVerdicts) ([]Object, []Problem) {
+	return decode(kustFile, data, dir, keys)
 }
 
-func decode(file string, data []byte, originDir string) ([]Object, []Problem) {
+// decode is Decode with objects attributed to their origin file when
+// originDir is set, and the verdicts on public keys taken from keys (nil
+// parses every key).
+func decode(file string, data []byte, originDir string, keys *v1alpha1.KeyVerdicts) ([]Object, []Problem) {
 	if err := repofs.CheckYAML(file, data, repofs.Limits{}); err != nil {
 		var le *repofs.LimitError
 		if errors.As(err, &le) {
@@ -114,7 +117,7 @@ func decode(file string, data []byte, originDir string) ([]Object, []Problem) {
 		if isEmptyDocument(raw) {
 			continue
 		}
-		obj, docProblems := decodeDocument(file, doc, raw, originDir)
+		obj, docProblems := decodeDocument(file, doc, raw, originDir, keys)
 		problems = append(problems, docProblems...)
 		if obj != nil {
 			objects = append(objects, *obj)
@@ -127,7 +130,7 @@ func decode(file string, data []byte, originDir string) ([]Object, []Problem) {
 // (the JSON decoder reports one per pass).
 const maxTypeErrors = 50
 
-func decodeDocument(file string, doc int, raw []byte, originDir string) (*Object, []Problem) {
+func decodeDocument(file string, doc int, raw []byte, originDir string, keys *v1alpha1.KeyVerdicts) (*Object, []Problem) {
 	malformed := func(err error) []Problem {
 		// YAML errors span lines; a Problem is one line.
 		reason := strings.Join(strings.Fields(err.Error()), " ")
@@ -207,7 +210,7 @@ func decodeDocument(file string, doc int, raw []byte, originDir string) (*Object
 		return nil, problems
 	}
 	value.Default()
-	for _, e := range value.Validate() {
+	for _, e := range validate(value, keys) {
 		problem(e.Field, e.ErrorBody())
 	}
 	if len(problems) > 0 {
@@ -258,6 +261,17 @@ type configObject interface {
 	client.Object
 	Default()
 	Validate() field.ErrorList
+}
+
+// validate validates an object, with the verdicts on its public keys taken
+// from keys where it has any.
+func validate(o configObject, keys *v1alpha1.KeyVerdicts) field.ErrorList {
+	if withKeys, ok := o.(interface {
+		ValidateWithKeys(*v1alpha1.KeyVerdicts) field.ErrorList
+	}); ok {
+		return withKeys.ValidateWithKeys(keys)
+	}
+	return o.Validate()
 }
 
 func newObject(kind string) configObject {

@@ -223,7 +223,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		// The same bytes as a kustomize build's output: an origin
 		// annotation never attributes an object outside the repository.
-		objects, problems := decodeRendered("vectorflow", "vectorflow/kustomization.yaml", data)
+		objects, problems := decodeRendered("vectorflow", "vectorflow/kustomization.yaml", data, nil)
 		for _, o := range objects {
 			if o.Kind == "" || o.Name == "" || o.Value == nil || !fs.ValidPath(o.File) {
 				t.Fatalf("bad object %+v", o)

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -61,7 +62,7 @@ func plainResources(tree repofs.Tree, dir, kustomization string) ([]string, bool
 }
 
 // decodeListed decodes files one by one, each attributed to itself.
-func decodeListed(ctx context.Context, tree repofs.Tree, files []string) decodedConfig {
+func decodeListed(ctx context.Context, tree repofs.Tree, files []string, keys *v1alpha1.KeyVerdicts) decodedConfig {
 	var d decodedConfig
 	for _, file := range files {
 		if ctx.Err() != nil {
@@ -72,7 +73,7 @@ func decodeListed(ctx context.Context, tree repofs.Tree, files []string) decoded
 			d.problems = append(d.problems, readProblem(file, "cannot read", err))
 			continue
 		}
-		objects, problems := Decode(file, data)
+		objects, problems := decode(file, data, "", keys)
 		d.objects = append(d.objects, objects...)
 		d.problems = append(d.problems, problems...)
 	}

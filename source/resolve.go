@@ -19,6 +19,8 @@ type resolver struct {
 	ctx       context.Context
 	snap      *Snapshot
 	old, next *loadCache
+	// vectorsRead counts the overlays whose vector was read, not cached.
+	vectorsRead int
 	// files is where each object came from, by kind and key.
 	files      map[string]string
 	landscapes map[string]landscapeRoot
@@ -148,7 +150,8 @@ func (r *resolver) resolveStages() {
 			r.problem(o, "spec.path", fmt.Sprintf("overlay %q does not exist in %s", overlay, describeRepo(lr)))
 			continue
 		}
-		if kustomizationFile(lr.tree, overlay) == "" {
+		kustomization := kustomizationFile(lr.tree, overlay)
+		if kustomization == "" {
 			r.problem(o, "spec.path", fmt.Sprintf("overlay %q has no kustomization.yaml", overlay))
 			continue
 		}
@@ -157,11 +160,16 @@ func (r *resolver) resolveStages() {
 			r.problem(o, "spec.path", fmt.Sprintf("cannot hash overlay %q: %v", overlay, err))
 			continue
 		}
-		vr, cached := r.old.vectors[hash]
+		// The kustomization file's own hash too: it may be a link out of
+		// the overlay, and the vector is what the link leads to.
+		fileHash, _ := lr.tree.Hash(kustomization)
+		key := hash + ":" + fileHash
+		vr, cached := r.old.vectors[key]
 		if !cached {
 			vr.vector, vr.err = overlays.ReadStageVector(lr.tree, overlay)
+			r.vectorsRead++
 		}
-		r.next.vectors[hash] = vr
+		r.next.vectors[key] = vr
 		if vr.err != nil {
 			r.problem(o, "spec.path", fmt.Sprintf("cannot read the vector of overlay %q: %v", overlay, vr.err))
 			continue

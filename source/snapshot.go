@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"sort"
@@ -124,8 +125,9 @@ type Options struct {
 	// Limits bound what one load reads from each repository, and every file
 	// before kustomize or kyaml parse it; zero fields take the defaults.
 	Limits repofs.Limits
-	// CacheDir holds the fetched objects of every repository on disk
-	// (OpenCached), reused by the next process; "" keeps them in memory.
+	// CacheDir holds, for the next Loader or process, the fetched objects
+	// of every repository (OpenCached) and the decoded config directories
+	// of commits (CacheDir/configs); "" keeps them in memory.
 	CacheDir string
 }
 
@@ -139,6 +141,13 @@ type Loader struct {
 	mu     sync.Mutex
 	repos  map[string]*Repository
 	caches map[string]*loadCache // by URL and branch
+	disk   *configDisk           // nil: memory only
+	// diskHits counts config decodes found on disk, and vectorsRead the
+	// stage overlays read rather than found in a cache, for tests.
+	diskHits, vectorsRead int
+	// keys remembers the verdict on each approver and signer key the
+	// configs name: a monorepo names the same few in thousands of them.
+	keys *v1alpha1.KeyVerdicts
 }
 
 type loadCache struct {
@@ -161,7 +170,8 @@ func NewLoader(opts Options) *Loader {
 	if opts.ConfigPath == "" {
 		opts.ConfigPath = DefaultConfigPath
 	}
-	return &Loader{opts: opts, repos: map[string]*Repository{}, caches: map[string]*loadCache{}}
+	return &Loader{opts: opts, repos: map[string]*Repository{}, caches: map[string]*loadCache{},
+		disk: newConfigDisk(opts.CacheDir, opts.ConfigPath, opts.Limits), keys: v1alpha1.NewKeyVerdicts()}
 }
 
 // Load reads branch of the repository at url (or the plain directory at a
@@ -202,16 +212,20 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	snap.Tree, snap.Commit = tree, commit
 
 	cacheKey := url + "#" + snap.Branch
+	persist := commit != "" && l.disk != nil // a directory on disk may change while read
 	old := l.caches[cacheKey]
 	if old == nil {
 		old = &loadCache{}
+		if persist {
+			old.vectors = l.disk.loadVectors(cacheKey)
+		}
 	}
 	// Only what this load used is kept, so the caches never outgrow the
 	// repository.
 	next := &loadCache{configs: map[string]decodedConfig{}, vectors: map[string]vectorResult{}}
 	defer func() { l.caches[cacheKey] = next }()
 
-	decoded, err := l.decodeConfig(ctx, tree, old, next)
+	decoded, err := l.decodeConfig(ctx, tree, old, next, persist)
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +237,10 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	r.resolveConfigs()
 	if err := ctx.Err(); err != nil {
 		return nil, err // a snapshot cut short is not a true one
+	}
+	l.vectorsRead += r.vectorsRead
+	if persist && r.vectorsRead > 0 {
+		l.disk.storeVectors(cacheKey, next.vectors)
 	}
 	sortProblems(snap.Problems)
 	return snap, nil
@@ -337,14 +355,18 @@ func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (repofs.Tr
 	return repofs.GitTree(tree), hash.String(), nil
 }
 
-// decodeConfig decodes the config directory, or takes it from the cache.
-// Plain files are keyed by the directory's tree hash. A kustomized
-// directory is keyed by its rendered output instead: its bases and patches
-// may live outside the directory, and the renderer caches the build by
-// everything it read. The error is only for ctx being done.
-func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *loadCache) (decodedConfig, error) {
+// decodeConfig decodes the config directory, or takes it from the caches
+// (in memory, then on disk). Plain files are keyed by the directory's tree
+// hash and the hashes of the files read (a file may be a link out of the
+// directory). A kustomized directory is keyed by its rendered output
+// instead: its bases and patches may live outside the directory, and the
+// renderer caches the build by everything it read. The error is only for
+// ctx being done. persist is false for a directory on disk, whose content
+// may change while it is read: its decode is kept in memory only.
+func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *loadCache, persist bool) (decodedConfig, error) {
 	dir := l.opts.ConfigPath
-	if _, err := tree.ReadDir(dir); err != nil {
+	entries, err := tree.ReadDir(dir)
+	if err != nil {
 		return decodedConfig{problems: []Problem{readProblem(dir,
 			"cannot read the config directory (create it, or point --config-path at it)", err)}}, nil
 	}
@@ -369,23 +391,35 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 			return decodedConfig{problems: []Problem{buildProblem(k, err)}}, nil
 		}
 		sum := sha256.Sum256(out)
-		key = "rendered:" + hex.EncodeToString(sum[:])
+		key = fmt.Sprintf("rendered:%s:%q", hex.EncodeToString(sum[:]), k)
 		decode = func() decodedConfig {
-			objects, problems := decodeRendered(dir, k, out)
+			objects, problems := decodeRendered(dir, k, out, l.keys)
 			return decodedConfig{objects: objects, problems: problems}
 		}
 	} else {
-		if hash, err := tree.Hash(dir); err == nil {
-			key = "tree:" + hash
-		}
-		decode = func() decodedConfig { return decodeFiles(ctx, tree, dir) }
+		decode = func() decodedConfig { return decodeFiles(ctx, tree, dir, l.keys) }
 		if plain {
-			decode = func() decodedConfig { return decodeListed(ctx, tree, files) }
+			decode = func() decodedConfig { return decodeListed(ctx, tree, files, l.keys) }
+		} else {
+			files = yamlFiles(dir, entries)
 		}
+		key, _ = configKey(tree, dir, files)
+	}
+	disk := l.disk
+	if !persist {
+		disk = nil
 	}
 	d, cached := old.configs[key]
+	if !cached && key != "" && disk != nil {
+		if d, cached = disk.lookup(key); cached {
+			l.diskHits++
+		}
+	}
 	if !cached || key == "" {
 		d = decode()
+		if ctx.Err() == nil && key != "" && disk != nil {
+			disk.store(key, d)
+		}
 	}
 	if ctx.Err() != nil {
 		return decodedConfig{}, ctx.Err() // a cut-short decode is neither used nor cached
@@ -447,32 +481,41 @@ func copyDecoded(d decodedConfig) decodedConfig {
 
 // decodeFiles decodes every YAML file directly in dir, until ctx is done
 // (Load then discards the result).
-func decodeFiles(ctx context.Context, tree repofs.Tree, dir string) decodedConfig {
+func decodeFiles(ctx context.Context, tree repofs.Tree, dir string, keys *v1alpha1.KeyVerdicts) decodedConfig {
 	var d decodedConfig
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
 		d.problems = append(d.problems, Problem{File: dir, Reason: "cannot read the config directory: " + err.Error()})
 		return d
 	}
-	for _, e := range entries {
+	for _, file := range yamlFiles(dir, entries) {
 		if ctx.Err() != nil {
 			break
 		}
-		name := e.Name()
-		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
-			continue
-		}
-		file := path.Join(dir, name)
 		data, err := tree.ReadFile(file)
 		if err != nil {
 			d.problems = append(d.problems, readProblem(file, "cannot read", err))
 			continue
 		}
-		objects, problems := Decode(file, data)
+		objects, problems := decode(file, data, "", keys)
 		d.objects = append(d.objects, objects...)
 		d.problems = append(d.problems, problems...)
 	}
 	return d
+}
+
+// yamlFiles are the YAML files among a directory's entries: what
+// decodeFiles reads.
+func yamlFiles(dir string, entries []fs.DirEntry) []string {
+	var files []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
+			continue
+		}
+		files = append(files, path.Join(dir, name))
+	}
+	return files
 }
 
 // kustomizationFile is the kustomization file in dir, or "" when there is

@@ -5,21 +5,31 @@ import (
 	"sync"
 )
 
-// publicKeyProblems remembers the verdict on each distinct public key. A
-// monorepo names the same few approvers in thousands of configs, and
-// parsing an armored key (a keyring, its self-signatures verified) costs
-// far more than looking its hash up. The verdict is a pure function of the
-// key, so remembering it changes no answer; the memory is bounded.
-var publicKeyProblems = &keyVerdicts{max: 4096, check: publicKeyProblem}
-
-type keyVerdicts struct {
+// KeyVerdicts remembers the verdict on each distinct public key, for
+// validation with ValidateWithKeys. A monorepo names the same few approvers
+// in thousands of configs, and parsing an armored key (a keyring, its
+// self-signatures verified) costs far more than looking its hash up. The
+// verdict is a pure function of the key, so remembering it changes no
+// answer; the memory is bounded. Whoever validates many objects (a loader)
+// holds one; it is safe for concurrent use.
+type KeyVerdicts struct {
 	mu       sync.Mutex
 	max      int
 	check    func(trimmed string) string
 	verdicts map[[sha256.Size]byte]string
 }
 
-func (k *keyVerdicts) of(trimmed string) string {
+// NewKeyVerdicts remembers the verdicts on up to 4096 keys.
+func NewKeyVerdicts() *KeyVerdicts {
+	return &KeyVerdicts{max: 4096, check: publicKeyProblem}
+}
+
+// of is the problem of a trimmed, non-empty key, "" when it has none. A nil
+// KeyVerdicts parses the key every time.
+func (k *KeyVerdicts) of(trimmed string) string {
+	if k == nil {
+		return publicKeyProblem(trimmed)
+	}
 	sum := sha256.Sum256([]byte(trimmed))
 	k.mu.Lock()
 	v, ok := k.verdicts[sum]

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -12,7 +13,7 @@ import (
 // bounded.
 func TestKeyVerdictsParseEachKeyOnce(t *testing.T) {
 	parsed := map[string]int{}
-	k := &keyVerdicts{max: 2, check: func(key string) string {
+	k := &KeyVerdicts{max: 2, check: func(key string) string {
 		parsed[key]++
 		if strings.HasPrefix(key, "bad") {
 			return "is bad"
@@ -37,13 +38,44 @@ func TestKeyVerdictsParseEachKeyOnce(t *testing.T) {
 }
 
 // TestValidatePublicKeyVerdictRemembered: the second look at a key gives
-// the same error, at its own path.
+// the same error, at its own path, remembered or not.
 func TestValidatePublicKeyVerdictRemembered(t *testing.T) {
 	p1, p2 := field.NewPath("a"), field.NewPath("b")
-	for _, p := range []*field.Path{p1, p2, p1} {
-		err := validatePublicKey("ssh-ed25519 not-base64", p)
-		if err == nil || err.Field != p.String() || !strings.Contains(err.Detail, "neither an armored OpenPGP public key") {
-			t.Fatalf("validatePublicKey at %s: %v", p, err)
+	for _, keys := range []*KeyVerdicts{nil, NewKeyVerdicts()} {
+		for _, p := range []*field.Path{p1, p2, p1} {
+			err := validatePublicKey("ssh-ed25519 not-base64", p, keys)
+			if err == nil || err.Field != p.String() || !strings.Contains(err.Detail, "neither an armored OpenPGP public key") {
+				t.Fatalf("validatePublicKey at %s: %v", p, err)
+			}
 		}
+	}
+}
+
+// TestValidateWithKeysParsesEachKeyOnce: configs and landscapes validated
+// with one KeyVerdicts parse a shared key once, and report the same
+// problems as Validate.
+func TestValidateWithKeysParsesEachKeyOnce(t *testing.T) {
+	parsed := 0
+	keys := &KeyVerdicts{max: 16, check: func(key string) string {
+		parsed++
+		return publicKeyProblem(key)
+	}}
+	approvers := []Approver{{Name: "alice", PublicKey: "ssh-ed25519 not-base64"}}
+	for i := 0; i < 100; i++ {
+		c := &VectorPromotionConfig{}
+		c.Name = "c"
+		c.Spec.Approval = &ApprovalPolicy{Approvers: approvers}
+		if diff := cmp.Diff(c.Validate(), c.ValidateWithKeys(keys)); diff != "" {
+			t.Fatalf("config: Validate (-) and ValidateWithKeys (+) differ:\n%s", diff)
+		}
+		l := &Landscape{}
+		l.Name = "l"
+		l.Spec.Signers = approvers
+		if diff := cmp.Diff(l.Validate(), l.ValidateWithKeys(keys)); diff != "" {
+			t.Fatalf("landscape: Validate (-) and ValidateWithKeys (+) differ:\n%s", diff)
+		}
+	}
+	if parsed != 1 {
+		t.Errorf("the key was parsed %d times, want once", parsed)
 	}
 }

@@ -21,7 +21,11 @@ import (
 
 // Validate reports every problem of a VectorPromotionConfig, each at the path
 // of the field to fix. It does not need Default to have run.
-func (in *VectorPromotionConfig) Validate() field.ErrorList {
+func (in *VectorPromotionConfig) Validate() field.ErrorList { return in.ValidateWithKeys(nil) }
+
+// ValidateWithKeys is Validate taking the verdict on each approver key from
+// keys (nil parses every key).
+func (in *VectorPromotionConfig) ValidateWithKeys(keys *KeyVerdicts) field.ErrorList {
 	errs := validateName(in.Name)
 	spec := field.NewPath("spec")
 	errs = append(errs, validateSourceReference(in.Spec.Source, spec.Child("source"))...)
@@ -37,7 +41,7 @@ func (in *VectorPromotionConfig) Validate() field.ErrorList {
 	errs = append(errs, validateNonNegative(in.Spec.TTLAfterFinished, spec.Child("ttlAfterFinished"))...)
 	errs = append(errs, validateNonNegative(in.Spec.UpdateDelay, spec.Child("updateDelay"))...)
 	if in.Spec.Approval != nil {
-		errs = append(errs, validateApprovers(in.Spec.Approval.Approvers, spec.Child("approval", "approvers"))...)
+		errs = append(errs, validateApprovers(in.Spec.Approval.Approvers, spec.Child("approval", "approvers"), keys)...)
 		errs = append(errs, validatePullRequestApproval(in.Spec.Approval.PullRequest, spec.Child("approval", "pullRequest"))...)
 		errs = append(errs, validateMinApprovals(in.Spec.Approval, spec.Child("approval", "minApprovals"))...)
 	}
@@ -193,7 +197,11 @@ func validateDeployment(d *DeploymentReference, p *field.Path) field.ErrorList {
 }
 
 // Validate reports every problem of a Landscape.
-func (in *Landscape) Validate() field.ErrorList {
+func (in *Landscape) Validate() field.ErrorList { return in.ValidateWithKeys(nil) }
+
+// ValidateWithKeys is Validate taking the verdict on each signer key from
+// keys (nil parses every key).
+func (in *Landscape) ValidateWithKeys(keys *KeyVerdicts) field.ErrorList {
 	errs := validateName(in.Name)
 	spec := field.NewPath("spec")
 	if in.Spec.Repository != nil && in.Spec.Repository.URL == "" {
@@ -208,7 +216,7 @@ func (in *Landscape) Validate() field.ErrorList {
 	if in.Spec.Path != "" {
 		errs = append(errs, validateRelativePath(in.Spec.Path, spec.Child("path"), "the repository root")...)
 	}
-	errs = append(errs, validateApprovers(in.Spec.Signers, spec.Child("signers"))...)
+	errs = append(errs, validateApprovers(in.Spec.Signers, spec.Child("signers"), keys)...)
 	return errs
 }
 
@@ -362,7 +370,7 @@ func validateNonNegative(d *metav1.Duration, p *field.Path) field.ErrorList {
 	return field.ErrorList{field.Invalid(p, d.Duration.String(), "must be greater than or equal to 0")}
 }
 
-func validateApprovers(approvers []Approver, p *field.Path) field.ErrorList {
+func validateApprovers(approvers []Approver, p *field.Path, keys *KeyVerdicts) field.ErrorList {
 	var errs field.ErrorList
 	seen := make(map[string]bool, len(approvers))
 	for i, a := range approvers {
@@ -374,7 +382,7 @@ func validateApprovers(approvers []Approver, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Duplicate(ap.Child("name"), a.Name))
 		}
 		seen[a.Name] = true
-		if err := validatePublicKey(a.PublicKey, ap.Child("publicKey")); err != nil {
+		if err := validatePublicKey(a.PublicKey, ap.Child("publicKey"), keys); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -384,12 +392,12 @@ func validateApprovers(approvers []Approver, p *field.Path) field.ErrorList {
 // validatePublicKey accepts an armored OpenPGP public key block or SSH
 // authorized-key lines. Its errors never echo the value: a pasted private key
 // must not end up in logs and statuses.
-func validatePublicKey(key string, p *field.Path) *field.Error {
+func validatePublicKey(key string, p *field.Path, keys *KeyVerdicts) *field.Error {
 	trimmed := strings.TrimSpace(key)
 	if trimmed == "" {
 		return field.Required(p, "an armored OpenPGP public key block or an SSH public key line")
 	}
-	if problem := publicKeyProblems.of(trimmed); problem != "" {
+	if problem := keys.of(trimmed); problem != "" {
 		return field.Invalid(p, field.OmitValueType{}, problem)
 	}
 	return nil

@@ -483,7 +483,7 @@ func TestLandscapeValidate(t *testing.T) {
 		{name: "signers need a name and a public key", spec: LandscapeSpec{Signers: []Approver{{PublicKey: "not a key"}}},
 			want: field.ErrorList{
 				field.Required(specPath.Child("signers").Index(0).Child("name"), "who the approver is, as the audit trail shows it"),
-				validatePublicKey("not a key", specPath.Child("signers").Index(0).Child("publicKey")),
+				validatePublicKey("not a key", specPath.Child("signers").Index(0).Child("publicKey"), nil),
 			}},
 	}
 	for _, tt := range tests {

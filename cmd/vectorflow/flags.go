@@ -126,8 +126,9 @@ func (f *repoFlags) loadAuth(urls []string) (func(string) source.Auth, error) {
 // loadSnapshot reads the config repository's branch into a snapshot, as
 // the controller reads it (the shell hands the loader its renderer).
 func (f *repoFlags) loadSnapshot(ctx context.Context, auth func(string) source.Auth) (*source.Snapshot, error) {
-	loader := source.NewLoader(source.Options{ConfigPath: f.configPath, Auth: auth, Progress: terminalProgress(), CacheDir: f.cacheDirectory(),
-		Renderer: render.NewRenderer(render.Options{})})
+	cacheDir := f.cacheDirectory()
+	loader := source.NewLoader(source.Options{ConfigPath: f.configPath, Auth: auth, Progress: terminalProgress(), CacheDir: cacheDir,
+		Renderer: render.NewRenderer(render.Options{CacheDir: cacheDir})})
 	return loader.Load(ctx, f.repo, f.branch)
 }
 

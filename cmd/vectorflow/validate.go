@@ -83,8 +83,9 @@ or the flags below; secrets are read from files so they stay out of the process 
 			// check at once, parsing included.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			limits := lf.limits()
-			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits, CacheDir: rf.cacheDirectory(), Renderer: render.NewRenderer(render.Options{Limits: limits})})
+			limits, cacheDir := lf.limits(), rf.cacheDirectory()
+			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits, CacheDir: cacheDir,
+				Renderer: render.NewRenderer(render.Options{Limits: limits, CacheDir: cacheDir})})
 			var snap *source.Snapshot
 			switch {
 			case len(args) == 1:
@@ -97,7 +98,7 @@ or the flags below; secrets are read from files so they stay out of the process 
 			if err != nil {
 				return interrupted(ctx, err)
 			}
-			buildProblems, err := source.BuildStages(ctx, snap, render.NewRenderer(render.Options{Limits: limits}))
+			buildProblems, err := source.BuildStages(ctx, snap, render.NewRenderer(render.Options{Limits: limits, CacheDir: cacheDir}))
 			if err != nil {
 				return interrupted(ctx, err)
 			}

@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"path/filepath"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
+
+	"github.com/vectorflow-dev/vectorflow/internal/buildid"
+	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
+)
+
+// The state codec's memory persists in the cache directory, so a restarted
+// controller decodes only the state files that changed since (the codec
+// takes a remembered object only for a file of exactly the remembered
+// bytes). It is keyed by the build, the repository and the state branch.
+const (
+	stateMemoFormat = "vectorflow state codec 1\n"
+	stateMemoMax    = 1 << 30
+	// stateMemoEvery bounds how often a running controller rewrites it:
+	// between writes, a restart decodes the few files that changed.
+	stateMemoEvery = time.Minute
+)
+
+type stateMemo struct {
+	file   string // "" for none
+	loaded bool
+	saved  time.Time
+	// trustFile holds the newest state commit whose history was verified
+	// as trusted, keyed also by the trusted keys.
+	trustFile   string
+	trustLoaded bool
+}
+
+// newStateMemo is the memory of a controller made at now: a running one
+// first writes it a stateMemoEvery later, so run --once writes it once,
+// when it settles.
+func newStateMemo(cacheDir, url, stateBranch, trustedKeys string, now time.Time) stateMemo {
+	if cacheDir == "" {
+		return stateMemo{}
+	}
+	key := buildid.String() + "\x00" + url + "\x00" + stateBranch
+	sum := sha256.Sum256([]byte(key))
+	trustSum := sha256.Sum256([]byte(key + "\x00" + trustedKeys))
+	return stateMemo{
+		saved:     now,
+		file:      filepath.Join(cacheDir, "configs", "state-"+hex.EncodeToString(sum[:])),
+		trustFile: filepath.Join(cacheDir, "configs", "trust-"+hex.EncodeToString(trustSum[:])),
+	}
+}
+
+const trustMemoFormat = "vectorflow trusted state commit 1\n"
+
+type trustMemo struct {
+	Commit  string              `json:"commit"`
+	Verdict trust.CommitVerdict `json:"verdict"`
+}
+
+// importTrustMemo tells the trust check which commit an earlier process
+// verified, once: its history is not walked again.
+func (c *Controller) importTrustMemo() {
+	m := &c.stateMemo
+	if m.trustFile == "" || m.trustLoaded {
+		return
+	}
+	m.trustLoaded = true
+	body, ok := cachefile.Read(m.trustFile, trustMemoFormat, 1<<20, c.opts.Clock())
+	if !ok {
+		return
+	}
+	var tm trustMemo
+	if json.Unmarshal(body, &tm) != nil || !plumbing.IsHash(tm.Commit) {
+		return
+	}
+	c.trust.rememberTrusted(plumbing.NewHash(tm.Commit), tm.Verdict)
+}
+
+// exportTrustMemo remembers a newly verified trusted tip.
+func (c *Controller) exportTrustMemo(tip plumbing.Hash, v trust.CommitVerdict) {
+	if c.stateMemo.trustFile == "" || !v.Trusted || v.Refused != nil {
+		return
+	}
+	body, err := json.Marshal(trustMemo{Commit: tip.String(), Verdict: v})
+	if err != nil {
+		return
+	}
+	_ = cachefile.Write(c.stateMemo.trustFile, trustMemoFormat, body)
+}
+
+// importStateMemo gives the codec what an earlier process remembered,
+// once, before its first decode.
+func (c *Controller) importStateMemo() {
+	m := &c.stateMemo
+	if m.file == "" || m.loaded {
+		return
+	}
+	m.loaded = true
+	if body, ok := cachefile.Read(m.file, stateMemoFormat, stateMemoMax, c.opts.Clock()); ok {
+		c.codec.Import(body)
+	}
+}
+
+// exportStateMemo writes the codec's memory when it learnt something new,
+// at most once per stateMemoEvery unless now is set (a settled run).
+func (c *Controller) exportStateMemo(now bool) {
+	m := &c.stateMemo
+	at := c.opts.Clock()
+	if m.file == "" || !c.codec.Changed() || !now && at.Sub(m.saved) < stateMemoEvery {
+		return
+	}
+	body, err := c.codec.Export()
+	if err != nil {
+		return
+	}
+	if cachefile.Write(m.file, stateMemoFormat, body) == nil {
+		m.saved = at
+	}
+}

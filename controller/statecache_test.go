@@ -1,0 +1,121 @@
+package controller
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
+	"github.com/vectorflow-dev/vectorflow/source"
+)
+
+// TestRestartedControllerReusesTheCacheDirectory: a controller made later
+// (as by a new run --once) over the same cache directory finds the
+// settled repository settled, writing nothing, and takes the state
+// branch's objects from the cache instead of decoding them; with the
+// cache deleted it answers the same.
+func TestRestartedControllerReusesTheCacheDirectory(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, filepath.Join("..", "examples", "quickstart"), "main", "config.git")
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	cacheDir := t.TempDir()
+	newController := func() *Controller {
+		c, err := New(Options{URL: srv.HTTPURL("config.git"), Branch: "main", Writer: w, Auth: auth, CacheDir: cacheDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ctx := context.Background()
+	first, err := newController().RunUntilStable(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first[0].Changed() {
+		t.Fatal("the first run wrote nothing: the fixture tests nothing")
+	}
+	memos, _ := filepath.Glob(filepath.Join(cacheDir, "configs", "state-*"))
+	if len(memos) != 1 {
+		t.Fatalf("state memos in the cache: %v, want one", memos)
+	}
+
+	for _, name := range []string{"restarted", "restarted with the cache deleted"} {
+		if strings.Contains(name, "deleted") {
+			if err := os.RemoveAll(cacheDir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := newController()
+		passes, err := c.RunUntilStable(ctx, 10)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(passes) != 1 || passes[0].Changed() {
+			t.Errorf("%s: %d passes, first %+v; want one that writes nothing", name, len(passes), passes[0])
+		}
+		if name == "restarted" && c.codec.Changed() {
+			t.Errorf("%s: the state branch was decoded again, not taken from the cache", name)
+		}
+		if name == "restarted" && c.stateRepo != nil {
+			t.Errorf("%s: the state branch's history was read again, though its tip was verified before with the same keys", name)
+		}
+	}
+
+	// Other trusted keys: the verdict of the earlier keys is not taken.
+	other := testutil.NewOpenPGPKey(t, "other", "other@vectorflow.dev", nil)
+	c, err := New(Options{URL: srv.HTTPURL("config.git"), Branch: "main", Writer: w, Auth: auth, CacheDir: cacheDir,
+		StateSigners: []gitwriter.TrustedKey{{Name: "other", PublicKey: string(other.PublicArmored)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunUntilStable(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if c.stateRepo == nil {
+		t.Error("with other trusted keys, the history was not verified")
+	}
+}
+
+// TestRememberTrustedTakesOnlyTrustedTips: only a verdict that a commit
+// and its whole history are trusted is taken from the cache; anything
+// else is judged again.
+func TestRememberTrustedTakesOnlyTrustedTips(t *testing.T) {
+	commit := plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")
+	tests := []struct {
+		name    string
+		verdict trust.CommitVerdict
+		want    bool
+	}{
+		{name: "trusted tip", verdict: trust.CommitVerdict{Trusted: true, LastTrusted: commit.String(), Content: "c"}, want: true},
+		{name: "untrusted", verdict: trust.CommitVerdict{LastTrusted: commit.String()}},
+		{name: "refused", verdict: trust.CommitVerdict{Trusted: true, LastTrusted: commit.String(), Refused: &trust.RefusedCommit{Commit: commit.String()}}},
+		{name: "trusted as of another commit", verdict: trust.CommitVerdict{Trusted: true, LastTrusted: "fedcba9876543210fedcba9876543210fedcba98"}},
+	}
+	signer := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := NewStateTrust([]gitwriter.TrustedKey{{Name: "vectorflow", PublicKey: string(signer.PublicArmored)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.rememberTrusted(commit, tt.verdict)
+			if _, got := st.Known(commit); got != tt.want {
+				t.Errorf("known = %t, want %t", got, tt.want)
+			}
+		})
+	}
+}

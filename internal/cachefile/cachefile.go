@@ -1,0 +1,74 @@
+// Package cachefile reads and writes the files of vectorflow's on-disk
+// caches: each written whole or not at all (a temporary file renamed), and
+// checked by a checksum when read, so a crash, a concurrent writer or a
+// damaged disk costs a miss, never a wrong answer.
+package cachefile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// TouchAfter bounds the writes reads make to keep a used file fresh (see
+// Read).
+const TouchAfter = time.Hour
+
+// Read returns the body of a file Write wrote with the same format line;
+// ok is false for a missing, damaged, foreign or larger than max file. A
+// file read is touched (at most once per TouchAfter), so sweeps that drop
+// unused files by age keep it.
+func Read(file, format string, max int64, now time.Time) (body []byte, ok bool) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil || int64(len(data)) > max || len(data) < sha256.Size {
+		return nil, false
+	}
+	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
+		return nil, false
+	}
+	body, ok = bytes.CutPrefix(data[sha256.Size:], []byte(format))
+	if !ok {
+		return nil, false
+	}
+	if info, err := f.Stat(); err == nil && now.Sub(info.ModTime()) > TouchAfter {
+		_ = os.Chtimes(file, now, now)
+	}
+	return body, true
+}
+
+// Write stores body under file, with its format line and checksum,
+// creating the directory. Errors are for callers that care; a cache may
+// ignore them.
+func Write(file, format string, body []byte) error {
+	data := make([]byte, sha256.Size, sha256.Size+len(format)+len(body))
+	data = append(append(data, format...), body...)
+	sum := sha256.Sum256(data[sha256.Size:])
+	copy(data, sum[:])
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}

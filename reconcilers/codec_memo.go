@@ -1,0 +1,79 @@
+package reconcilers
+
+import (
+	"bytes"
+	"encoding/gob"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+)
+
+// A Codec's memory, kept between processes by the shell: a restarted
+// controller decodes only the state files that changed since. Export and
+// Import do no I/O; the bytes are the caller's to store.
+
+// memoEntry is one remembered file: its bytes and its object as JSON.
+type memoEntry struct {
+	Name   string
+	Data   []byte
+	Object []byte
+}
+
+// Changed reports whether a file was decoded or encoded since the last
+// Export: only then has Export anything new to say.
+func (c *Codec) Changed() bool { return c.changed }
+
+// Export is what the codec remembers, for Import in another process: each
+// file's bytes and the object they decode to. Files Encode wrote are
+// decoded here, once, so what is exported is always a decode. An object
+// whose JSON does not give it back exactly is left out (it is decoded
+// again there).
+func (c *Codec) Export() ([]byte, error) {
+	c.changed = false
+	entries := make([]memoEntry, 0, len(c.known))
+	for _, name := range slices.Sorted(maps.Keys(c.known)) {
+		e := c.known[name]
+		if !e.decoded {
+			decoded, err := decodeFile(name, e.data)
+			if err != nil || decoded == nil {
+				continue
+			}
+			e = codecEntry{data: e.data, obj: decoded, decoded: true}
+		}
+		obj, err := json.Marshal(e.obj.value())
+		if err != nil {
+			continue
+		}
+		back := newRuntimeObject(name)
+		if back == nil || json.Unmarshal(obj, back.value()) != nil || !reflect.DeepEqual(back, e.obj) {
+			continue
+		}
+		entries = append(entries, memoEntry{Name: name, Data: e.data, Object: obj})
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(entries); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Import adds what another codec exported. A file is still decoded unless
+// its bytes are exactly those remembered, so a stale memory costs only
+// time; data that does not decode is ignored.
+func (c *Codec) Import(data []byte) {
+	var entries []memoEntry
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&entries); err != nil {
+		return
+	}
+	for _, e := range entries {
+		if _, ok := c.known[e.Name]; ok {
+			continue
+		}
+		obj := newRuntimeObject(e.Name)
+		if obj == nil || json.Unmarshal(e.Object, obj.value()) != nil {
+			continue
+		}
+		c.known[e.Name] = codecEntry{data: e.Data, obj: obj, decoded: true}
+	}
+}

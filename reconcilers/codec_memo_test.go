@@ -1,0 +1,104 @@
+package reconcilers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestCodecMemoAcrossProcesses: a codec given another's export decodes
+// only the files whose bytes changed, and reads exactly what a fresh
+// decode reads; a bad approval (whose problem JSON cannot carry) and
+// garbage data are decoded as usual.
+func TestCodecMemoAcrossProcesses(t *testing.T) {
+	files := map[string][]byte{
+		"approvals/latest-to-dev-1/alice.yaml": []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Approval\npromotion: latest-to-dev-1\nvector: app:1\napprovedBy: alice\napprovedAt: \"2026-01-01T00:00:00Z\"\n"),
+		"approvals/latest-to-dev-1/bad.yaml":   []byte("kind: Approval\npromotion: \"\"\n"),
+		"promotions/latest-to-dev/1.yaml":      []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotion\nmetadata: {name: latest-to-dev-1}\nspec: {sequence: 1}\nstatus:\n  conditions:\n  - type: Approved\n    status: \"True\"\n    reason: Approved\n    message: ok\n    lastTransitionTime: \"2026-01-01T00:00:00Z\"\n"),
+		"vectors/app/1.yaml":                   []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Vector\nmetadata: {name: app-1}\n"),
+	}
+	first := NewCodec()
+	want, errs := first.Decode(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if !first.Changed() {
+		t.Fatal("a fresh codec decoded nothing")
+	}
+	memo, err := first.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	second := NewCodec()
+	second.Import(memo)
+	got, errs := second.Decode(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("state from the memory (-decoded +remembered):\n%s", diff)
+	}
+	// Only the bad approval was decoded again.
+	good := map[string][]byte{}
+	for k, v := range files {
+		if k != "approvals/latest-to-dev-1/bad.yaml" {
+			good[k] = v
+		}
+	}
+	fresh := NewCodec()
+	fresh.Import(memo)
+	if _, errs := fresh.Decode(good); len(errs) > 0 || fresh.Changed() {
+		t.Errorf("files whose bytes the memory holds were decoded again (errors %v)", errs)
+	}
+
+	changed := map[string][]byte{}
+	for k, v := range files {
+		changed[k] = v
+	}
+	changed["vectors/app/1.yaml"] = []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Vector\nmetadata: {name: app-2}\n")
+	third := NewCodec()
+	third.Import(memo)
+	got, _ = third.Decode(changed)
+	wantChanged, _ := NewCodec().Decode(changed)
+	if diff := cmp.Diff(wantChanged, got); diff != "" {
+		t.Errorf("state after a file changed (-decoded +remembered):\n%s", diff)
+	}
+
+	garbage := NewCodec()
+	garbage.Import([]byte("not a memo"))
+	if got, _ := garbage.Decode(files); !cmp.Equal(want, got) {
+		t.Error("a codec given garbage reads another state")
+	}
+}
+
+// TestCodecMemoHoldsEncodedFiles: files a codec wrote (Encode) are
+// exported as what they decode to, so the next process decodes none of
+// them.
+func TestCodecMemoHoldsEncodedFiles(t *testing.T) {
+	state, errs := NewCodec().Decode(map[string][]byte{
+		"vectors/app/1.yaml": []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Vector\nmetadata: {name: app-1}\n"),
+	})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	writer := NewCodec()
+	files, err := writer.Encode(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo, err := writer.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := NewCodec()
+	reader.Import(memo)
+	got, errs := reader.Decode(files)
+	if len(errs) > 0 || reader.Changed() {
+		t.Errorf("the files the writer encoded were decoded again (errors %v)", errs)
+	}
+	want, _ := NewCodec().Decode(files)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-decoded +remembered):\n%s", diff)
+	}
+}

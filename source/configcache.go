@@ -1,0 +1,262 @@
+package source
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/vectorflow-dev/vectorflow/internal/buildid"
+	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
+)
+
+// The on-disk config cache keeps the decode of a config directory for the
+// next process: decoding thousands of objects (YAML, strict JSON, defaults,
+// validation, approver keys) costs far more than reading their JSON back.
+// An entry is found by a digest of everything the decode depended on (see
+// configKey), the build identity and the options that change the result
+// (config path, limits), so it is valid wherever it is found. Entries are
+// written to a temporary file and renamed; each carries a checksum, so a
+// damaged one is a miss. Nothing here is ever an error.
+const (
+	configFormat = "vectorflow config cache 2\n"
+	// configMaxAge drops decodes no process used for this long.
+	configMaxAge = 30 * 24 * time.Hour
+	// configSweepEvery is how often one process walks the cache to drop old entries.
+	configSweepEvery = 24 * time.Hour
+	// configMaxEntry refuses to read an entry larger than this.
+	configMaxEntry = 512 << 20
+)
+
+type configDisk struct {
+	root   string // <CacheDir>/configs
+	prefix string
+	now    func() time.Time
+}
+
+func newConfigDisk(cacheDir, configPath string, limits repofs.Limits) *configDisk {
+	if cacheDir == "" {
+		return nil
+	}
+	l := limits.WithDefaults()
+	prefix := fmt.Sprintf("%s\nconfig path %q\nlimits %d %d %d %d %d\n", buildid.String(), configPath,
+		l.MaxFileSize, l.MaxRepositorySize, l.MaxMappingKeys, l.MaxAliasNodes, l.MaxMappingWork)
+	return &configDisk{root: filepath.Join(cacheDir, "configs"), prefix: prefix, now: time.Now}
+}
+
+func (c *configDisk) file(key string) string {
+	sum := sha256.Sum256([]byte(c.prefix + "\x00" + key))
+	k := hex.EncodeToString(sum[:])
+	return filepath.Join(c.root, k[:2], k)
+}
+
+// cachedObject is an Object as stored: its typed value as JSON, in a gob
+// container (which, unlike a JSON one, does not scan the values twice).
+type cachedObject struct {
+	File  string          `json:"file"`
+	Kind  string          `json:"kind"`
+	Name  string          `json:"name"`
+	Value json.RawMessage `json:"value"`
+}
+
+type cachedConfig struct {
+	Key      string         `json:"key"`
+	Objects  []cachedObject `json:"objects"`
+	Problems []Problem      `json:"problems"`
+}
+
+// lookup returns the decode stored under key.
+func (c *configDisk) lookup(key string) (decodedConfig, bool) {
+	body, ok := c.read(c.file(key))
+	if !ok {
+		return decodedConfig{}, false
+	}
+	return decodeCached(body, key)
+}
+
+func decodeCached(body []byte, key string) (decodedConfig, bool) {
+	var cc cachedConfig
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&cc); err != nil || cc.Key != key {
+		return decodedConfig{}, false
+	}
+	d := decodedConfig{objects: make([]Object, 0, len(cc.Objects)), problems: cc.Problems}
+	for _, o := range cc.Objects {
+		value := newObject(o.Kind)
+		if value == nil || json.Unmarshal(o.Value, value) != nil {
+			return decodedConfig{}, false
+		}
+		d.objects = append(d.objects, Object{File: o.File, Kind: o.Kind, Name: o.Name, Value: value})
+	}
+	return d, true
+}
+
+// store writes a decode under key, when its JSON gives back exactly the
+// same objects (so a cached load is indistinguishable from a decode).
+func (c *configDisk) store(key string, d decodedConfig) {
+	cc := cachedConfig{Key: key, Objects: make([]cachedObject, 0, len(d.objects)), Problems: d.problems}
+	for _, o := range d.objects {
+		value, err := json.Marshal(o.Value)
+		if err != nil {
+			return
+		}
+		cc.Objects = append(cc.Objects, cachedObject{File: o.File, Kind: o.Kind, Name: o.Name, Value: value})
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(cc); err != nil {
+		return
+	}
+	body := b.Bytes()
+	back, ok := decodeCached(body, key)
+	if !ok || !sameDecode(d, back) {
+		return
+	}
+	c.write(c.file(key), body)
+}
+
+func sameDecode(a, b decodedConfig) bool {
+	if len(a.objects) != len(b.objects) || !reflect.DeepEqual(a.problems, b.problems) &&
+		!(len(a.problems) == 0 && len(b.problems) == 0) {
+		return false
+	}
+	for i := range a.objects {
+		if !reflect.DeepEqual(a.objects[i], b.objects[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// cachedVectors are the stage vectors one load of a repository and branch
+// read, by overlay (see resolveStages): the next process reads the vectors
+// of unchanged overlays from here instead of parsing each kustomization.
+type cachedVectors struct {
+	Key     string                          `json:"key"`
+	Vectors map[string]overlays.StageVector `json:"vectors"`
+}
+
+func (c *configDisk) vectorsFile(repo string) string {
+	return c.file("vectors of " + repo)
+}
+
+// loadVectors returns the vectors stored for a repository and branch; nil
+// when there are none.
+func (c *configDisk) loadVectors(repo string) map[string]vectorResult {
+	data, ok := c.read(c.vectorsFile(repo))
+	if !ok {
+		return nil
+	}
+	var cv cachedVectors
+	if err := json.Unmarshal(data, &cv); err != nil || cv.Key != repo {
+		return nil
+	}
+	out := make(map[string]vectorResult, len(cv.Vectors))
+	for k, v := range cv.Vectors {
+		out[k] = vectorResult{vector: v}
+	}
+	return out
+}
+
+// storeVectors writes the vectors a load used that read without error, and
+// whose JSON gives them back exactly.
+func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult) {
+	cv := cachedVectors{Key: repo, Vectors: make(map[string]overlays.StageVector, len(vectors))}
+	for k, v := range vectors {
+		if v.err == nil {
+			cv.Vectors[k] = v.vector
+		}
+	}
+	body, err := json.Marshal(cv)
+	if err != nil {
+		return
+	}
+	var back cachedVectors
+	if json.Unmarshal(body, &back) != nil {
+		return
+	}
+	for k, v := range back.Vectors {
+		if !reflect.DeepEqual(v, cv.Vectors[k]) {
+			delete(cv.Vectors, k)
+		}
+	}
+	if len(back.Vectors) != len(cv.Vectors) {
+		if body, err = json.Marshal(cv); err != nil {
+			return
+		}
+	}
+	c.write(c.vectorsFile(repo), body)
+}
+
+// read returns an entry's body if its checksum and format hold.
+func (c *configDisk) read(file string) ([]byte, bool) {
+	return cachefile.Read(file, configFormat, configMaxEntry, c.now())
+}
+
+// write stores an entry whole or not at all.
+func (c *configDisk) write(file string, body []byte) {
+	if cachefile.Write(file, configFormat, body) == nil {
+		c.sweep()
+	}
+}
+
+// sweep drops entries unused for configMaxAge, and temporary files a crash
+// left, at most once a day across processes (a stamp file says when).
+func (c *configDisk) sweep() {
+	stamp := filepath.Join(c.root, ".swept")
+	if info, err := os.Stat(stamp); err == nil && c.now().Sub(info.ModTime()) < configSweepEvery {
+		return
+	}
+	if err := os.WriteFile(stamp, nil, 0o600); err != nil {
+		return
+	}
+	now := c.now()
+	_ = os.Chtimes(stamp, now, now)
+	shards, _ := os.ReadDir(c.root)
+	for _, shard := range shards {
+		if !shard.IsDir() {
+			continue
+		}
+		entries, _ := os.ReadDir(filepath.Join(c.root, shard.Name()))
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
+			maxAge := configMaxAge
+			if strings.HasPrefix(e.Name(), ".") {
+				maxAge = time.Hour // a write that never finished
+			}
+			if now.Sub(info.ModTime()) > maxAge {
+				_ = os.Remove(filepath.Join(c.root, shard.Name(), e.Name()))
+			}
+		}
+	}
+}
+
+// configKey names what a decode of plain config files depends on: the
+// config directory's tree, and the content of every file it reads, found
+// through symbolic links (which may point outside the directory). ok is
+// false when a hash is unknown.
+func configKey(tree repofs.Tree, dir string, files []string) (string, bool) {
+	hash, err := tree.Hash(dir)
+	if err != nil {
+		return "", false
+	}
+	sum := sha256.New()
+	for _, f := range files {
+		h, err := tree.Hash(f)
+		if err != nil {
+			h = "unreadable" // the decode says why; what makes it readable changes a hash
+		}
+		fmt.Fprintf(sum, "%q %s\n", f, h)
+	}
+	return "tree:" + hash + ":" + hex.EncodeToString(sum.Sum(nil)), true
+}

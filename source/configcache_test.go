@@ -1,0 +1,259 @@
+package source
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
+)
+
+// TestConfigCacheFollowsLinkedFiles: a config file that is a symbolic link
+// to a file outside the config directory is read through the link, so a
+// change of the linked file changes the snapshot, although the config
+// directory's own tree is unchanged.
+func TestConfigCacheFollowsLinkedFiles(t *testing.T) {
+	for _, persisted := range []bool{false, true} {
+		name := "in memory"
+		if persisted {
+			name = "on disk, a new loader"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := testutil.CopyDir(t, "testdata/good")
+			if err := os.MkdirAll(filepath.Join(dir, "shared"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(dir, "vectorflow/landscapes.yaml"), filepath.Join(dir, "shared/landscapes.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../shared/landscapes.yaml", filepath.Join(dir, "vectorflow/landscapes.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
+			testutil.Git(t, dir, nil, "add", ".")
+			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			cacheDir := t.TempDir()
+			newLoader := func() *Loader {
+				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+			}
+			loader := newLoader()
+			first, err := loader.Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Landscapes["qa"] != nil || first.Landscapes["dev"] == nil {
+				t.Fatalf("landscapes before the change: %v", first.Landscapes)
+			}
+			writeFile(t, dir, "shared/landscapes.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: qa\n")
+			testutil.Git(t, dir, nil, "commit", "-qam", "qa")
+			if persisted {
+				loader = newLoader()
+			}
+			next, err := loader.Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next.Landscapes["qa"] == nil || next.Landscapes["dev"] != nil {
+				t.Errorf("after the linked file changed, landscapes %v, want only qa: the decode of the old file was reused", keys(next.Landscapes))
+			}
+		})
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// commitFixture copies a fixture into a new Git repository.
+func commitFixture(t *testing.T, fixture string) string {
+	t.Helper()
+	dir := testutil.CopyDir(t, fixture)
+	testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
+	testutil.Git(t, dir, nil, "add", ".")
+	testutil.Git(t, dir, nil, "commit", "-qm", "config")
+	return dir
+}
+
+// TestConfigCacheReusedByNewLoader: a Loader made later (as by a new
+// process) takes the decode of an unchanged config directory from disk,
+// objects and problems exactly as a decode gives them, for plain files, a
+// plain kustomization and a kustomized directory.
+func TestConfigCacheReusedByNewLoader(t *testing.T) {
+	plainKustomization := func(dir string) {
+		writeFile(t, dir, "vectorflow/kustomization.yaml", "resources: [landscapes.yaml, stages.yaml, templates.yaml, configs.yaml]\n")
+	}
+	kustomized := func(dir string) {
+		writeFile(t, dir, "vectorflow/kustomization.yaml", "resources: [landscapes.yaml, stages.yaml, templates.yaml, configs.yaml]\ncommonAnnotations: {team: a}\n")
+	}
+	for _, tt := range []struct {
+		name, fixture string
+		change        func(dir string)
+	}{
+		{name: "good", fixture: "testdata/good"},
+		{name: "broken", fixture: "testdata/broken"},
+		{name: "plain kustomization", fixture: "testdata/good", change: plainKustomization},
+		{name: "kustomized", fixture: "testdata/good", change: kustomized},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := testutil.CopyDir(t, tt.fixture)
+			if tt.change != nil {
+				tt.change(dir)
+			}
+			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
+			testutil.Git(t, dir, nil, "add", ".")
+			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			want, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cacheDir := t.TempDir()
+			load := func() (*Snapshot, int) {
+				l := NewLoader(Options{Renderer: render.NewRenderer(render.Options{CacheDir: cacheDir}), CacheDir: cacheDir})
+				snap, err := l.Load(context.Background(), dir, fixtureBranch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return snap, l.diskHits
+			}
+			if _, hits := load(); hits != 0 {
+				t.Fatalf("%d disk hits in an empty cache", hits)
+			}
+			got, hits := load()
+			if hits != 1 {
+				t.Errorf("the second loader found %d decodes on disk, want 1", hits)
+			}
+			if diff := cmp.Diff(want.Objects, got.Objects); diff != "" {
+				t.Errorf("objects, decoded (-) and cached (+):\n%s", diff)
+			}
+			if diff := cmp.Diff(want.Problems, got.Problems); diff != "" {
+				t.Errorf("problems, decoded (-) and cached (+):\n%s", diff)
+			}
+			if diff := cmp.Diff(stageIndex(want), stageIndex(got)); diff != "" {
+				t.Errorf("stages, decoded (-) and cached (+):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestConfigCacheKeys: another config path, other limits or a plain
+// directory on disk never take a stored decode; a damaged entry is a miss.
+func TestConfigCacheKeys(t *testing.T) {
+	dir := commitFixture(t, "testdata/good")
+	cacheDir := t.TempDir()
+	load := func(opts Options, url string) (*Snapshot, int) {
+		t.Helper()
+		opts.Renderer, opts.CacheDir = render.NewRenderer(render.Options{}), cacheDir
+		l := NewLoader(opts)
+		snap, err := l.Load(context.Background(), url, fixtureBranch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap, l.diskHits
+	}
+	load(Options{}, dir)
+	if _, hits := load(Options{}, dir); hits != 1 {
+		t.Fatalf("the same options: %d disk hits, want 1", hits)
+	}
+	small, hits := load(Options{Limits: repofs.Limits{MaxFileSize: 100}}, dir)
+	if hits != 0 || len(small.Problems) == 0 {
+		t.Errorf("a 100-byte file limit: %d disk hits and problems %v, want a decode that refuses the files", hits, small.Problems)
+	}
+	if _, hits := load(Options{}, testutil.CopyDir(t, "testdata/good")); hits != 0 {
+		t.Errorf("a plain directory: %d disk hits, want none (its files may change while read)", hits)
+	}
+
+	var entries []string
+	_ = filepath.WalkDir(filepath.Join(cacheDir, "configs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+			entries = append(entries, p)
+		}
+		return nil
+	})
+	if len(entries) != 3 {
+		t.Fatalf("entries %v, want a decode per limits and the stage vectors", entries)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)-2] ^= 1
+		if err := os.WriteFile(e, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, hits := load(Options{}, dir)
+	if hits != 0 || len(snap.Problems) != 0 || len(snap.Objects) != len(goodObjects) {
+		t.Errorf("a damaged entry: %d disk hits, problems %v, %d objects; want a decode", hits, snap.Problems, len(snap.Objects))
+	}
+}
+
+// TestVectorCacheFollowsLinkedKustomization: a stage overlay whose
+// kustomization file is a link to a file outside the overlay has the
+// vector of that file, after it changes too; a new Loader reads the
+// vectors of unchanged overlays from disk.
+func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
+	for _, persisted := range []bool{false, true} {
+		name := "in memory"
+		if persisted {
+			name = "on disk, a new loader"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := testutil.CopyDir(t, "testdata/good")
+			if err := os.MkdirAll(filepath.Join(dir, "shared"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(filepath.Join(dir, "apps/overlays/dev/kustomization.yaml"), filepath.Join(dir, "shared/dev.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			// From the overlay's directory: ../../../shared/dev.yaml.
+			if err := os.Symlink("../../../shared/dev.yaml", filepath.Join(dir, "apps/overlays/dev/kustomization.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
+			testutil.Git(t, dir, nil, "add", ".")
+			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			cacheDir := t.TempDir()
+			newLoader := func() *Loader {
+				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+			}
+			loader := newLoader()
+			first, err := loader.Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := first.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.7.27-dev" {
+				t.Fatalf("dev's vector before the change: %q", got)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, "shared/dev.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, dir, "shared/dev.yaml", strings.ReplaceAll(string(data), "app:2026.7.27-dev", "app:2026.8.1"))
+			testutil.Git(t, dir, nil, "commit", "-qam", "new vector")
+			if persisted {
+				loader = newLoader()
+			}
+			next, err := loader.Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := next.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.8.1" {
+				t.Errorf("dev's vector after the linked file changed: %q, want app:2026.8.1: the old reading was reused", got)
+			}
+			if persisted && loader.vectorsRead != 1 {
+				t.Errorf("the new loader read %d overlays, want only the changed one", loader.vectorsRead)
+			}
+		})
+	}
+}
