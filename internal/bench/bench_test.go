@@ -400,11 +400,15 @@ func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, 
 		}
 		return pass, fetch
 	}
-	// Idle: no pass ends for three times the last one took (at least a
-	// second), as passes that change something follow each other at once.
+	// Idle: no pass ends for three times the last one took (at first, the
+	// mean of those so far; at least 300 ms), as passes that change
+	// something follow each other at once.
 	last, _ := passes()
 	quiet, lastPass := time.Now(), time.Duration(0)
-	for time.Since(quiet) < max(time.Second, 3*lastPass) {
+	if last.Count > 0 {
+		lastPass = time.Duration(last.Sum / float64(last.Count) * float64(time.Second))
+	}
+	for time.Since(quiet) < max(300*time.Millisecond, 3*lastPass) {
 		if !running() {
 			fail("exited")
 		}
