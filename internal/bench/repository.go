@@ -30,6 +30,10 @@ const (
 	Apps Shape = "apps"
 	// Blobs is a 10-stage chain beside large unrelated binary files.
 	Blobs Shape = "blobs"
+	// Auto is one deep chain of N stages that all follow on their own: a
+	// template change has to reach the last stage, Overlay, in one
+	// run --once however deep.
+	Auto Shape = "auto"
 )
 
 // Repository is a generated config repository and where its one template
@@ -74,6 +78,10 @@ func Generate(shape Shape, stages int, approverKey []byte, blobBytes int64) (Rep
 			return Repository{}, fmt.Errorf("shape apps has 10 stages per application: %d stages is not a multiple of 10", stages)
 		}
 		return apps(stages, approverKey), nil
+	case Auto:
+		r := chain(stages, nil)
+		r.Shape, r.Overlay = Auto, fmt.Sprintf("apps/overlays/dev%d", stages)
+		return r, nil
 	case Blobs:
 		if blobBytes < 0 {
 			return Repository{}, fmt.Errorf("shape blobs needs a size of blobs of at least 0 bytes, not %d", blobBytes)
@@ -82,7 +90,7 @@ func Generate(shape Shape, stages int, approverKey []byte, blobBytes int64) (Rep
 		r.Shape, r.BlobBytes = Blobs, blobBytes
 		return r, nil
 	}
-	return Repository{}, fmt.Errorf("unknown shape %q (want chain, apps or blobs)", shape)
+	return Repository{}, fmt.Errorf("unknown shape %q (want chain, apps, auto or blobs)", shape)
 }
 
 const kustomizationHeader = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"

@@ -45,6 +45,10 @@ type Sample struct {
 	Time   time.Duration
 	// MaxRSS is the child's peak resident set, in bytes.
 	MaxRSS int64
+	// Failed is a step that did not do its work (Auto's run --once that
+	// does not settle, a promotion that did not arrive); Time is then how
+	// long it took to give up.
+	Failed bool
 }
 
 // Row is the medians of one repository's samples.
@@ -56,6 +60,9 @@ type Row struct {
 	MaxRSS int64 // the largest of the vectorflow steps
 	// RSS is each vectorflow step's largest peak RSS, in bytes.
 	RSS map[Step]int64
+	// Failed are the steps that failed in any run; their medians are of
+	// the runs that worked, if any.
+	Failed map[Step]bool
 }
 
 // Rows groups samples by shape and size, in the order they first appear.
@@ -67,6 +74,7 @@ func Rows(samples []Sample) []Row {
 	var order []key
 	times := map[key]map[Step][]time.Duration{}
 	rss := map[key]map[Step]int64{}
+	failed := map[key]map[Step]bool{}
 	for _, s := range samples {
 		k := key{s.Shape, s.Stages}
 		if times[k] == nil {
@@ -74,14 +82,21 @@ func Rows(samples []Sample) []Row {
 			rss[k] = map[Step]int64{}
 			order = append(order, k)
 		}
-		times[k][s.Step] = append(times[k][s.Step], s.Time)
+		if s.Failed {
+			if failed[k] == nil {
+				failed[k] = map[Step]bool{}
+			}
+			failed[k][s.Step] = true
+		} else {
+			times[k][s.Step] = append(times[k][s.Step], s.Time)
+		}
 		if vectorflowStep(s.Step) {
 			rss[k][s.Step] = max(rss[k][s.Step], s.MaxRSS)
 		}
 	}
 	rows := make([]Row, 0, len(order))
 	for _, k := range order {
-		r := Row{Shape: k.shape, Stages: k.stages, Median: map[Step]time.Duration{}, RSS: rss[k]}
+		r := Row{Shape: k.shape, Stages: k.stages, Median: map[Step]time.Duration{}, RSS: rss[k], Failed: failed[k]}
 		for _, b := range rss[k] {
 			r.MaxRSS = max(r.MaxRSS, b)
 		}
@@ -132,7 +147,11 @@ func Print(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		cells := []string{string(r.Shape), fmt.Sprint(r.Stages), fmt.Sprint(r.Runs)}
 		for _, s := range Steps {
-			cells = append(cells, seconds(r.Median[s]))
+			cell := seconds(r.Median[s])
+			if r.Failed[s] {
+				cell = "failed"
+			}
+			cells = append(cells, cell)
 		}
 		cells = append(cells,
 			ratio(r.Median[Warm], r.Median[Cold]),
@@ -220,9 +239,11 @@ func (g Goal) String() string {
 // goal.
 func Goals(rows []Row, blobBytes int64) []Goal {
 	var goals []Goal
-	limit := func(r Row, goal string, got, most time.Duration) {
+	limit := func(r Row, goal string, step Step, most time.Duration) {
 		g := Goal{Goal: fmt.Sprintf("%s %s stages: %s ≤ %s", r.Shape, thousands(r.Stages), goal, bound(most)), Figure: "not measured"}
-		if got > 0 {
+		if got := r.Median[step]; r.Failed[step] {
+			g.Figure = "failed"
+		} else if got > 0 {
 			g.Figure, g.Met = short(got), got <= most
 		}
 		goals = append(goals, g)
@@ -237,7 +258,9 @@ func Goals(rows []Row, blobBytes int64) []Goal {
 	// times is a ratio of a to b of at most most, or below it if strict.
 	times := func(r Row, goal string, a, b Step, most float64, strict bool) {
 		g := Goal{Goal: fmt.Sprintf("%s %s stages: %s", r.Shape, thousands(r.Stages), goal), Figure: "not measured"}
-		if x, y := r.Median[a], r.Median[b]; x > 0 && y > 0 {
+		if x, y := r.Median[a], r.Median[b]; r.Failed[a] || r.Failed[b] {
+			g.Figure = "failed"
+		} else if x > 0 && y > 0 {
 			k := float64(x) / float64(y)
 			g.Figure = fmt.Sprintf("%s against %s, %.2f×", short(x), short(y), k)
 			g.Met = k < most || !strict && k == most
@@ -254,13 +277,23 @@ func Goals(rows []Row, blobBytes int64) []Goal {
 		goals = append(goals, g)
 	}
 	for _, r := range rows {
+		if r.Shape == Auto {
+			g := Goal{Goal: fmt.Sprintf("auto %s stages: a template change reaches the last automatic stage in one run --once", thousands(r.Stages)), Figure: "not measured"}
+			switch {
+			case r.Failed[Promote]:
+				g.Figure = "failed"
+			case r.Median[Promote] > 0:
+				g.Figure, g.Met = short(r.Median[Promote]), true
+			}
+			goals = append(goals, g)
+		}
 		switch r.Stages {
 		case 1000:
-			limit(r, "validate", r.Median[Validate], time.Second)
+			limit(r, "validate", Validate, time.Second)
 			beyondFetch(r, 50*time.Millisecond)
 		case 10000:
-			limit(r, "validate", r.Median[Validate], 20*time.Second)
-			limit(r, "cold run --once", r.Median[Cold], time.Minute)
+			limit(r, "validate", Validate, 20*time.Second)
+			limit(r, "cold run --once", Cold, time.Minute)
 			rss(r, "peak RSS", 1<<30)
 			beyondFetch(r, 200*time.Millisecond)
 		}
@@ -270,8 +303,10 @@ func Goals(rows []Row, blobBytes int64) []Goal {
 		if r.Shape == Blobs {
 			rss(r, fmt.Sprintf("peak RSS with %s of blobs (the goal is for 1 GB)", size(blobBytes)), 300<<20)
 		}
-		times(r, "one promotion by run --once faster than the shell way", Promote, Shell, 1, true)
-		times(r, "one promotion in a running run ≤ 2× the floor", LivePromote, Floor, 2, false)
+		if r.Shape != Auto { // whose bump is as many promotions as stages
+			times(r, "one promotion by run --once faster than the shell way", Promote, Shell, 1, true)
+			times(r, "one promotion in a running run ≤ 2× the floor", LivePromote, Floor, 2, false)
+		}
 	}
 	return goals
 }

@@ -155,6 +155,21 @@ func TestGoals(t *testing.T) {
 				"blobs 10 stages: one promotion in a running run ≤ 2× the floor: 300 ms against 100 ms, 3.00×, missed",
 			},
 		},
+		{
+			name: "auto: the bump reaches the last stage, or failed; no one-promotion goals",
+			rows: []Row{
+				row(Auto, 10, 90<<20, map[Step]time.Duration{Promote: 2600 * ms, Shell: 400 * ms, LivePromote: time.Second, Floor: 50 * ms}),
+				{Shape: Auto, Stages: 1000, Runs: 1, MaxRSS: 200 << 20, Failed: map[Step]bool{Promote: true, Cold: true},
+					Median: map[Step]time.Duration{Validate: 900 * ms, Warm: time.Second, Shell: 400 * ms, LiveIdle: 40 * ms, LiveFetch: 20 * ms, Floor: 50 * ms}},
+			},
+			want: []string{
+				"auto 10 stages: a template change reaches the last automatic stage in one run --once: 2.6 s, met",
+				"auto 1,000 stages: a template change reaches the last automatic stage in one run --once: failed, missed",
+				"auto 1,000 stages: validate ≤ 1 s: 900 ms, met",
+				"auto 1,000 stages: an unchanged pass in a running run ≤ 50 ms beyond its fetch: 20 ms (pass 40 ms, fetch 20 ms), met",
+				"auto 1,000 stages: second run --once ≤ 10 % of the first: failed, missed",
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
@@ -248,5 +263,27 @@ func TestThousands(t *testing.T) {
 		if got := thousands(n); got != want {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestFailedSteps: a step that failed in one run is marked, its time left
+// out of the median, and the table says "failed" rather than a time.
+func TestFailedSteps(t *testing.T) {
+	rows := Rows([]Sample{
+		{Shape: Auto, Stages: 10, Step: Cold, Time: 9 * time.Second, MaxRSS: 1 << 20, Failed: true},
+		{Shape: Auto, Stages: 10, Step: Cold, Time: time.Second, MaxRSS: 1 << 20},
+		{Shape: Auto, Stages: 10, Step: Warm, Time: time.Second, MaxRSS: 1 << 20},
+	})
+	want := []Row{{Shape: Auto, Stages: 10, Runs: 1, MaxRSS: 1 << 20, RSS: map[Step]int64{Cold: 1 << 20, Warm: 1 << 20},
+		Failed: map[Step]bool{Cold: true}, Median: map[Step]time.Duration{Cold: time.Second, Warm: time.Second}}}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Fatalf("Rows (-want +got):\n%s", diff)
+	}
+	var out bytes.Buffer
+	if err := Print(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "auto      10     1         -    failed   1.000 s") {
+		t.Errorf("the table does not show the cold run as failed:\n%s", out.String())
 	}
 }
