@@ -150,7 +150,7 @@ func TestGoals(t *testing.T) {
 				LiveIdle: 20 * ms, LiveFetch: 10 * ms, LivePromote: 300 * ms, Floor: 100 * ms})},
 			want: []string{
 				"blobs 10 stages: second run --once ≤ 10 % of the first: 3.0 s against 20.0 s, 0.15×, missed",
-				"blobs 10 stages: peak RSS with 1 GB of blobs (the goal is for 1 GB) ≤ 300 MB: 280 MB, met",
+				"blobs 10 stages: peak RSS with 1 GB of blobs ≤ 300 MB: 280 MB, met",
 				"blobs 10 stages: one promotion by run --once faster than the shell way: 3.0 s against 9.0 s, 0.33×, met",
 				"blobs 10 stages: one promotion in a running run ≤ 2× the floor: 300 ms against 100 ms, 3.00×, missed",
 			},
