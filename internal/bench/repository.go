@@ -10,7 +10,11 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/vectorflow-dev/vectorflow/internal/demo"
 )
 
 // Shape is how a repository's stages are arranged.
@@ -26,6 +30,10 @@ const (
 	Apps Shape = "apps"
 	// Blobs is a 10-stage chain beside large unrelated binary files.
 	Blobs Shape = "blobs"
+	// Auto is one deep chain of N stages that all follow on their own: a
+	// template change has to reach the last stage, Overlay, in one
+	// run --once however deep.
+	Auto Shape = "auto"
 )
 
 // Repository is a generated config repository and where its one template
@@ -33,7 +41,12 @@ const (
 type Repository struct {
 	Shape  Shape
 	Stages int
-	Files  map[string][]byte
+	// Files are the configs, overlays and bases, small enough to hold.
+	Files map[string][]byte
+	// BlobBytes is the size of Blobs' unrelated files, which are not in
+	// Files: Write makes them one at a time, so a gigabyte of them never
+	// sits in the memory of the process that generates it.
+	BlobBytes int64
 	// Template is the file whose Component's version a promotion bumps,
 	// from Version; the first stage's overlay, Overlay, then names the new
 	// tag for Image.
@@ -65,13 +78,19 @@ func Generate(shape Shape, stages int, approverKey []byte, blobBytes int64) (Rep
 			return Repository{}, fmt.Errorf("shape apps has 10 stages per application: %d stages is not a multiple of 10", stages)
 		}
 		return apps(stages, approverKey), nil
+	case Auto:
+		r := chain(stages, nil)
+		r.Shape, r.Overlay = Auto, fmt.Sprintf("apps/overlays/dev%d", stages)
+		return r, nil
 	case Blobs:
+		if blobBytes < 0 {
+			return Repository{}, fmt.Errorf("shape blobs needs a size of blobs of at least 0 bytes, not %d", blobBytes)
+		}
 		r := chain(stages, approverKey)
-		r.Shape = Blobs
-		addBlobs(r.Files, blobBytes)
+		r.Shape, r.BlobBytes = Blobs, blobBytes
 		return r, nil
 	}
-	return Repository{}, fmt.Errorf("unknown shape %q (want chain, apps or blobs)", shape)
+	return Repository{}, fmt.Errorf("unknown shape %q (want chain, apps, auto or blobs)", shape)
 }
 
 const kustomizationHeader = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
@@ -141,23 +160,46 @@ func apps(n int, key []byte) Repository {
 		Overlay: "apps/app0000/overlays/s1", Image: "registry.example.com/app0000/app"}
 }
 
-// addBlobs adds incompressible files (as built artefacts and vendored
-// archives are) that no config or overlay reads.
-func addBlobs(files map[string][]byte, total int64) {
-	const each = 16 << 20
+// Write writes the repository's files under dir, and its blobs as they are
+// generated.
+func (r Repository) Write(dir string) error {
+	if err := demo.WriteFiles(dir, r.Files); err != nil {
+		return err
+	}
+	return writeBlobs(dir, r.BlobBytes)
+}
+
+// blobChunk is the size of each unrelated file, and all that writeBlobs
+// holds at once.
+const blobChunk = 16 << 20
+
+// writeBlobs writes incompressible files (as built artefacts and vendored
+// archives are) that no config or overlay reads, total bytes in all, the
+// same bytes every time.
+func writeBlobs(dir string, total int64) error {
+	if total <= 0 {
+		return nil
+	}
+	assets := filepath.Join(dir, "assets")
+	if err := os.MkdirAll(assets, 0o755); err != nil {
+		return err
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, blobChunk)
 	for i := 0; total > 0; i++ {
-		size := min(total, each)
-		b := make([]byte, size)
+		b := buf[:min(total, blobChunk)]
 		for j := 0; j+8 <= len(b); j += 8 {
 			v := rng.Uint64()
 			for k := 0; k < 8; k++ {
 				b[j+k] = byte(v >> (8 * k))
 			}
 		}
-		files[fmt.Sprintf("assets/blob-%03d.bin", i)] = b
-		total -= size
+		if err := os.WriteFile(filepath.Join(assets, fmt.Sprintf("blob-%04d.bin", i)), b, 0o644); err != nil {
+			return fmt.Errorf("write blob %d of the blobs shape: %w", i, err)
+		}
+		total -= int64(len(b))
 	}
+	return nil
 }
 
 func kustomizationList(resources []string) string {

@@ -14,17 +14,28 @@ import (
 type Step string
 
 const (
-	Validate Step = "validate"       // vectorflow validate --repo
-	Cold     Step = "run-cold"       // the first run --once
-	Warm     Step = "run-warm"       // a second run --once, nothing changed
-	Promote  Step = "promote"        // run --once after one template bump
-	Shell    Step = "shell"          // clone + kustomize edit set image + commit -S + push
-	Floor    Step = "floor"          // git push of one commit
-	RSS      Step = "vectorflow-rss" // the largest peak RSS of the vectorflow processes
+	Validate Step = "validate" // vectorflow validate --repo, with an empty cache
+	Cold     Step = "run-cold" // the first run --once, with an empty cache
+	Warm     Step = "run-warm" // a second run --once, nothing changed, the first one's cache
+	Promote  Step = "promote"  // run --once after one template bump, the same cache
+	// LiveIdle is one pass of a running `run` that a webhook triggered with
+	// nothing changed (vectorflow_reconcile_duration_seconds), and
+	// LiveFetch the fetch within it (vectorflow_git_fetch_duration_seconds).
+	LiveIdle  Step = "live-idle"
+	LiveFetch Step = "live-fetch"
+	// LivePromote is from the webhook of a template bump to the first
+	// stage's overlay naming the new tag on the server, in a running `run`.
+	LivePromote Step = "live-promote"
+	Shell       Step = "shell" // clone + kustomize edit set image + commit -S + push
+	Floor       Step = "floor" // git push of one commit
 )
 
 // Steps is the order of the table's columns.
-var Steps = []Step{Validate, Cold, Warm, Promote, Shell, Floor}
+var Steps = []Step{Validate, Cold, Warm, Promote, LiveIdle, LiveFetch, LivePromote, Shell, Floor}
+
+// vectorflowStep says whether a step's peak RSS is vectorflow's (the
+// others are git's and kustomize's).
+func vectorflowStep(s Step) bool { return s != Shell && s != Floor }
 
 // Sample is one measurement of one step at one repository.
 type Sample struct {
@@ -34,6 +45,10 @@ type Sample struct {
 	Time   time.Duration
 	// MaxRSS is the child's peak resident set, in bytes.
 	MaxRSS int64
+	// Failed is a step that did not do its work (Auto's run --once that
+	// does not settle, a promotion that did not arrive); Time is then how
+	// long it took to give up.
+	Failed bool
 }
 
 // Row is the medians of one repository's samples.
@@ -43,6 +58,11 @@ type Row struct {
 	Median map[Step]time.Duration
 	Runs   int   // samples per step
 	MaxRSS int64 // the largest of the vectorflow steps
+	// RSS is each vectorflow step's largest peak RSS, in bytes.
+	RSS map[Step]int64
+	// Failed are the steps that failed in any run; their medians are of
+	// the runs that worked, if any.
+	Failed map[Step]bool
 }
 
 // Rows groups samples by shape and size, in the order they first appear.
@@ -53,21 +73,33 @@ func Rows(samples []Sample) []Row {
 	}
 	var order []key
 	times := map[key]map[Step][]time.Duration{}
-	rss := map[key]int64{}
+	rss := map[key]map[Step]int64{}
+	failed := map[key]map[Step]bool{}
 	for _, s := range samples {
 		k := key{s.Shape, s.Stages}
 		if times[k] == nil {
 			times[k] = map[Step][]time.Duration{}
+			rss[k] = map[Step]int64{}
 			order = append(order, k)
 		}
-		times[k][s.Step] = append(times[k][s.Step], s.Time)
-		if s.Step != Shell && s.Step != Floor {
-			rss[k] = max(rss[k], s.MaxRSS)
+		if s.Failed {
+			if failed[k] == nil {
+				failed[k] = map[Step]bool{}
+			}
+			failed[k][s.Step] = true
+		} else {
+			times[k][s.Step] = append(times[k][s.Step], s.Time)
+		}
+		if vectorflowStep(s.Step) {
+			rss[k][s.Step] = max(rss[k][s.Step], s.MaxRSS)
 		}
 	}
 	rows := make([]Row, 0, len(order))
 	for _, k := range order {
-		r := Row{Shape: k.shape, Stages: k.stages, Median: map[Step]time.Duration{}, MaxRSS: rss[k]}
+		r := Row{Shape: k.shape, Stages: k.stages, Median: map[Step]time.Duration{}, RSS: rss[k], Failed: failed[k]}
+		for _, b := range rss[k] {
+			r.MaxRSS = max(r.MaxRSS, b)
+		}
 		for step, ts := range times[k] {
 			r.Median[step] = Median(ts)
 			r.Runs = max(r.Runs, len(ts))
@@ -101,32 +133,61 @@ func Exponent(n1 int, t1 time.Duration, n2 int, t2 time.Duration) float64 {
 }
 
 // Print writes the table: per repository the medians, the ratios that the
-// goals are stated in, and the peak RSS; then, per shape, the scaling
-// exponent between each pair of consecutive sizes.
+// goals are stated in, and the peak RSS; then each vectorflow step's peak
+// RSS; then, per shape, the scaling exponent between each pair of
+// consecutive sizes.
 func Print(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := []string{"shape", "stages", "runs"}
 	for _, s := range Steps {
 		header = append(header, string(s))
 	}
-	header = append(header, "warm/cold", "promote/shell", "promote/floor", "peak RSS")
+	header = append(header, "warm/cold", "promote/shell", "promote/floor", "live-promote/floor", "peak RSS")
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	for _, r := range rows {
 		cells := []string{string(r.Shape), fmt.Sprint(r.Stages), fmt.Sprint(r.Runs)}
 		for _, s := range Steps {
-			cells = append(cells, seconds(r.Median[s]))
+			cell := seconds(r.Median[s])
+			if r.Failed[s] {
+				cell = "failed"
+			}
+			cells = append(cells, cell)
 		}
 		cells = append(cells,
 			ratio(r.Median[Warm], r.Median[Cold]),
 			ratio(r.Median[Promote], r.Median[Shell]),
 			ratio(r.Median[Promote], r.Median[Floor]),
-			fmt.Sprintf("%d MB", r.MaxRSS>>20))
+			ratio(r.Median[LivePromote], r.Median[Floor]),
+			megabytes(r.MaxRSS))
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 
+	fmt.Fprintln(w, "\nvectorflow's peak RSS per step (live-* is one running `run`):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header = []string{"shape", "stages"}
+	var rssSteps []Step
+	for _, s := range Steps {
+		if vectorflowStep(s) && s != LiveFetch {
+			rssSteps = append(rssSteps, s)
+			header = append(header, string(s))
+		}
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for _, r := range rows {
+		cells := []string{string(r.Shape), fmt.Sprint(r.Stages)}
+		for _, s := range rssSteps {
+			cells = append(cells, megabytes(r.RSS[s]))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	scaled := []Step{Validate, Cold, Warm, Promote, LiveIdle, LivePromote}
 	var exp strings.Builder
 	for _, r := range rows {
 		prev := nearestSmaller(rows, r)
@@ -134,7 +195,7 @@ func Print(w io.Writer, rows []Row) error {
 			continue
 		}
 		fmt.Fprintf(&exp, "%s\t%d→%d\t", r.Shape, prev.Stages, r.Stages)
-		for _, s := range []Step{Validate, Cold, Warm, Promote} {
+		for _, s := range scaled {
 			fmt.Fprintf(&exp, "%s\t", exponent(Exponent(prev.Stages, prev.Median[s], r.Stages, r.Median[s])))
 		}
 		exp.WriteString("\n")
@@ -144,9 +205,128 @@ func Print(w io.Writer, rows []Row) error {
 	}
 	fmt.Fprintln(w, "\nscaling exponent (log-log slope; 1 is linear, 2 quadratic):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "shape\tstages\tvalidate\trun-cold\trun-warm\tpromote\t")
+	header = []string{"shape", "stages"}
+	for _, s := range scaled {
+		header = append(header, string(s))
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	fmt.Fprint(tw, exp.String())
 	return tw.Flush()
+}
+
+// Goal is one goal of the issue at one measured repository.
+type Goal struct {
+	Goal   string // what is promised, e.g. "chain 1,000 stages: validate ≤ 1 s"
+	Figure string // what was measured
+	Met    bool
+}
+
+func (g Goal) String() string {
+	verdict := "missed"
+	if g.Met {
+		verdict = "met"
+	}
+	return fmt.Sprintf("%s: %s, %s", g.Goal, g.Figure, verdict)
+}
+
+// Goals checks the goals of issue 17 against the rows, for the sizes that
+// were measured: validate at 1,000 and 10,000 stages, a cold reconcile and
+// its memory at 10,000, an unchanged pass in a running run beyond its fetch
+// at 1,000 and 10,000, the warm run --once against the cold one (at 1,000
+// stages and more, and with blobs: below that a process's start is most of
+// either), one promotion against the shell way and the floor, and the
+// memory with blobs of blobBytes. A cell that was not measured misses its
+// goal.
+func Goals(rows []Row, blobBytes int64) []Goal {
+	var goals []Goal
+	limit := func(r Row, goal string, step Step, most time.Duration) {
+		g := Goal{Goal: fmt.Sprintf("%s %s stages: %s ≤ %s", r.Shape, thousands(r.Stages), goal, bound(most)), Figure: "not measured"}
+		if got := r.Median[step]; r.Failed[step] {
+			g.Figure = "failed"
+		} else if got > 0 {
+			g.Figure, g.Met = short(got), got <= most
+		}
+		goals = append(goals, g)
+	}
+	rss := func(r Row, goal string, most int64) {
+		g := Goal{Goal: fmt.Sprintf("%s %s stages: %s ≤ %s", r.Shape, thousands(r.Stages), goal, size(most)), Figure: "not measured"}
+		if r.MaxRSS > 0 {
+			g.Figure, g.Met = megabytes(r.MaxRSS), r.MaxRSS <= most
+		}
+		goals = append(goals, g)
+	}
+	// times is a ratio of a to b of at most most, or below it if strict.
+	times := func(r Row, goal string, a, b Step, most float64, strict bool) {
+		g := Goal{Goal: fmt.Sprintf("%s %s stages: %s", r.Shape, thousands(r.Stages), goal), Figure: "not measured"}
+		if x, y := r.Median[a], r.Median[b]; r.Failed[a] || r.Failed[b] {
+			g.Figure = "failed"
+		} else if x > 0 && y > 0 {
+			k := float64(x) / float64(y)
+			g.Figure = fmt.Sprintf("%s against %s, %.2f×", short(x), short(y), k)
+			g.Met = k < most || !strict && k == most
+		}
+		goals = append(goals, g)
+	}
+	beyondFetch := func(r Row, most time.Duration) {
+		g := Goal{Goal: fmt.Sprintf("%s %s stages: an unchanged pass in a running run ≤ %s beyond its fetch", r.Shape, thousands(r.Stages), bound(most)), Figure: "not measured"}
+		if pass, fetch := r.Median[LiveIdle], r.Median[LiveFetch]; pass > 0 && fetch > 0 {
+			beyond := max(pass-fetch, 0)
+			g.Figure = fmt.Sprintf("%s (pass %s, fetch %s)", short(beyond), short(pass), short(fetch))
+			g.Met = beyond <= most
+		}
+		goals = append(goals, g)
+	}
+	for _, r := range rows {
+		if r.Shape == Auto {
+			g := Goal{Goal: fmt.Sprintf("auto %s stages: a template change reaches the last automatic stage in one run --once", thousands(r.Stages)), Figure: "not measured"}
+			switch {
+			case r.Failed[Promote]:
+				g.Figure = "failed"
+			case r.Median[Promote] > 0:
+				g.Figure, g.Met = short(r.Median[Promote]), true
+			}
+			goals = append(goals, g)
+		}
+		switch r.Stages {
+		case 1000:
+			limit(r, "validate", Validate, time.Second)
+			beyondFetch(r, 50*time.Millisecond)
+		case 10000:
+			limit(r, "validate", Validate, 20*time.Second)
+			limit(r, "cold run --once", Cold, time.Minute)
+			rss(r, "peak RSS", 1<<30)
+			beyondFetch(r, 200*time.Millisecond)
+		}
+		if r.Stages >= 1000 || r.Shape == Blobs {
+			times(r, "second run --once ≤ 10 % of the first", Warm, Cold, 0.10, false)
+		}
+		if r.Shape == Blobs {
+			goal := fmt.Sprintf("peak RSS with %s of blobs", size(blobBytes))
+			if blobBytes != 1<<30 {
+				goal += " (the goal is for 1 GB)"
+			}
+			rss(r, goal, 300<<20)
+		}
+		if r.Shape != Auto { // whose bump is as many promotions as stages
+			times(r, "one promotion by run --once faster than the shell way", Promote, Shell, 1, true)
+			times(r, "one promotion in a running run ≤ 2× the floor", LivePromote, Floor, 2, false)
+		}
+	}
+	return goals
+}
+
+// PrintGoals writes one line per goal.
+func PrintGoals(w io.Writer, goals []Goal) error {
+	if len(goals) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("\ngoals of issue 17:\n")
+	for _, g := range goals {
+		b.WriteString("  " + g.String() + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func nearestSmaller(rows []Row, r Row) Row {
@@ -164,6 +344,47 @@ func seconds(d time.Duration) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f s", d.Seconds())
+}
+
+// short is a duration as the goals state them: milliseconds below a
+// second, seconds with one decimal above.
+func short(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// bound is a goal's limit: whole seconds as the issue states them.
+func bound(d time.Duration) string {
+	if d >= time.Second && d%time.Second == 0 {
+		return fmt.Sprintf("%d s", d/time.Second)
+	}
+	return short(d)
+}
+
+// size is a goal's limit or a size of blobs: whole gigabytes as such.
+func size(b int64) string {
+	if b >= 1<<30 && b%(1<<30) == 0 {
+		return fmt.Sprintf("%d GB", b>>30)
+	}
+	return megabytes(b)
+}
+
+func megabytes(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d MB", b>>20)
+}
+
+// thousands writes n with a comma every three digits, as the issue does.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func ratio(a, b time.Duration) string {
