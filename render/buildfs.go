@@ -39,6 +39,10 @@ type buildFS struct {
 	remote   bool                // the build used a remote base: its output is not cacheable
 	lastKust string              // the last kustomization file read, to name in escape errors
 	lastRead string              // the last file read, to name in build errors
+	// schemaAlone is set when the build holds schemaMu alone and may let
+	// kustomize set the OpenAPI schema; wantsSchema records that a shared
+	// build stopped at a kustomization with an openapi: field.
+	schemaAlone, wantsSchema bool
 	// originsFor is the directory whose kustomization gets originAnnotations
 	// (BuildWithOrigins); empty for none.
 	originsFor string
@@ -60,6 +64,10 @@ const (
 	depDir
 	depHash
 )
+
+// errSchemaAlone stops a shared build at a kustomization that sets the
+// OpenAPI schema, before kustomize reads it; the build runs again alone.
+var errSchemaAlone = errors.New("the kustomization sets openapi: it is built alone")
 
 var errReadOnly = errors.New("the repository is read-only during a build")
 
@@ -189,6 +197,10 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	b.lastRead = name
 	if isKustomizationFile(name) {
 		b.lastKust = name
+		if !b.schemaAlone && setsOpenAPI(data) {
+			b.wantsSchema = true
+			return nil, errSchemaAlone
+		}
 		if err := b.checkRefs(name, data); err != nil {
 			return nil, err
 		}

@@ -81,6 +81,23 @@ func kustomizationRefs(data []byte) []string {
 	return refs
 }
 
+// setsOpenAPI says whether a kustomization file may set kustomize's OpenAPI
+// schema: it has an openapi field, in any letter case (kustomize decodes it
+// through encoding/json, which matches field names that way), or it does
+// not parse here, so cannot be shown not to.
+func setsOpenAPI(data []byte) bool {
+	var k map[string]any
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return true
+	}
+	for key := range k {
+		if strings.EqualFold(key, "openapi") {
+			return true
+		}
+	}
+	return false
+}
+
 // refEscape says why ref, written in a kustomization in dir, leaves the
 // repository, or nil when it stays inside.
 func refEscape(dir, ref string) error {

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
@@ -30,25 +31,18 @@ type Options struct {
 }
 
 // Renderer builds kustomizations and caches the output. It is safe for
-// concurrent use; kustomize itself runs one build at a time because its
-// OpenAPI schema is process-global.
+// concurrent use, and builds run concurrently, except a build that loads a
+// kustomization with an openapi: field, which runs alone (see schemaMu).
 type Renderer struct {
 	opts  Options
 	cache *renderCache
-
-	buildMu    sync.Mutex
-	kustomizer *krusty.Kustomizer
 }
 
 // NewRenderer returns a Renderer with an empty cache.
 func NewRenderer(opts Options) *Renderer {
-	kopts := krusty.MakeDefaultOptions()
-	// The kustomize CLI's --reorder default; without it the order differs.
-	kopts.Reorder = krusty.ReorderOptionLegacy
 	return &Renderer{
-		opts:       opts,
-		cache:      newRenderCache(opts.CacheBytes),
-		kustomizer: krusty.MakeKustomizer(kopts),
+		opts:  opts,
+		cache: newRenderCache(opts.CacheBytes),
 	}
 }
 
@@ -111,13 +105,66 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 // Stats reports cache hits and misses, for tests and metrics.
 func (r *Renderer) Stats() Stats { return r.cache.stats() }
 
-func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, origins bool) (out []byte, fsys *buildFS, err error) {
+// render runs kustomize on dir alongside other builds; a build that meets
+// an openapi: field stops there, before kustomize sees it, and runs again
+// alone.
+func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, origins bool) ([]byte, *buildFS, error) {
+	out, fsys, err := r.renderLocked(ctx, tree, dir, origins, false)
+	if fsys.wantsSchema {
+		out, fsys, err = r.renderLocked(ctx, tree, dir, origins, true)
+	}
+	return out, fsys, err
+}
+
+// kyaml keeps the OpenAPI schema kustomize merges patches with in
+// process-global state (openapi.SetSchema, initSchema). A kustomization
+// without openapi: only reads it, so such builds share schemaMu; one that
+// sets openapi: changes it, so it holds schemaMu alone, starts from the
+// schema a fresh `kustomize build` process has, and puts the default back
+// for the builds after it. The lock is a package variable because the
+// state it guards is one: every Renderer of the process shares it.
+var (
+	schemaMu    sync.RWMutex
+	schemaReady bool // the default schema is parsed; written under schemaMu held alone
+)
+
+// lockSchema takes schemaMu shared (exclusive false) with the default
+// schema parsed first, or alone with kyaml's schema reset. kyaml parses its
+// schema lazily on first use, writing maps that other calls read without
+// its lock, so shared builds must find it parsed already.
+func lockSchema(exclusive bool) (unlock func()) {
+	if exclusive {
+		schemaMu.Lock()
+		openapi.ResetOpenAPI()
+		return func() {
+			openapi.ResetOpenAPI()
+			_ = openapi.Schema() // parses the default schema
+			schemaReady = true
+			schemaMu.Unlock()
+		}
+	}
+	for {
+		schemaMu.RLock()
+		if schemaReady {
+			return schemaMu.RUnlock
+		}
+		schemaMu.RUnlock()
+		schemaMu.Lock()
+		if !schemaReady {
+			_ = openapi.Schema()
+			schemaReady = true
+		}
+		schemaMu.Unlock()
+	}
+}
+
+func (r *Renderer) renderLocked(ctx context.Context, tree repofs.Tree, dir string, origins, exclusive bool) (out []byte, fsys *buildFS, err error) {
 	fsys = newBuildFS(ctx, tree, r.opts.AllowRemoteBases, r.opts.Limits)
+	fsys.schemaAlone = exclusive
 	if origins {
 		fsys.originsFor = path.Join(dir, "")
 	}
-	r.buildMu.Lock()
-	defer r.buildMu.Unlock()
+	defer lockSchema(exclusive)()
 	if err := ctx.Err(); err != nil {
 		return nil, fsys, fmt.Errorf("build %s: %w", dir, err) // given up while waiting for the lock
 	}
@@ -134,7 +181,7 @@ func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, ori
 			out, err = nil, fmt.Errorf("build %s: %w", dir, fsys.limit)
 		}
 	}()
-	m, err := r.kustomizer.Run(fsys, path.Join(mountRoot, dir))
+	m, err := newKustomizer().Run(fsys, path.Join(mountRoot, dir))
 	if err != nil {
 		return nil, fsys, buildError(tree, dir, fsys.lastRead, err)
 	}
@@ -143,6 +190,15 @@ func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, ori
 		return nil, fsys, buildError(tree, dir, fsys.lastRead, err)
 	}
 	return out, fsys, nil
+}
+
+// newKustomizer makes a Kustomizer per build: it is cheap, and holds no
+// state a concurrent build could see.
+func newKustomizer() *krusty.Kustomizer {
+	kopts := krusty.MakeDefaultOptions()
+	// The kustomize CLI's --reorder default; without it the order differs.
+	kopts.Reorder = krusty.ReorderOptionLegacy
+	return krusty.MakeKustomizer(kopts)
 }
 
 var mountedPath = regexp.MustCompile(regexp.QuoteMeta(mountRoot) + `(/[^\s'"\x60:,;()\[\]{}]*)?`)
