@@ -156,3 +156,37 @@ func mustReadFixture(b *testing.B, name string) string {
 	}
 	return string(data)
 }
+
+// BenchmarkRender1000OverlaysColdParallel is the cold benchmark with the
+// builds spread over GOMAXPROCS goroutines, as BuildStages does.
+func BenchmarkRender1000OverlaysColdParallel(b *testing.B) {
+	tree, dirs := benchRepo(b, benchOverlays)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r := NewRenderer(Options{})
+		next := make(chan string)
+		errs := make(chan error, runtime.GOMAXPROCS(0))
+		for range runtime.GOMAXPROCS(0) {
+			go func() {
+				var first error
+				for dir := range next {
+					if _, err := r.Build(tree, dir); err != nil && first == nil {
+						first = err
+					}
+				}
+				errs <- first
+			}()
+		}
+		for _, dir := range dirs {
+			next <- dir
+		}
+		close(next)
+		for range runtime.GOMAXPROCS(0) {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportPerOverlay(b)
+}

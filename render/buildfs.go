@@ -30,7 +30,8 @@ type buildFS struct {
 	allowRemote bool
 	limits      repofs.Limits
 	budget      *repofs.ReadBudget
-	work        int64 // mapping work of the files read (Limits.MaxMappingWork)
+	work        *workMemo
+	mappingWork int64 // mapping work of the files read (Limits.MaxMappingWork)
 
 	deps     map[string]dep // tree name -> what the build learnt about it
 	loaded   map[string]bool
@@ -171,10 +172,10 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	data, err := repofs.CheckedRead(b.tree, name, b.limits, budget)
 	if err == nil {
 		var work int64
-		work, err = repofs.CheckYAMLWork(name, data, b.limits)
+		work, err = b.checkYAML(name, data)
 		if err == nil && budget != nil {
-			b.work += work
-			if b.work > b.limits.MaxMappingWork {
+			b.mappingWork += work
+			if b.mappingWork > b.limits.MaxMappingWork {
 				err = &repofs.LimitError{File: name, Reason: fmt.Sprintf(
 					"the YAML mappings this build reads are too large together (their keys squared add up to more than %d; kyaml's decode costs that much); split the build or shrink the largest mappings",
 					b.limits.MaxMappingWork)}
@@ -219,6 +220,13 @@ func (b *buildFS) load(name string) ([]byte, error) {
 		b.loaded[name] = true
 	}
 	return data, nil
+}
+
+func (b *buildFS) checkYAML(name string, data []byte) (int64, error) {
+	if b.work == nil {
+		return repofs.CheckYAMLWork(name, data, b.limits)
+	}
+	return b.work.check(name, data, b.limits)
 }
 
 // checkRefs refuses a kustomization that points outside the repository

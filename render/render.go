@@ -36,6 +36,8 @@ type Options struct {
 type Renderer struct {
 	opts  Options
 	cache *renderCache
+	memos treeMemos
+	work  workMemo
 }
 
 // NewRenderer returns a Renderer with an empty cache.
@@ -70,6 +72,7 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
+	tree = r.memos.of(tree)
 	key := dir
 	if origins {
 		key += "\x00origins" // a different output of the same directory
@@ -160,6 +163,7 @@ func lockSchema(exclusive bool) (unlock func()) {
 
 func (r *Renderer) renderLocked(ctx context.Context, tree repofs.Tree, dir string, origins, exclusive bool) (out []byte, fsys *buildFS, err error) {
 	fsys = newBuildFS(ctx, tree, r.opts.AllowRemoteBases, r.opts.Limits)
+	fsys.work = &r.work
 	fsys.schemaAlone = exclusive
 	if origins {
 		fsys.originsFor = path.Join(dir, "")
