@@ -190,8 +190,11 @@ func New(o Options) (*Controller, error) {
 	if o.Auth == nil {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
+	// One Renderer for the config directory and the overlays: what it
+	// remembers of a commit's tree serves both, under the same Limits.
+	renderer := render.NewRenderer(render.Options{Limits: o.Limits})
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, Renderer: render.NewRenderer(render.Options{Limits: o.Limits})})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, Renderer: renderer})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -208,7 +211,7 @@ func New(o Options) (*Controller, error) {
 	}
 	return &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
-		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{})}, nil
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: renderer}, nil
 }
 
 // maxConflicts bounds how often one pass re-reads after another writer won

@@ -1,8 +1,11 @@
 package render
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -126,5 +129,35 @@ func TestBuildManyOverlaysConcurrently(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestBuildAll: BuildAll gives each overlay what Build gives it, at its
+// index, errors included; with ctx done it builds nothing.
+func TestBuildAll(t *testing.T) {
+	tree := commitDir(t, fixtureRepo)
+	dirs := append(slices.Clone(fixtureDirs), "apps/missing", "apps/overlays/dev")
+	var overlays []Overlay
+	for _, d := range dirs {
+		overlays = append(overlays, Overlay{Tree: tree, Dir: d})
+	}
+	outs, errs := NewRenderer(Options{}).BuildAll(context.Background(), overlays)
+	for i, d := range dirs {
+		want, wantErr := NewRenderer(Options{}).Build(tree, d)
+		if (errs[i] == nil) != (wantErr == nil) || string(outs[i]) != string(want) {
+			t.Errorf("BuildAll[%d] (%s) = %d bytes, %v; Build gives %d bytes, %v", i, d, len(outs[i]), errs[i], len(want), wantErr)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := NewRenderer(Options{})
+	_, errs = r.BuildAll(ctx, overlays)
+	for i, err := range errs {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("BuildAll with ctx done: [%d] = %v, want context.Canceled", i, err)
+		}
+	}
+	if s := r.Stats(); s.Misses != 0 {
+		t.Errorf("BuildAll with ctx done ran %d builds", s.Misses)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -267,4 +268,43 @@ func withOriginAnnotations(data []byte) []byte {
 		return data
 	}
 	return []byte(out)
+}
+
+// Overlay is one directory of one tree, for BuildAll.
+type Overlay struct {
+	Tree repofs.Tree
+	Dir  string
+}
+
+// BuildAll builds overlays on GOMAXPROCS goroutines and returns each
+// output and error at its index, as BuildContext would one after another.
+// Once ctx is done no further build starts (those left have ctx's error).
+func (r *Renderer) BuildAll(ctx context.Context, overlays []Overlay) ([][]byte, []error) {
+	outs, errs := make([][]byte, len(overlays)), make([]error, len(overlays))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(overlays)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				outs[i], errs[i] = r.BuildContext(ctx, overlays[i].Tree, overlays[i].Dir)
+			}
+		}()
+	}
+	next := 0
+feed:
+	for ; next < len(overlays); next++ {
+		select {
+		case jobs <- next:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	for ; next < len(overlays); next++ {
+		errs[next] = fmt.Errorf("build %s: %w", overlays[next].Dir, ctx.Err())
+	}
+	return outs, errs
 }
