@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"io/fs"
 	"path"
 	"runtime"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -184,6 +186,37 @@ func BenchmarkRender1000OverlaysColdParallel(b *testing.B) {
 		close(next)
 		for range runtime.GOMAXPROCS(0) {
 			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportPerOverlay(b)
+}
+
+// BenchmarkKustomizeFloor runs kustomize alone on the benchmark's overlays,
+// from its own in-memory file system: the cost of a build with nothing of
+// ours around it, the floor a cold Renderer build can reach.
+func BenchmarkKustomizeFloor(b *testing.B) {
+	tree, dirs := benchRepo(b, benchOverlays)
+	mem := filesys.MakeFsInMemory()
+	err := fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := tree.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return mem.WriteFile(path.Join("/r", p), data)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, dir := range dirs {
+			if _, err := newKustomizer().Run(mem, path.Join("/r", dir)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -198,11 +198,12 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	b.lastRead = name
 	if isKustomizationFile(name) {
 		b.lastKust = name
-		if !b.schemaAlone && setsOpenAPI(data) {
+		facts := b.kustomization(data)
+		if !b.schemaAlone && facts.setsOpenAPI {
 			b.wantsSchema = true
 			return nil, errSchemaAlone
 		}
-		if err := b.checkRefs(name, data); err != nil {
+		if err := b.checkRefs(name, facts.refs); err != nil {
 			return nil, err
 		}
 		if b.originsFor != "" && path.Dir(name) == b.originsFor {
@@ -222,6 +223,13 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	return data, nil
 }
 
+func (b *buildFS) kustomization(data []byte) kustomizationFacts {
+	if b.work == nil {
+		return parseKustomization(data)
+	}
+	return b.work.kustomization(data)
+}
+
 func (b *buildFS) checkYAML(name string, data []byte) (int64, error) {
 	if b.work == nil {
 		return repofs.CheckYAMLWork(name, data, b.limits)
@@ -231,8 +239,8 @@ func (b *buildFS) checkYAML(name string, data []byte) (int64, error) {
 
 // checkRefs refuses a kustomization that points outside the repository
 // before kustomize acts on it (kustomize would clone or fetch a remote base).
-func (b *buildFS) checkRefs(file string, data []byte) error {
-	for _, ref := range kustomizationRefs(data) {
+func (b *buildFS) checkRefs(file string, refs []string) error {
+	for _, ref := range refs {
 		kind := refEscape(path.Dir(file), ref)
 		if kind == repofs.ErrRemoteBase && b.allowRemote {
 			b.remote = true

@@ -142,9 +142,25 @@ func (t *memoTree) ReadFile(name string) ([]byte, error) {
 // workMemo remembers the mapping work of contents that passed
 // repofs.CheckYAMLWork under the Renderer's limits. Failures are not
 // remembered: they are checked again and fail again.
+// It also remembers what the checks before a build found in each
+// kustomization's content (parseKustomization).
 type workMemo struct {
-	m sync.Map // [sha256.Size]byte -> int64
-	n atomic.Int64
+	m     sync.Map // [sha256.Size]byte -> int64
+	n     atomic.Int64
+	kusts sync.Map // [sha256.Size]byte -> kustomizationFacts
+	nk    atomic.Int64
+}
+
+func (w *workMemo) kustomization(data []byte) kustomizationFacts {
+	key := sha256.Sum256(data)
+	if f, ok := w.kusts.Load(key); ok {
+		return f.(kustomizationFacts)
+	}
+	f := parseKustomization(data)
+	if w.nk.Add(1) <= maxMemoWork {
+		w.kusts.Store(key, f)
+	}
+	return f
 }
 
 func (w *workMemo) check(name string, data []byte, limits repofs.Limits) (int64, error) {

@@ -15,10 +15,26 @@ import (
 // transformer configs (several lines) are not references. Unparseable YAML
 // yields nothing: kustomize then fails on it before loading anything.
 func kustomizationRefs(data []byte) []string {
+	return parseKustomization(data).refs
+}
+
+// kustomizationFacts is what a build checks in a kustomization file before
+// kustomize reads it.
+type kustomizationFacts struct {
+	refs        []string // see kustomizationRefs
+	setsOpenAPI bool     // see setsOpenAPI
+}
+
+// parseKustomization parses a kustomization file once for both checks.
+func parseKustomization(data []byte) kustomizationFacts {
 	var k map[string]any
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return nil
+		return kustomizationFacts{setsOpenAPI: true}
 	}
+	return kustomizationFacts{refs: refsOf(k), setsOpenAPI: hasOpenAPI(k)}
+}
+
+func refsOf(k map[string]any) []string {
 	var refs []string
 	add := func(v any) {
 		if s, ok := v.(string); ok && s != "" && !strings.Contains(s, "\n") {
@@ -86,10 +102,10 @@ func kustomizationRefs(data []byte) []string {
 // through encoding/json, which matches field names that way), or it does
 // not parse here, so cannot be shown not to.
 func setsOpenAPI(data []byte) bool {
-	var k map[string]any
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		return true
-	}
+	return parseKustomization(data).setsOpenAPI
+}
+
+func hasOpenAPI(k map[string]any) bool {
 	for key := range k {
 		if strings.EqualFold(key, "openapi") {
 			return true

@@ -81,7 +81,7 @@ func bulkGC() (restore func()) {
 
 const (
 	bulkGCPercent   = 400
-	bulkMemoryLimit = 768 << 20
+	bulkMemoryLimit = 640 << 20
 )
 
 func newRootCommand() *cobra.Command {
