@@ -203,9 +203,11 @@ func New(o Options) (*Controller, error) {
 	if o.Auth == nil {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
+	// One Renderer for the config directory and the overlays: what it
+	// remembers of a commit's tree serves both, under the same Limits.
+	renderer := render.NewRenderer(render.Options{Limits: o.Limits, CacheDir: o.CacheDir})
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir,
-			Renderer: render.NewRenderer(render.Options{Limits: o.Limits, CacheDir: o.CacheDir})})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir, Renderer: renderer})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -222,7 +224,7 @@ func New(o Options) (*Controller, error) {
 	}
 	c := &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
-		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: render.NewRenderer(render.Options{CacheDir: o.CacheDir}),
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: renderer,
 		stateMemo: newStateMemo(o.CacheDir, o.URL, o.StateBranch, trust.keys, o.Clock())}
 	c.shareFetches()
 	return c, nil

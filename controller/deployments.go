@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
+	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/deployments"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
@@ -50,7 +51,19 @@ type stageFacts struct {
 // caller puts the reports back.
 func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, reports []deployments.Report, now time.Time) (stageFacts, error) {
 	f := stageFacts{renders: map[string]reconcilers.StageRender{}, reports: map[string][]reconcilers.StageReport{}}
-	for _, key := range pass.NeedsRender(snap, state) {
+	keys := pass.NeedsRender(snap, state)
+	// Built on every core first (a cold pass renders every overlay); the
+	// loop below then takes each from the render cache.
+	if c.renderer != nil {
+		warm := make([]render.Overlay, 0, len(keys))
+		for _, key := range keys {
+			if ref := snap.StageIndex[key]; ref.Tree != nil {
+				warm = append(warm, render.Overlay{Tree: ref.Tree, Dir: ref.Overlay})
+			}
+		}
+		c.renderer.BuildAll(ctx, warm)
+	}
+	for _, key := range keys {
 		ref := snap.StageIndex[key]
 		r, err := c.renderStage(ctx, ref.Tree, ref.Overlay, ref.Commit)
 		if ctx.Err() != nil {

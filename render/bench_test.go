@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"io/fs"
 	"path"
 	"runtime"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -155,4 +157,74 @@ func mustReadFixture(b *testing.B, name string) string {
 		b.Fatal(err)
 	}
 	return string(data)
+}
+
+// BenchmarkRender1000OverlaysColdParallel is the cold benchmark with the
+// builds spread over GOMAXPROCS goroutines, as BuildStages does.
+func BenchmarkRender1000OverlaysColdParallel(b *testing.B) {
+	tree, dirs := benchRepo(b, benchOverlays)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r := NewRenderer(Options{})
+		next := make(chan string)
+		errs := make(chan error, runtime.GOMAXPROCS(0))
+		for range runtime.GOMAXPROCS(0) {
+			go func() {
+				var first error
+				for dir := range next {
+					if _, err := r.Build(tree, dir); err != nil && first == nil {
+						first = err
+					}
+				}
+				errs <- first
+			}()
+		}
+		for _, dir := range dirs {
+			next <- dir
+		}
+		close(next)
+		for range runtime.GOMAXPROCS(0) {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportPerOverlay(b)
+}
+
+// BenchmarkKustomizeFloor runs kustomize alone on the benchmark's overlays,
+// from its own in-memory file system: the cost of a build with nothing of
+// ours around it (its output printed, as a build does), the floor a cold
+// Renderer build can reach.
+func BenchmarkKustomizeFloor(b *testing.B) {
+	tree, dirs := benchRepo(b, benchOverlays)
+	mem := filesys.MakeFsInMemory()
+	err := fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := tree.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return mem.WriteFile(path.Join("/r", p), data)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, dir := range dirs {
+			m, err := newKustomizer().Run(mem, path.Join("/r", dir))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := m.AsYaml(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportPerOverlay(b)
 }

@@ -30,7 +30,8 @@ type buildFS struct {
 	allowRemote bool
 	limits      repofs.Limits
 	budget      *repofs.ReadBudget
-	work        int64 // mapping work of the files read (Limits.MaxMappingWork)
+	work        *workMemo
+	mappingWork int64 // mapping work of the files read (Limits.MaxMappingWork)
 
 	deps     map[string]dep // tree name -> what the build learnt about it
 	loaded   map[string]bool
@@ -39,6 +40,10 @@ type buildFS struct {
 	remote   bool                // the build used a remote base: its output is not cacheable
 	lastKust string              // the last kustomization file read, to name in escape errors
 	lastRead string              // the last file read, to name in build errors
+	// schemaAlone is set when the build holds schemaMu alone and may let
+	// kustomize set the OpenAPI schema; wantsSchema records that a shared
+	// build stopped at a kustomization with an openapi: field.
+	schemaAlone, wantsSchema bool
 	// originsFor is the directory whose kustomization gets originAnnotations
 	// (BuildWithOrigins); empty for none.
 	originsFor string
@@ -60,6 +65,10 @@ const (
 	depDir
 	depHash
 )
+
+// errSchemaAlone stops a shared build at a kustomization that sets the
+// OpenAPI schema, before kustomize reads it; the build runs again alone.
+var errSchemaAlone = errors.New("the kustomization sets openapi: it is built alone")
 
 var errReadOnly = errors.New("the repository is read-only during a build")
 
@@ -163,10 +172,10 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	data, err := repofs.CheckedRead(b.tree, name, b.limits, budget)
 	if err == nil {
 		var work int64
-		work, err = repofs.CheckYAMLWork(name, data, b.limits)
+		work, err = b.checkYAML(name, data)
 		if err == nil && budget != nil {
-			b.work += work
-			if b.work > b.limits.MaxMappingWork {
+			b.mappingWork += work
+			if b.mappingWork > b.limits.MaxMappingWork {
 				err = &repofs.LimitError{File: name, Reason: fmt.Sprintf(
 					"the YAML mappings this build reads are too large together (their keys squared add up to more than %d; kyaml's decode costs that much); split the build or shrink the largest mappings",
 					b.limits.MaxMappingWork)}
@@ -189,7 +198,12 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	b.lastRead = name
 	if isKustomizationFile(name) {
 		b.lastKust = name
-		if err := b.checkRefs(name, data); err != nil {
+		facts := b.kustomization(data)
+		if !b.schemaAlone && facts.setsOpenAPI {
+			b.wantsSchema = true
+			return nil, errSchemaAlone
+		}
+		if err := b.checkRefs(name, facts.refs); err != nil {
 			return nil, err
 		}
 		if b.originsFor != "" && path.Dir(name) == b.originsFor {
@@ -209,10 +223,24 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	return data, nil
 }
 
+func (b *buildFS) kustomization(data []byte) kustomizationFacts {
+	if b.work == nil {
+		return parseKustomization(data)
+	}
+	return b.work.kustomization(data)
+}
+
+func (b *buildFS) checkYAML(name string, data []byte) (int64, error) {
+	if b.work == nil {
+		return repofs.CheckYAMLWork(name, data, b.limits)
+	}
+	return b.work.check(name, data, b.limits)
+}
+
 // checkRefs refuses a kustomization that points outside the repository
 // before kustomize acts on it (kustomize would clone or fetch a remote base).
-func (b *buildFS) checkRefs(file string, data []byte) error {
-	for _, ref := range kustomizationRefs(data) {
+func (b *buildFS) checkRefs(file string, refs []string) error {
+	for _, ref := range refs {
 		kind := refEscape(path.Dir(file), ref)
 		if kind == repofs.ErrRemoteBase && b.allowRemote {
 			b.remote = true

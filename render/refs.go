@@ -15,10 +15,26 @@ import (
 // transformer configs (several lines) are not references. Unparseable YAML
 // yields nothing: kustomize then fails on it before loading anything.
 func kustomizationRefs(data []byte) []string {
+	return parseKustomization(data).refs
+}
+
+// kustomizationFacts is what a build checks in a kustomization file before
+// kustomize reads it.
+type kustomizationFacts struct {
+	refs        []string // see kustomizationRefs
+	setsOpenAPI bool     // see setsOpenAPI
+}
+
+// parseKustomization parses a kustomization file once for both checks.
+func parseKustomization(data []byte) kustomizationFacts {
 	var k map[string]any
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return nil
+		return kustomizationFacts{setsOpenAPI: true}
 	}
+	return kustomizationFacts{refs: refsOf(k), setsOpenAPI: hasOpenAPI(k)}
+}
+
+func refsOf(k map[string]any) []string {
 	var refs []string
 	add := func(v any) {
 		if s, ok := v.(string); ok && s != "" && !strings.Contains(s, "\n") {
@@ -79,6 +95,23 @@ func kustomizationRefs(data []byte) []string {
 		add(m["configHome"])
 	}
 	return refs
+}
+
+// setsOpenAPI says whether a kustomization file may set kustomize's OpenAPI
+// schema: it has an openapi field, in any letter case (kustomize decodes it
+// through encoding/json, which matches field names that way), or it does
+// not parse here, so cannot be shown not to.
+func setsOpenAPI(data []byte) bool {
+	return parseKustomization(data).setsOpenAPI
+}
+
+func hasOpenAPI(k map[string]any) bool {
+	for key := range k {
+		if strings.EqualFold(key, "openapi") {
+			return true
+		}
+	}
+	return false
 }
 
 // refEscape says why ref, written in a kustomization in dir, leaves the

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
@@ -33,25 +35,20 @@ type Options struct {
 }
 
 // Renderer builds kustomizations and caches the output. It is safe for
-// concurrent use; kustomize itself runs one build at a time because its
-// OpenAPI schema is process-global.
+// concurrent use, and builds run concurrently, except a build that loads a
+// kustomization with an openapi: field, which runs alone (see schemaMu).
 type Renderer struct {
 	opts  Options
 	cache *renderCache
-
-	buildMu    sync.Mutex
-	kustomizer *krusty.Kustomizer
+	memos treeMemos
+	work  workMemo
 }
 
 // NewRenderer returns a Renderer with an empty cache.
 func NewRenderer(opts Options) *Renderer {
-	kopts := krusty.MakeDefaultOptions()
-	// The kustomize CLI's --reorder default; without it the order differs.
-	kopts.Reorder = krusty.ReorderOptionLegacy
 	return &Renderer{
-		opts:       opts,
-		cache:      newRenderCache(opts.CacheBytes, newDiskCache(opts.CacheDir, opts)),
-		kustomizer: krusty.MakeKustomizer(kopts),
+		opts:  opts,
+		cache: newRenderCache(opts.CacheBytes, newDiskCache(opts.CacheDir, opts)),
 	}
 }
 
@@ -79,6 +76,7 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
+	tree = r.memos.of(tree)
 	key := dir
 	if origins {
 		key += "\x00origins" // a different output of the same directory
@@ -114,13 +112,67 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 // Stats reports cache hits and misses, for tests and metrics.
 func (r *Renderer) Stats() Stats { return r.cache.stats() }
 
-func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, origins bool) (out []byte, fsys *buildFS, err error) {
+// render runs kustomize on dir alongside other builds; a build that meets
+// an openapi: field stops there, before kustomize sees it, and runs again
+// alone.
+func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, origins bool) ([]byte, *buildFS, error) {
+	out, fsys, err := r.renderLocked(ctx, tree, dir, origins, false)
+	if fsys.wantsSchema {
+		out, fsys, err = r.renderLocked(ctx, tree, dir, origins, true)
+	}
+	return out, fsys, err
+}
+
+// kyaml keeps the OpenAPI schema kustomize merges patches with in
+// process-global state (openapi.SetSchema, initSchema). A kustomization
+// without openapi: only reads it, so such builds share schemaMu; one that
+// sets openapi: changes it, so it holds schemaMu alone, starts from the
+// schema a fresh `kustomize build` process has, and puts the default back
+// for the builds after it. The lock is a package variable because the
+// state it guards is one: every Renderer of the process shares it.
+var (
+	schemaMu    sync.RWMutex
+	schemaReady bool // the default schema is parsed; written under schemaMu held alone
+)
+
+// lockSchema takes schemaMu shared (exclusive false) with the default
+// schema parsed first, or alone with kyaml's schema reset. kyaml parses its
+// schema lazily on first use, writing maps that other calls read without
+// its lock, so shared builds must find it parsed already.
+func lockSchema(exclusive bool) (unlock func()) {
+	if exclusive {
+		schemaMu.Lock()
+		openapi.ResetOpenAPI()
+		return func() {
+			openapi.ResetOpenAPI()
+			_ = openapi.Schema() // parses the default schema
+			schemaReady = true
+			schemaMu.Unlock()
+		}
+	}
+	for {
+		schemaMu.RLock()
+		if schemaReady {
+			return schemaMu.RUnlock
+		}
+		schemaMu.RUnlock()
+		schemaMu.Lock()
+		if !schemaReady {
+			_ = openapi.Schema()
+			schemaReady = true
+		}
+		schemaMu.Unlock()
+	}
+}
+
+func (r *Renderer) renderLocked(ctx context.Context, tree repofs.Tree, dir string, origins, exclusive bool) (out []byte, fsys *buildFS, err error) {
 	fsys = newBuildFS(ctx, tree, r.opts.AllowRemoteBases, r.opts.Limits)
+	fsys.work = &r.work
+	fsys.schemaAlone = exclusive
 	if origins {
 		fsys.originsFor = path.Join(dir, "")
 	}
-	r.buildMu.Lock()
-	defer r.buildMu.Unlock()
+	defer lockSchema(exclusive)()
 	if err := ctx.Err(); err != nil {
 		return nil, fsys, fmt.Errorf("build %s: %w", dir, err) // given up while waiting for the lock
 	}
@@ -137,7 +189,7 @@ func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, ori
 			out, err = nil, fmt.Errorf("build %s: %w", dir, fsys.limit)
 		}
 	}()
-	m, err := r.kustomizer.Run(fsys, path.Join(mountRoot, dir))
+	m, err := newKustomizer().Run(fsys, path.Join(mountRoot, dir))
 	if err != nil {
 		return nil, fsys, buildError(tree, dir, fsys.lastRead, err)
 	}
@@ -146,6 +198,15 @@ func (r *Renderer) render(ctx context.Context, tree repofs.Tree, dir string, ori
 		return nil, fsys, buildError(tree, dir, fsys.lastRead, err)
 	}
 	return out, fsys, nil
+}
+
+// newKustomizer makes a Kustomizer per build: it is cheap, and holds no
+// state a concurrent build could see.
+func newKustomizer() *krusty.Kustomizer {
+	kopts := krusty.MakeDefaultOptions()
+	// The kustomize CLI's --reorder default; without it the order differs.
+	kopts.Reorder = krusty.ReorderOptionLegacy
+	return krusty.MakeKustomizer(kopts)
 }
 
 var mountedPath = regexp.MustCompile(regexp.QuoteMeta(mountRoot) + `(/[^\s'"\x60:,;()\[\]{}]*)?`)
@@ -210,4 +271,43 @@ func withOriginAnnotations(data []byte) []byte {
 		return data
 	}
 	return []byte(out)
+}
+
+// Overlay is one directory of one tree, for BuildAll.
+type Overlay struct {
+	Tree repofs.Tree
+	Dir  string
+}
+
+// BuildAll builds overlays on GOMAXPROCS goroutines and returns each
+// output and error at its index, as BuildContext would one after another.
+// Once ctx is done no further build starts (those left have ctx's error).
+func (r *Renderer) BuildAll(ctx context.Context, overlays []Overlay) ([][]byte, []error) {
+	outs, errs := make([][]byte, len(overlays)), make([]error, len(overlays))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(overlays)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				outs[i], errs[i] = r.BuildContext(ctx, overlays[i].Tree, overlays[i].Dir)
+			}
+		}()
+	}
+	next := 0
+feed:
+	for ; next < len(overlays); next++ {
+		select {
+		case jobs <- next:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	for ; next < len(overlays); next++ {
+		errs[next] = fmt.Errorf("build %s: %w", overlays[next].Dir, ctx.Err())
+	}
+	return outs, errs
 }

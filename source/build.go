@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
@@ -16,33 +18,72 @@ import (
 // It also reports template components whose image is no valid reference or
 // matches no container of a stage their vectors are promoted to. The error
 // is only for ctx being done.
+//
+// Overlays build on GOMAXPROCS workers at once (renderer must be safe for
+// concurrent use); the problems come in the order of the stages' keys
+// whatever order the builds finish in.
 func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem, error) {
 	keys := make([]string, 0, len(s.StageIndex))
 	for k := range s.StageIndex {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var problems []Problem
-	for _, k := range keys {
-		ref := s.StageIndex[k]
+	errs := buildAll(ctx, len(keys), func(i int) error {
+		ref := s.StageIndex[keys[i]]
 		_, err := renderer.BuildContext(ctx, ref.Tree, ref.Overlay)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		return err
+	})
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var problems []Problem
+	for i, k := range keys {
+		err := errs[i]
+		if err == nil {
+			continue
 		}
-		if err != nil {
-			o, _ := s.Object(v1alpha1.StageKind, k)
-			problems = append(problems, Problem{
-				File: o.File, Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
-				Reason: fmt.Sprintf("overlay %q does not build: %v", ref.Overlay, err),
-			})
-			// The file at fault, when it is not the Stage's: a link out of
-			// the repository, or a file over a limit.
-			if p := buildProblem("", err); p.File != "" && (p.File != o.File) && !isBuildErrorOnly(err) {
-				problems = append(problems, p)
-			}
+		ref := s.StageIndex[k]
+		o, _ := s.Object(v1alpha1.StageKind, k)
+		problems = append(problems, Problem{
+			File: o.File, Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
+			Reason: fmt.Sprintf("overlay %q does not build: %v", ref.Overlay, err),
+		})
+		// The file at fault, when it is not the Stage's: a link out of
+		// the repository, or a file over a limit.
+		if p := buildProblem("", err); p.File != "" && (p.File != o.File) && !isBuildErrorOnly(err) {
+			problems = append(problems, p)
 		}
 	}
 	return append(problems, componentImageProblems(s, renderer)...), nil
+}
+
+// buildAll runs build(0..n-1) on at most GOMAXPROCS goroutines and returns
+// each one's error at its index. Once ctx is done no further build starts;
+// the caller checks ctx.
+func buildAll(ctx context.Context, n int, build func(i int) error) []error {
+	errs := make([]error, n)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				errs[i] = build(i)
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return errs
 }
 
 // isBuildErrorOnly is a plain kustomize failure, already reported on the

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -52,6 +53,36 @@ func startProfile(path string) (stop func()) {
 		f.Close()
 	}
 }
+
+// bulkGC makes the garbage collector run less often while a command renders
+// many overlays, and returns what puts the old settings back. A kustomize
+// build allocates about 2 MB of short-lived garbage over a live heap of a
+// few MB, so with the default GOGC=100 the collector runs every few builds
+// and takes a fifth of the time. GOGC=400 under a soft limit of
+// bulkMemoryLimit keeps peak RSS bounded when the live heap is large (10,000
+// stages). GOGC and GOMEMLIMIT in the environment win.
+func bulkGC() (restore func()) {
+	percent, limit := -2, int64(-1)
+	if os.Getenv("GOGC") == "" {
+		percent = debug.SetGCPercent(bulkGCPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		limit = debug.SetMemoryLimit(bulkMemoryLimit)
+	}
+	return func() {
+		if percent != -2 {
+			debug.SetGCPercent(percent)
+		}
+		if limit >= 0 {
+			debug.SetMemoryLimit(limit)
+		}
+	}
+}
+
+const (
+	bulkGCPercent   = 400
+	bulkMemoryLimit = 640 << 20
+)
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{

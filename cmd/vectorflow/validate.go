@@ -84,8 +84,11 @@ or the flags below; secrets are read from files so they stay out of the process 
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			limits, cacheDir := lf.limits(), rf.cacheDirectory()
-			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits, CacheDir: cacheDir,
-				Renderer: render.NewRenderer(render.Options{Limits: limits, CacheDir: cacheDir})})
+			defer bulkGC()()
+			// One Renderer for the config directory and every overlay: what
+			// it learns of the tree (blobs read, YAML checked) serves all builds.
+			renderer := render.NewRenderer(render.Options{Limits: limits, CacheDir: cacheDir})
+			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits, CacheDir: cacheDir, Renderer: renderer})
 			var snap *source.Snapshot
 			switch {
 			case len(args) == 1:
@@ -98,7 +101,7 @@ or the flags below; secrets are read from files so they stay out of the process 
 			if err != nil {
 				return interrupted(ctx, err)
 			}
-			buildProblems, err := source.BuildStages(ctx, snap, render.NewRenderer(render.Options{Limits: limits, CacheDir: cacheDir}))
+			buildProblems, err := source.BuildStages(ctx, snap, renderer)
 			if err != nil {
 				return interrupted(ctx, err)
 			}

@@ -1,13 +1,14 @@
 package repofs
 
-// Immutable reports whether a tree's content can never change: a commit's
-// tree (bounded by LimitTree or not), whose hashes name the very objects
-// that are read. A directory on disk may change between a read and a
-// hash, so what was learnt from it is not kept beyond the process.
-func Immutable(t Tree) bool {
-	if l, ok := t.(*limitTree); ok {
-		t = l.Tree
+// Immutable reports whether tree is a commit's tree (GitTree), or LimitTree
+// of one: what is read from it never changes, so a reader may remember it.
+// A directory on disk, or any other wrapper, is not.
+func Immutable(tree Tree) bool {
+	switch t := tree.(type) {
+	case *gitTree:
+		return true
+	case *limitTree:
+		return Immutable(t.Tree)
 	}
-	_, ok := t.(*gitTree)
-	return ok
+	return false
 }
