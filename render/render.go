@@ -76,6 +76,8 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
+	// Only a commit's tree may be kept on disk; ask before the memo wraps it.
+	persist := repofs.Immutable(tree)
 	tree = r.memos.of(tree)
 	key := dir
 	if origins {
@@ -104,7 +106,7 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 		return nil, res.err
 	}
 	if !res.fsys.remote {
-		r.cache.store(key, res.fsys.deps, res.out, repofs.Immutable(tree))
+		r.cache.store(key, res.fsys.deps, res.out, persist)
 	}
 	return slices.Clone(res.out), nil
 }
