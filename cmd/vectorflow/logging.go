@@ -6,9 +6,11 @@ import (
 	"strconv"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -33,18 +35,24 @@ func (f *logFlags) register(cmd *cobra.Command) {
 	markDeprecatedAlias(cmd, "verbosity", "log-level", "use --log-level instead (-v 1 is --log-level debug)")
 }
 
-// logger returns a structured logger writing to w.
+// logger returns a structured logger writing to w: controller-runtime's
+// production logger (its encoders, stack traces on errors) without its
+// sampling, which drops all but one in 100 of a message logged more than
+// 100 times a second: a first pass over many repositories logs hundreds of
+// transitions at once, and every one is a record someone may look for.
 func (f logFlags) logger(w io.Writer) (logr.Logger, error) {
-	opts := []zap.Opts{zap.WriteTo(w), zap.Level(zapcore.Level(f.level))}
+	var enc zapcore.Encoder
 	switch f.encoding {
 	case "json":
-		opts = append(opts, zap.JSONEncoder())
+		enc = zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
 	case "console":
-		opts = append(opts, zap.ConsoleEncoder())
+		enc = zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
 	default:
 		return logr.Logger{}, fmt.Errorf("--log-encoding %q: use console or json", f.encoding)
 	}
-	return zap.New(opts...), nil
+	sink := zapcore.AddSync(w)
+	core := zapcore.NewCore(&ctrlzap.KubeAwareEncoder{Encoder: enc}, sink, zapcore.Level(f.level))
+	return zapr.NewLogger(zap.New(core, zap.AddStacktrace(zapcore.ErrorLevel), zap.ErrorOutput(sink))), nil
 }
 
 // logLevels are Flux's level names; zap counts logr's V(N) as level -N.

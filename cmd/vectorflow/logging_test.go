@@ -76,3 +76,32 @@ func TestLogLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestLogKeepsEveryTransition: the log is where operators read what
+// changed, so a burst of identical messages (a first pass over many
+// repositories logs hundreds of "transition" lines in one second) is
+// written whole. zap's production sampling kept the first 100 of a
+// message per second and then one in 100, and the lines lost were those
+// of whichever repository came last.
+func TestLogKeepsEveryTransition(t *testing.T) {
+	for _, encoding := range []string{"json", "console"} {
+		cmd := &cobra.Command{}
+		var lf logFlags
+		lf.register(cmd)
+		if err := cmd.ParseFlags([]string{"--log-encoding", encoding}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		log, err := lf.logger(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const burst = 500
+		for i := range burst {
+			log.Info("transition", "change", i)
+		}
+		if got := bytes.Count(out.Bytes(), []byte("\n")); got != burst {
+			t.Errorf("--log-encoding %s: %d of %d transition lines written", encoding, got, burst)
+		}
+	}
+}
