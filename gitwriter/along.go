@@ -5,17 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
-	"strings"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
-	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/client"
 )
 
 // Swap is a compare-and-swap of files on a branch, made along with a
@@ -253,15 +248,7 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 			}
 		}
 	}
-	ep, err := transport.NewEndpoint(remote.URL)
-	if err != nil {
-		return err
-	}
-	cl, err := client.NewClient(ep)
-	if err != nil {
-		return err
-	}
-	sess, err := cl.NewReceivePackSession(ep, remote.Auth)
+	_, sess, err := receivePackSession(remote)
 	if err != nil {
 		return err
 	}
@@ -277,18 +264,9 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 	if err != nil {
 		return err
 	}
-	req := packp.NewReferenceUpdateRequestFromCapabilities(adv.Capabilities)
-	_ = req.Capabilities.Set(capability.Atomic)
 	var messages bytes.Buffer
-	req.Progress = &messages
-	switch {
-	case adv.Capabilities.Supports(capability.Sideband64k):
-		_ = req.Capabilities.Set(capability.Sideband64k)
-	case adv.Capabilities.Supports(capability.Sideband):
-		_ = req.Capabilities.Set(capability.Sideband)
-	default:
-		req.Progress = nil
-	}
+	req := updateRequest(adv.Capabilities, &messages)
+	_ = req.Capabilities.Set(capability.Atomic)
 	for _, u := range updates {
 		dst := plumbing.NewBranchReferenceName(u.branch)
 		now := plumbing.ZeroHash
@@ -300,25 +278,7 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 		}
 		req.Commands = append(req.Commands, &packp.Command{Name: dst, Old: u.old, New: u.new})
 	}
-	var pack bytes.Buffer
-	if _, err := packfile.NewEncoder(&pack, r.s, false).Encode(objects, 0); err != nil {
-		return fmt.Errorf("pack %d objects: %w", len(objects), err)
-	}
-	req.Packfile = io.NopCloser(&pack)
-	status, err := sess.ReceivePack(ctx, req)
-	switch {
-	case err == nil && status == nil:
-		err = errors.New("the remote sent no report of the push")
-	case err == nil:
-		err = status.Error()
-	}
-	if err != nil {
-		if m := strings.TrimSpace(messages.String()); m != "" {
-			err = fmt.Errorf("%w (remote: %s)", err, oneLine(m))
-		}
-		if status != nil || refusedOverHTTP(err) {
-			err = &answeredPush{err}
-		}
+	if err := r.sendPack(ctx, sess, req, objects, &messages); err != nil {
 		return err
 	}
 	for _, u := range updates {

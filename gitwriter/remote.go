@@ -138,15 +138,7 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	if err != nil {
 		return err
 	}
-	ep, err := transport.NewEndpoint(remote.URL)
-	if err != nil {
-		return err
-	}
-	cl, err := client.NewClient(ep)
-	if err != nil {
-		return err
-	}
-	sess, err := cl.NewReceivePackSession(ep, remote.Auth)
+	ep, sess, err := receivePackSession(remote)
 	if err != nil {
 		return err
 	}
@@ -180,18 +172,54 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 		if now != old {
 			return fmt.Errorf("%w: %s is at %s, expected %s", errBranchMoved, dst, hashOrNone(now), hashOrNone(old))
 		}
-		req = packp.NewReferenceUpdateRequestFromCapabilities(adv.Capabilities)
-		req.Progress = &messages
-		switch {
-		case adv.Capabilities.Supports(capability.Sideband64k):
-			_ = req.Capabilities.Set(capability.Sideband64k)
-		case adv.Capabilities.Supports(capability.Sideband):
-			_ = req.Capabilities.Set(capability.Sideband)
-		default:
-			req.Progress = nil
-		}
+		req = updateRequest(adv.Capabilities, &messages)
 	}
 	req.Commands = []*packp.Command{{Name: dst, Old: old, New: commit}}
+	if err := r.sendPack(ctx, sess, req, objects, &messages); err != nil {
+		return err
+	}
+	return r.s.SetReference(plumbing.NewHashReference(trackingRef(branch), commit))
+}
+
+// receivePackSession opens a push session to remote.
+func receivePackSession(remote Remote) (*transport.Endpoint, transport.ReceivePackSession, error) {
+	ep, err := transport.NewEndpoint(remote.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := client.NewClient(ep)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := cl.NewReceivePackSession(ep, remote.Auth)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ep, sess, nil
+}
+
+// updateRequest is a push request asking for what the server offers:
+// side-band carries hook output apart from the protocol (into messages), so
+// a refusal arrives with the server's reason.
+func updateRequest(offered *capability.List, messages io.Writer) *packp.ReferenceUpdateRequest {
+	req := packp.NewReferenceUpdateRequestFromCapabilities(offered)
+	req.Progress = messages
+	switch {
+	case offered.Supports(capability.Sideband64k):
+		_ = req.Capabilities.Set(capability.Sideband64k)
+	case offered.Supports(capability.Sideband):
+		_ = req.Capabilities.Set(capability.Sideband)
+	default:
+		req.Progress = nil
+	}
+	return req
+}
+
+// sendPack sends req with objects packed, and reads the server's report:
+// a refusal comes back as an *answeredPush carrying the server's messages,
+// so the caller knows the push did not land.
+func (r *repo) sendPack(ctx context.Context, sess transport.ReceivePackSession, req *packp.ReferenceUpdateRequest,
+	objects []plumbing.Hash, messages *bytes.Buffer) error {
 	var pack bytes.Buffer
 	if _, err := packfile.NewEncoder(&pack, r.s, false).Encode(objects, 0); err != nil {
 		return fmt.Errorf("pack %d objects: %w", len(objects), err)
@@ -204,16 +232,16 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	case err == nil:
 		err = status.Error()
 	}
-	if err != nil {
-		if m := strings.TrimSpace(messages.String()); m != "" {
-			err = fmt.Errorf("%w (remote: %s)", err, oneLine(m))
-		}
-		if status != nil || refusedOverHTTP(err) {
-			err = &answeredPush{err}
-		}
-		return err
+	if err == nil {
+		return nil
 	}
-	return r.s.SetReference(plumbing.NewHashReference(trackingRef(branch), commit))
+	if m := strings.TrimSpace(messages.String()); m != "" {
+		err = fmt.Errorf("%w (remote: %s)", err, oneLine(m))
+	}
+	if status != nil || refusedOverHTTP(err) {
+		err = &answeredPush{err}
+	}
+	return err
 }
 
 // answeredPush is a push the remote answered with a refusal (its report

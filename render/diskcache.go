@@ -132,45 +132,7 @@ func (d *diskCache) trim(folder string) {
 // sweep drops entries unused for diskMaxAge, and temporary files a crash
 // left, at most once a day across processes (a stamp file says when).
 func (d *diskCache) sweep() {
-	stamp := filepath.Join(d.root, ".swept")
-	if info, err := os.Stat(stamp); err == nil && d.now().Sub(info.ModTime()) < diskSweepEvery {
-		return
-	}
-	if err := os.WriteFile(stamp, nil, 0o600); err != nil {
-		return
-	}
-	now := d.now()
-	_ = os.Chtimes(stamp, now, now)
-	shards, _ := os.ReadDir(d.root)
-	for _, shard := range shards {
-		if !shard.IsDir() {
-			continue
-		}
-		folders, _ := os.ReadDir(filepath.Join(d.root, shard.Name()))
-		for _, f := range folders {
-			folder := filepath.Join(d.root, shard.Name(), f.Name())
-			entries, _ := os.ReadDir(folder)
-			kept := 0
-			for _, e := range entries {
-				info, err := e.Info()
-				if err != nil {
-					continue
-				}
-				maxAge := diskMaxAge
-				if strings.HasPrefix(e.Name(), ".") {
-					maxAge = time.Hour // a write that never finished
-				}
-				if now.Sub(info.ModTime()) > maxAge {
-					_ = os.Remove(filepath.Join(folder, e.Name()))
-					continue
-				}
-				kept++
-			}
-			if kept == 0 {
-				_ = os.Remove(folder) // fails, harmlessly, if a write just started
-			}
-		}
-	}
+	cachefile.Sweep(d.root, diskMaxAge, diskSweepEvery, d.now())
 }
 
 // An entry's body is the key, the dependencies and the output, each

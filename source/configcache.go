@@ -7,10 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
@@ -210,35 +208,7 @@ func (c *configDisk) write(file string, body []byte) {
 // sweep drops entries unused for configMaxAge, and temporary files a crash
 // left, at most once a day across processes (a stamp file says when).
 func (c *configDisk) sweep() {
-	stamp := filepath.Join(c.root, ".swept")
-	if info, err := os.Stat(stamp); err == nil && c.now().Sub(info.ModTime()) < configSweepEvery {
-		return
-	}
-	if err := os.WriteFile(stamp, nil, 0o600); err != nil {
-		return
-	}
-	now := c.now()
-	_ = os.Chtimes(stamp, now, now)
-	shards, _ := os.ReadDir(c.root)
-	for _, shard := range shards {
-		if !shard.IsDir() {
-			continue
-		}
-		entries, _ := os.ReadDir(filepath.Join(c.root, shard.Name()))
-		for _, e := range entries {
-			info, err := e.Info()
-			if err != nil {
-				continue
-			}
-			maxAge := configMaxAge
-			if strings.HasPrefix(e.Name(), ".") {
-				maxAge = time.Hour // a write that never finished
-			}
-			if now.Sub(info.ModTime()) > maxAge {
-				_ = os.Remove(filepath.Join(c.root, shard.Name(), e.Name()))
-			}
-		}
-	}
+	cachefile.Sweep(c.root, configMaxAge, configSweepEvery, c.now())
 }
 
 // configKey names what a decode of plain config files depends on: the

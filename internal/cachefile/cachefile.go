@@ -72,3 +72,52 @@ func Write(file, format string, body []byte) error {
 	}
 	return err
 }
+
+// Sweep removes, at most once per every (a stamp file in root says when it
+// last ran, for every process sharing root), the files under root unused
+// for maxAge (Read keeps used ones fresh), temporary files of writes that
+// never finished, and the directories that leaves empty. Nothing it meets
+// is an error: a file another process is writing is skipped or rewritten.
+func Sweep(root string, maxAge, every time.Duration, now time.Time) {
+	stamp := filepath.Join(root, ".swept")
+	if info, err := os.Stat(stamp); err == nil && now.Sub(info.ModTime()) < every {
+		return
+	}
+	if err := os.WriteFile(stamp, nil, 0o600); err != nil {
+		return
+	}
+	_ = os.Chtimes(stamp, now, now)
+	sweepDir(root, stamp, maxAge, now)
+}
+
+// sweepDir sweeps dir and reports whether it kept anything.
+func sweepDir(dir, stamp string, maxAge time.Duration, now time.Time) bool {
+	entries, _ := os.ReadDir(dir)
+	kept := false
+	for _, e := range entries {
+		name := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			if sweepDir(name, stamp, maxAge, now) {
+				kept = true
+			} else {
+				_ = os.Remove(name) // fails, harmlessly, if a write just started
+			}
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || name == stamp {
+			kept = true
+			continue
+		}
+		age := maxAge
+		if e.Name()[0] == '.' {
+			age = time.Hour // a write that never finished
+		}
+		if now.Sub(info.ModTime()) > age {
+			_ = os.Remove(name)
+			continue
+		}
+		kept = true
+	}
+	return kept
+}
