@@ -141,8 +141,11 @@ type Controller struct {
 	problems  []string // the configuration problems of that decision
 	codec     *reconcilers.Codec
 	stateMemo stateMemo // the codec's memory in the cache directory
-	remotesMu sync.Mutex
-	remotes   map[string]gitwriter.Remote
+	// stateFiles are the state branch's files as this controller read
+	// them last.
+	stateFiles stateFiles
+	remotesMu  sync.Mutex
+	remotes    map[string]gitwriter.Remote
 	// sharedURLs are the repositories whose loader store the writer was
 	// offered (shareStageStores).
 	sharedURLs map[string]bool

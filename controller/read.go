@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"path"
+	"sync"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
@@ -58,6 +62,70 @@ func readCommitFiles(repo *source.Repository, commit plumbing.Hash) (map[string]
 		return nil
 	})
 	return files, err
+}
+
+// stateFiles remembers the files of the state commit a controller read
+// last, with their blob hashes: an unchanged pass reads no object, and a new
+// commit only the blobs it changed. Objects in an on-disk store cost a read
+// and an inflate each, and the state branch holds a file per stage.
+type stateFiles struct {
+	mu    sync.Mutex
+	tip   plumbing.Hash
+	files map[string][]byte
+	blobs map[string]plumbing.Hash // each file's blob
+}
+
+// read returns the files of commit; the map is the caller's to change.
+func (m *stateFiles) read(s storer.EncodedObjectStorer, commit plumbing.Hash) (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if commit == m.tip && m.files != nil {
+		return maps.Clone(m.files), nil
+	}
+	c, err := object.GetCommit(s, commit)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", commit, err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read the tree of %s: %w", commit, err)
+	}
+	files, blobs := map[string][]byte{}, map[string]plumbing.Hash{}
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	for {
+		name, entry, err := walker.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the tree of %s: %w", commit, err)
+		}
+		if !entry.Mode.IsFile() {
+			continue
+		}
+		blobs[name] = entry.Hash
+		if m.blobs[name] == entry.Hash {
+			files[name] = m.files[name]
+			continue
+		}
+		blob, err := object.GetBlob(s, entry.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("read %s of %s: %w", name, commit, err)
+		}
+		r, err := blob.Reader()
+		if err != nil {
+			return nil, fmt.Errorf("read %s of %s: %w", name, commit, err)
+		}
+		content, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s of %s: %w", name, commit, err)
+		}
+		files[name] = content
+	}
+	m.tip, m.files, m.blobs = commit, files, blobs
+	return maps.Clone(files), nil
 }
 
 // VerifiedState is the state branch read and its history checked.
@@ -151,9 +219,9 @@ func (c *Controller) readState(ctx context.Context) (plumbing.Hash, map[string][
 	if err != nil {
 		return plumbing.ZeroHash, nil, fmt.Errorf("read the state branch fetched from %s: %w", c.name, err)
 	}
-	files, err := readCommitFiles(c.shared, ref.Hash())
+	files, err := c.stateFiles.read(c.shared.Storer(), ref.Hash())
 	if err != nil {
-		return plumbing.ZeroHash, nil, err
+		return plumbing.ZeroHash, nil, fmt.Errorf("read the state branch fetched from %s: %w", c.name, err)
 	}
 	// The state commit compares and swaps from this tip without a fetch.
 	if _, err := c.opts.Writer.Saw(ctx, c.stateTarget(), ref.Hash()); err != nil {

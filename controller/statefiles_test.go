@@ -1,0 +1,134 @@
+package controller
+
+import (
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/google/go-cmp/cmp"
+)
+
+// writeTree stores the tree of the files under dir ("" for the root).
+func writeTree(t *testing.T, s *countingStore, files map[string]string, dir string) plumbing.Hash {
+	t.Helper()
+	var entries []object.TreeEntry
+	subdirs := map[string]bool{}
+	for name, content := range files {
+		rel, ok := strings.CutPrefix(name, dir)
+		if !ok {
+			continue
+		}
+		if first, _, nested := strings.Cut(rel, "/"); nested {
+			subdirs[first] = true
+			continue
+		}
+		o := s.NewEncodedObject()
+		o.SetType(plumbing.BlobObject)
+		w, _ := o.Writer()
+		w.Write([]byte(content))
+		w.Close()
+		h, err := s.SetEncodedObject(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, object.TreeEntry{Name: rel, Mode: filemode.Regular, Hash: h})
+	}
+	for sub := range subdirs {
+		entries = append(entries, object.TreeEntry{Name: sub, Mode: filemode.Dir, Hash: writeTree(t, s, files, dir+sub+"/")})
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	o := s.NewEncodedObject()
+	if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.SetEncodedObject(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// countingStore counts the objects read from a store.
+type countingStore struct {
+	*memory.Storage
+	reads int
+}
+
+func (s *countingStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.reads++
+	return s.Storage.EncodedObject(t, h)
+}
+
+// TestStateFilesReadOnlyWhatChanged: a pass over an unchanged state branch
+// reads no object (an on-disk store inflates each one), a new commit reads
+// its trees and only the blobs it changed, and what read returns is the
+// commit's content and the caller's to change.
+func TestStateFilesReadOnlyWhatChanged(t *testing.T) {
+	s := &countingStore{Storage: memory.NewStorage()}
+	commit := func(files map[string]string) plumbing.Hash {
+		t.Helper()
+		root := writeTree(t, s, files, "")
+		c := &object.Commit{TreeHash: root, Author: object.Signature{Name: "t", When: time.Unix(0, 0)}, Committer: object.Signature{Name: "t", When: time.Unix(0, 0)}}
+		o := s.NewEncodedObject()
+		if err := c.Encode(o); err != nil {
+			t.Fatal(err)
+		}
+		h, err := s.SetEncodedObject(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	first := map[string]string{"stages/dev/a.yaml": "a: 1\n", "stages/dev/b.yaml": "b: 1\n", "configs/c.yaml": "c: 1\n"}
+	second := map[string]string{"stages/dev/a.yaml": "a: 2\n", "stages/dev/b.yaml": "b: 1\n", "configs/c.yaml": "c: 1\n"}
+	c1, c2 := commit(first), commit(second)
+	var m stateFiles
+	want := func(files map[string]string) map[string][]byte {
+		out := map[string][]byte{}
+		for k, v := range files {
+			out[k] = []byte(v)
+		}
+		return out
+	}
+
+	s.reads = 0
+	got, err := m.read(s, c1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want(first), got); diff != "" {
+		t.Errorf("first read (-want +got):\n%s", diff)
+	}
+	got["configs/c.yaml"] = []byte("changed by the caller")
+
+	s.reads = 0
+	got, err = m.read(s, c1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.reads != 0 {
+		t.Errorf("reading the same commit again read %d objects, want none", s.reads)
+	}
+	if diff := cmp.Diff(want(first), got); diff != "" {
+		t.Errorf("second read of the same commit (-want +got):\n%s", diff)
+	}
+
+	s.reads = 0
+	got, err = m.read(s, c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want(second), got); diff != "" {
+		t.Errorf("read of the next commit (-want +got):\n%s", diff)
+	}
+	// The commit, its root tree and 2 subtrees (configs, stages), 1 more
+	// (stages/dev), and the one blob that changed.
+	if s.reads != 6 {
+		t.Errorf("reading a commit that changed one file read %d objects, want 6 (commit, 4 trees, 1 blob)", s.reads)
+	}
+}
