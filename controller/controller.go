@@ -277,11 +277,12 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.watchMu.Unlock()
 	c.pollCommitStatusesInBackground(snap)
 	c.shareStageStores(snap)
+	// What an earlier process remembered serves the read and the decode.
+	c.importStateMemo()
 	tip, files, err := c.readState(ctx)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)
 	}
-	c.importStateMemo()
 	state, errs := c.codec.Decode(files)
 	c.exportStateMemo(false)
 	for _, e := range errs {

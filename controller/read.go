@@ -75,11 +75,28 @@ type stateFiles struct {
 	blobs map[string]plumbing.Hash // each file's blob
 }
 
+// seed offers files known from elsewhere (the state codec's memory of an
+// earlier process): a file whose blob in the next commit read has the hash
+// of its content is taken from here. The hash is computed here, so a
+// damaged or altered memory is never read as the commit's content.
+func (m *stateFiles) seed(files map[string][]byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.files != nil {
+		return // what was read from a commit is the better guide
+	}
+	m.files, m.blobs = map[string][]byte{}, map[string]plumbing.Hash{}
+	for name, data := range files {
+		m.files[name] = data
+		m.blobs[name] = plumbing.ComputeHash(plumbing.BlobObject, data)
+	}
+}
+
 // read returns the files of commit; the map is the caller's to change.
 func (m *stateFiles) read(s storer.EncodedObjectStorer, commit plumbing.Hash) (map[string][]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if commit == m.tip && m.files != nil {
+	if commit == m.tip && !commit.IsZero() && m.files != nil {
 		return maps.Clone(m.files), nil
 	}
 	c, err := object.GetCommit(s, commit)

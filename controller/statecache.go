@@ -102,6 +102,7 @@ func (c *Controller) importStateMemo() {
 	m.loaded = true
 	if body, ok := cachefile.Read(m.file, stateMemoFormat, stateMemoMax, c.opts.Clock()); ok {
 		c.codec.Import(body)
+		c.stateFiles.seed(c.codec.Files())
 	}
 }
 

@@ -132,3 +132,36 @@ func TestStateFilesReadOnlyWhatChanged(t *testing.T) {
 		t.Errorf("reading a commit that changed one file read %d objects, want 6 (commit, 4 trees, 1 blob)", s.reads)
 	}
 }
+
+// TestStateFilesSeeded: files remembered by an earlier process are taken
+// only where their content hashes to the commit's blob; a remembered file
+// that was altered is read from the store.
+func TestStateFilesSeeded(t *testing.T) {
+	s := &countingStore{Storage: memory.NewStorage()}
+	files := map[string]string{"stages/dev/a.yaml": "a: 1\n", "configs/c.yaml": "c: 1\n"}
+	root := writeTree(t, s, files, "")
+	c := &object.Commit{TreeHash: root, Author: object.Signature{Name: "t", When: time.Unix(0, 0)}, Committer: object.Signature{Name: "t", When: time.Unix(0, 0)}}
+	o := s.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		t.Fatal(err)
+	}
+	commit, err := s.SetEncodedObject(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m stateFiles
+	m.seed(map[string][]byte{"stages/dev/a.yaml": []byte("a: 1\n"), "configs/c.yaml": []byte("c: forged\n")})
+	s.reads = 0
+	got, err := m.read(s, commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{"stages/dev/a.yaml": []byte("a: 1\n"), "configs/c.yaml": []byte("c: 1\n")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("read after a seed (-want +got):\n%s", diff)
+	}
+	// The commit, 4 trees, and the one blob the seed had wrong.
+	if s.reads != 6 {
+		t.Errorf("read %d objects, want 6 (commit, 4 trees, 1 blob)", s.reads)
+	}
+}

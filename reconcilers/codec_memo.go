@@ -77,3 +77,13 @@ func (c *Codec) Import(data []byte) {
 		c.known[e.Name] = codecEntry{data: e.Data, obj: obj, decoded: true}
 	}
 }
+
+// Files are the state files the codec knows, by path: what it decoded or
+// encoded, or imported.
+func (c *Codec) Files() map[string][]byte {
+	files := make(map[string][]byte, len(c.known))
+	for name, e := range c.known {
+		files[name] = e.data
+	}
+	return files
+}
