@@ -148,6 +148,18 @@ type Loader struct {
 	// keys remembers the verdict on each approver and signer key the
 	// configs name: a monorepo names the same few in thousands of them.
 	keys *v1alpha1.KeyVerdicts
+	// trees are the commit trees last loaded, by URL: a load of the same
+	// commit again (an unchanged pass) reuses the directories the last one
+	// decoded, instead of reading each from the store once more.
+	trees map[string]loadedTree
+}
+
+type loadedTree struct {
+	// store is the object store the tree reads from: one fetched afresh
+	// (a damaged or deleted cache) holds none of the old one's objects.
+	store  *git.Repository
+	commit plumbing.Hash
+	tree   repofs.Tree
 }
 
 type loadCache struct {
@@ -261,7 +273,17 @@ func (l *Loader) tree(ctx context.Context, url, branch string) (repofs.Tree, str
 	if err != nil {
 		return nil, "", err
 	}
-	return l.limited(commitTree(repo.Repo(), hash, url))
+	if last, ok := l.trees[url]; ok && last.commit == hash && last.store == repo.Repo() {
+		return l.limited(last.tree, hash.String(), nil)
+	}
+	tree, commit, err := commitTree(repo.Repo(), hash, url)
+	if err == nil {
+		if l.trees == nil {
+			l.trees = map[string]loadedTree{}
+		}
+		l.trees[url] = loadedTree{store: repo.Repo(), commit: hash, tree: tree}
+	}
+	return l.limited(tree, commit, err)
 }
 
 // revisionTree returns the tree of the commit revision names at url.
