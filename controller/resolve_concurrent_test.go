@@ -1,39 +1,20 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 	"github.com/vectorflow-dev/vectorflow/source/registry/registrytest"
 )
-
-// syncBuffer is a terminal for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestSlowRegistriesAreAskedConcurrently: the tag lists of three slow
 // registries are fetched at once, so a pass waits about as long as the
@@ -61,7 +42,7 @@ func TestSlowRegistriesAreAskedConcurrently(t *testing.T) {
 	}
 	sequential := time.Since(start)
 
-	var progress syncBuffer
+	var progress testutil.SyncBuffer
 	start = time.Now()
 	got := resolveComponents(context.Background(), resolver(), snap, reconcilers.NewState(), &progress)
 	concurrent := time.Since(start)
@@ -94,7 +75,7 @@ func TestFastRegistriesShowNoProgress(t *testing.T) {
 	reg.PushTags(t, "acme/frontend", "1.0.0")
 	tmpl := &v1alpha1.VectorTemplate{ObjectMeta: metav1.ObjectMeta{Name: "acme"},
 		Spec: v1alpha1.VectorTemplateSpec{Components: []v1alpha1.ComponentSpec{{Name: "frontend", Image: reg.Host() + "/acme/frontend", Version: "1.x"}}}}
-	var progress syncBuffer
+	var progress testutil.SyncBuffer
 	got := resolveComponents(context.Background(), registry.NewResolver(registry.Options{}),
 		&source.Snapshot{Templates: map[string]*v1alpha1.VectorTemplate{"acme": tmpl}}, reconcilers.NewState(), &progress)
 	if len(got.resolved["acme"]) != 1 || progress.String() != "" {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 // cliSplit runs vectorflow in-process against the fixture's repository,
@@ -242,24 +242,6 @@ func (f *flowFixture) cliNoRepoE(args ...string) (string, error) {
 	return out.String(), err
 }
 
-// syncBuffer is a buffer one goroutine writes while another reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestGetWatch: get --watch prints the table, then each object again when
 // a pass changes it, without repeating the header, until interrupted.
 func TestGetWatch(t *testing.T) {
@@ -267,7 +249,7 @@ func TestGetWatch(t *testing.T) {
 	f.run(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		cmd := newRootCommand()

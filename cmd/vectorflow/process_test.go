@@ -106,25 +106,7 @@ type process struct {
 	mu     sync.Mutex
 	lines  []string
 	addr   chan string
-	stdout lockedBuffer
-}
-
-// lockedBuffer is a bytes.Buffer the process writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	stdout testutil.SyncBuffer
 }
 
 func startProcess(t *testing.T, bin string, args ...string) *process {

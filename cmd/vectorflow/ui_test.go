@@ -24,6 +24,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -132,7 +133,7 @@ func TestUIInBrowser(t *testing.T) {
 	// Run the command as shown, with alice's key: it approves.
 	args := strings.Fields(strings.Replace(command, "YOUR_KEY", f.alice, 1))[1:]
 	cmd := newRootCommand()
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetArgs(append(args, "--identity", "Alice <alice@example.com>"))
@@ -239,7 +240,7 @@ func startUI(t *testing.T, f *flowFixture) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	cmd := newRootCommand()
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
@@ -427,7 +428,7 @@ func TestRunServesTheWebView(t *testing.T) {
 	secret := writeFile(t, t.TempDir(), "secret", []byte("hunter2\n"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	cmd := newRootCommand()
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)

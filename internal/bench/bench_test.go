@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -415,7 +414,7 @@ func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, 
 	cmd := exec.Command(h.bin, "run", "--repo", url, "--signing-key", h.signingKey, "--max-repository-size", "4Gi",
 		"--listen", addr, "--interval", "1h", "--webhook-secret-file", h.secretFile)
 	cmd.Env = h.stepEnv(repo, rep, Step("live"), cache)
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start vectorflow run: %v", err)
@@ -622,24 +621,6 @@ func freeAddress(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
-}
-
-// syncBuffer is a process's output, read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // printProfiles writes, per profiled step, the top entries of vectorflow's
