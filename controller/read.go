@@ -44,24 +44,11 @@ func ReadState(ctx context.Context, repo *source.Repository, branch string) (plu
 }
 
 func readCommitFiles(repo *source.Repository, commit plumbing.Hash) (map[string][]byte, error) {
-	c, err := object.GetCommit(repo.Storer(), commit)
+	files, err := new(stateFiles).read(repo.Storer(), commit)
 	if err != nil {
-		return nil, fmt.Errorf("read commit %s of %s: %w", commit, repo.URL(), err)
+		return nil, fmt.Errorf("%s: %w", repo.URL(), err)
 	}
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("read tree of %s: %w", commit, err)
-	}
-	files := map[string][]byte{}
-	err = tree.Files().ForEach(func(f *object.File) error {
-		content, err := f.Contents()
-		if err != nil {
-			return fmt.Errorf("read %s: %w", f.Name, err)
-		}
-		files[f.Name] = []byte(content)
-		return nil
-	})
-	return files, err
+	return files, nil
 }
 
 // stateFiles remembers the files of the state commit a controller read

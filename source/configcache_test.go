@@ -25,19 +25,7 @@ func TestConfigCacheFollowsLinkedFiles(t *testing.T) {
 			name = "on disk, a new loader"
 		}
 		t.Run(name, func(t *testing.T) {
-			dir := testutil.CopyDir(t, "testdata/good")
-			if err := os.MkdirAll(filepath.Join(dir, "shared"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Rename(filepath.Join(dir, "vectorflow/landscapes.yaml"), filepath.Join(dir, "shared/landscapes.yaml")); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink("../shared/landscapes.yaml", filepath.Join(dir, "vectorflow/landscapes.yaml")); err != nil {
-				t.Fatal(err)
-			}
-			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
-			testutil.Git(t, dir, nil, "add", ".")
-			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			dir := goodFixtureWithLink(t, "vectorflow/landscapes.yaml", "shared/landscapes.yaml", "../shared/landscapes.yaml")
 			cacheDir := t.TempDir()
 			newLoader := func() *Loader {
 				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
@@ -209,20 +197,8 @@ func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 			name = "on disk, a new loader"
 		}
 		t.Run(name, func(t *testing.T) {
-			dir := testutil.CopyDir(t, "testdata/good")
-			if err := os.MkdirAll(filepath.Join(dir, "shared"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Rename(filepath.Join(dir, "apps/overlays/dev/kustomization.yaml"), filepath.Join(dir, "shared/dev.yaml")); err != nil {
-				t.Fatal(err)
-			}
 			// From the overlay's directory: ../../../shared/dev.yaml.
-			if err := os.Symlink("../../../shared/dev.yaml", filepath.Join(dir, "apps/overlays/dev/kustomization.yaml")); err != nil {
-				t.Fatal(err)
-			}
-			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
-			testutil.Git(t, dir, nil, "add", ".")
-			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			dir := goodFixtureWithLink(t, "apps/overlays/dev/kustomization.yaml", "shared/dev.yaml", "../../../shared/dev.yaml")
 			cacheDir := t.TempDir()
 			newLoader := func() *Loader {
 				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
@@ -256,4 +232,24 @@ func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goodFixtureWithLink is testdata/good committed on fixtureBranch, with file
+// moved to moved and a symbolic link to target left in its place.
+func goodFixtureWithLink(t *testing.T, file, moved, target string) string {
+	t.Helper()
+	dir := testutil.CopyDir(t, "testdata/good")
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, moved)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, file), filepath.Join(dir, moved)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(dir, file)); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
+	testutil.Git(t, dir, nil, "add", ".")
+	testutil.Git(t, dir, nil, "commit", "-qm", "config")
+	return dir
 }
