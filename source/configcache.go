@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
@@ -26,7 +28,7 @@ import (
 // written to a temporary file and renamed; each carries a checksum, so a
 // damaged one is a miss. Nothing here is ever an error.
 const (
-	configFormat = "vectorflow config cache 2\n"
+	configFormat = "vectorflow config cache 3\n"
 	// configMaxAge drops decodes no process used for this long.
 	configMaxAge = 30 * 24 * time.Hour
 	// configSweepEvery is how often one process walks the cache to drop old entries.
@@ -70,6 +72,13 @@ type cachedConfig struct {
 	Key      string         `json:"key"`
 	Objects  []cachedObject `json:"objects"`
 	Problems []Problem      `json:"problems"`
+	Files    []cachedFile   `json:"files"`
+}
+
+// cachedFile is a fileDecode as stored.
+type cachedFile struct {
+	File, Hash        string
+	Objects, Problems int
 }
 
 // lookup returns the decode stored under key.
@@ -87,6 +96,9 @@ func decodeCached(body []byte, key string) (decodedConfig, bool) {
 		return decodedConfig{}, false
 	}
 	d := decodedConfig{objects: make([]Object, 0, len(cc.Objects)), problems: cc.Problems}
+	for _, f := range cc.Files {
+		d.files = append(d.files, fileDecode{file: f.File, hash: f.Hash, objects: f.Objects, problems: f.Problems})
+	}
 	for _, o := range cc.Objects {
 		value := newObject(o.Kind)
 		if value == nil || json.Unmarshal(o.Value, value) != nil {
@@ -97,10 +109,33 @@ func decodeCached(body []byte, key string) (decodedConfig, bool) {
 	return d, true
 }
 
-// store writes a decode under key, when its JSON gives back exactly the
-// same objects (so a cached load is indistinguishable from a decode).
-func (c *configDisk) store(key string, d decodedConfig) {
+// lastFile names the key of the decode last stored for a repository and
+// branch: where a new process finds the files it need not decode again.
+func (c *configDisk) lastFile(repo string) string {
+	return c.file("last config of " + repo)
+}
+
+// lookupLast returns the decode last stored for a repository and branch.
+func (c *configDisk) lookupLast(repo string) (decodedConfig, bool) {
+	body, ok := c.read(c.lastFile(repo))
+	if !ok {
+		return decodedConfig{}, false
+	}
+	stored, key, ok := strings.Cut(string(body), "\x00")
+	if !ok || stored != repo {
+		return decodedConfig{}, false
+	}
+	return c.lookup(key)
+}
+
+// store writes a decode of repo's config under key, when its JSON gives
+// back exactly the same objects (so a cached load is indistinguishable from
+// a decode), and records it as repo's last.
+func (c *configDisk) store(repo, key string, d decodedConfig) {
 	cc := cachedConfig{Key: key, Objects: make([]cachedObject, 0, len(d.objects)), Problems: d.problems}
+	for _, f := range d.files {
+		cc.Files = append(cc.Files, cachedFile{File: f.file, Hash: f.hash, Objects: f.objects, Problems: f.problems})
+	}
 	for _, o := range d.objects {
 		value, err := json.Marshal(o.Value)
 		if err != nil {
@@ -118,6 +153,7 @@ func (c *configDisk) store(key string, d decodedConfig) {
 		return
 	}
 	c.write(c.file(key), body)
+	c.write(c.lastFile(repo), []byte(repo+"\x00"+key))
 }
 
 func sameDecode(a, b decodedConfig) bool {
@@ -130,7 +166,7 @@ func sameDecode(a, b decodedConfig) bool {
 			return false
 		}
 	}
-	return true
+	return slices.Equal(a.files, b.files)
 }
 
 // cachedVectors are the stage vectors one load of a repository and branch

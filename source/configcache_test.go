@@ -167,8 +167,8 @@ func TestConfigCacheKeys(t *testing.T) {
 		}
 		return nil
 	})
-	if len(entries) != 3 {
-		t.Fatalf("entries %v, want a decode per limits and the stage vectors", entries)
+	if len(entries) != 5 {
+		t.Fatalf("entries %v, want a decode per limits, the last decode per limits and the stage vectors", entries)
 	}
 	for _, e := range entries {
 		data, err := os.ReadFile(e)
@@ -252,4 +252,69 @@ func goodFixtureWithLink(t *testing.T, file, moved, target string) string {
 	testutil.Git(t, dir, nil, "add", ".")
 	testutil.Git(t, dir, nil, "commit", "-qm", "config")
 	return dir
+}
+
+// TestConfigDecodesOnlyChangedFiles: after one config file changes, a load
+// decodes that file alone and takes every other file's decode from the last
+// load, in memory and, for a new loader, from disk; the snapshot is the one
+// a fresh decode gives.
+func TestConfigDecodesOnlyChangedFiles(t *testing.T) {
+	plainKustomization := func(dir string) {
+		writeFile(t, dir, "vectorflow/kustomization.yaml", "resources: [landscapes.yaml, stages.yaml, templates.yaml, configs.yaml]\n")
+	}
+	for _, layout := range []struct {
+		name   string
+		change func(dir string)
+	}{{name: "files"}, {name: "plain kustomization", change: plainKustomization}} {
+		for _, persisted := range []bool{false, true} {
+			name := layout.name + ", in memory"
+			if persisted {
+				name = layout.name + ", on disk, a new loader"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := testutil.CopyDir(t, "testdata/good")
+				if layout.change != nil {
+					layout.change(dir)
+				}
+				testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
+				testutil.Git(t, dir, nil, "add", ".")
+				testutil.Git(t, dir, nil, "commit", "-qm", "config")
+				cacheDir := t.TempDir()
+				newLoader := func() *Loader {
+					return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+				}
+				loader := newLoader()
+				if _, err := loader.Load(context.Background(), dir, fixtureBranch); err != nil {
+					t.Fatal(err)
+				}
+				data, err := os.ReadFile(filepath.Join(dir, "vectorflow/templates.yaml"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, dir, "vectorflow/templates.yaml", strings.Replace(string(data), "version: 1.4.x", "version: 1.5.x", 1))
+				testutil.Git(t, dir, nil, "commit", "-qam", "service-b 1.5")
+				if persisted {
+					loader = newLoader()
+				}
+				before := loader.filesDecoded
+				got, err := loader.Load(context.Background(), dir, fixtureBranch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := loader.filesDecoded - before; n != 1 {
+					t.Errorf("the load after one file changed decoded %d files, want 1", n)
+				}
+				want, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, fixtureBranch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.Objects, got.Objects); diff != "" {
+					t.Errorf("objects, decoded (-) and reused (+):\n%s", diff)
+				}
+				if diff := cmp.Diff(want.Problems, got.Problems); diff != "" {
+					t.Errorf("problems, decoded (-) and reused (+):\n%s", diff)
+				}
+			})
+		}
+	}
 }

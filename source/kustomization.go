@@ -5,9 +5,9 @@ import (
 	"path"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"sigs.k8s.io/yaml"
 
-	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -61,21 +61,67 @@ func plainResources(tree repofs.Tree, dir, kustomization string) ([]string, bool
 	return files, true
 }
 
-// decodeListed decodes files one by one, each attributed to itself.
-func decodeListed(ctx context.Context, tree repofs.Tree, files []string, keys *v1alpha1.KeyVerdicts) decodedConfig {
+// decodeEach decodes files one by one, each attributed to itself, until
+// ctx is done (Load then discards the result). A file whose decode reuse
+// holds for its content hash is not decoded again.
+func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []string, reuse reuseIndex) decodedConfig {
 	var d decodedConfig
 	for _, file := range files {
 		if ctx.Err() != nil {
 			break
 		}
-		data, err := tree.ReadFile(file)
-		if err != nil {
-			d.problems = append(d.problems, readProblem(file, "cannot read", err))
-			continue
+		// A plain directory's file may change between the hash and the
+		// read: a decode is filed under the hash of the bytes it decoded.
+		hash, err := tree.Hash(file)
+		objects, problems, found := reuse.of(file, hash)
+		if err != nil || !found {
+			data, err := tree.ReadFile(file)
+			if err != nil {
+				hash, objects, problems = "", nil, []Problem{readProblem(file, "cannot read", err)}
+			} else {
+				hash = plumbing.ComputeHash(plumbing.BlobObject, data).String()
+				objects, problems = decode(file, data, "", l.keys)
+				l.filesDecoded++
+			}
 		}
-		objects, problems := decode(file, data, "", keys)
 		d.objects = append(d.objects, objects...)
 		d.problems = append(d.problems, problems...)
+		d.files = append(d.files, fileDecode{file: file, hash: hash, objects: len(objects), problems: len(problems)})
 	}
 	return d
+}
+
+// fileContent is a config file with the hash of its content.
+type fileContent struct{ file, hash string }
+
+// reusable is the decode of a file's content an earlier load made.
+type reusable struct {
+	objects  []Object
+	problems []Problem
+}
+
+// reuseIndex holds the decodes of files an earlier load made.
+type reuseIndex map[fileContent]reusable
+
+// of returns the decode of file with content hash, if one was made.
+func (r reuseIndex) of(file, hash string) ([]Object, []Problem, bool) {
+	if hash == "" {
+		return nil, nil, false
+	}
+	d, ok := r[fileContent{file, hash}]
+	return d.objects, d.problems, ok
+}
+
+// add files the decodes of each plain file d holds.
+func (r reuseIndex) add(d decodedConfig) {
+	objects, problems := d.objects, d.problems
+	for _, f := range d.files {
+		if f.objects > len(objects) || f.problems > len(problems) {
+			return // not what decodeEach made: reuse none of it
+		}
+		if f.hash != "" {
+			r[fileContent{f.file, f.hash}] = reusable{objects: objects[:f.objects:f.objects], problems: problems[:f.problems:f.problems]}
+		}
+		objects, problems = objects[f.objects:], problems[f.problems:]
+	}
 }

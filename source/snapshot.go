@@ -142,9 +142,10 @@ type Loader struct {
 	repos  map[string]*Repository
 	caches map[string]*loadCache // by URL and branch
 	disk   *configDisk           // nil: memory only
-	// diskHits counts config decodes found on disk, and vectorsRead the
-	// stage overlays read rather than found in a cache, for tests.
-	diskHits, vectorsRead int
+	// diskHits counts config decodes found on disk, filesDecoded the
+	// config files decoded rather than reused, and vectorsRead the stage
+	// overlays read rather than found in a cache, for tests.
+	diskHits, filesDecoded, vectorsRead int
 	// keys remembers the verdict on each approver and signer key the
 	// configs name: a monorepo names the same few in thousands of them.
 	keys *v1alpha1.KeyVerdicts
@@ -170,6 +171,18 @@ type loadCache struct {
 type decodedConfig struct {
 	objects  []Object
 	problems []Problem
+	// files say which of objects and problems each plain config file gave,
+	// in order, so the next load decodes only the files that changed; none
+	// for a directory kustomize built.
+	files []fileDecode
+}
+
+// fileDecode is one config file's share of a decodedConfig: its path, the
+// hash of the content decoded ("" when it could not be read, which is never
+// reused), and how many objects and problems it gave.
+type fileDecode struct {
+	file, hash        string
+	objects, problems int
 }
 
 type vectorResult struct {
@@ -237,7 +250,7 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	next := &loadCache{configs: map[string]decodedConfig{}, vectors: map[string]vectorResult{}}
 	defer func() { l.caches[cacheKey] = next }()
 
-	decoded, err := l.decodeConfig(ctx, tree, old, next, persist)
+	decoded, err := l.decodeConfig(ctx, tree, cacheKey, old, next, persist)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +398,7 @@ func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (repofs.Tr
 // renderer caches the build by everything it read. The error is only for
 // ctx being done. persist is false for a directory on disk, whose content
 // may change while it is read: its decode is kept in memory only.
-func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *loadCache, persist bool) (decodedConfig, error) {
+func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, repo string, old, next *loadCache, persist bool) (decodedConfig, error) {
 	dir := l.opts.ConfigPath
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
@@ -419,10 +432,7 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 			return decodedConfig{objects: objects, problems: problems}
 		}
 	} else {
-		decode = func() decodedConfig { return decodeFiles(ctx, tree, dir, l.keys) }
-		if plain {
-			decode = func() decodedConfig { return decodeListed(ctx, tree, files, l.keys) }
-		} else {
+		if !plain {
 			files = yamlFiles(dir, entries)
 		}
 		key, _ = configKey(tree, dir, files)
@@ -430,6 +440,23 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 	disk := l.disk
 	if !persist {
 		disk = nil
+	}
+	if decode == nil {
+		// The directory changed: decode only the files that did, taking
+		// the others from the last load (or, in a new process, from the
+		// last decode stored for this repository).
+		decode = func() decodedConfig {
+			reuse := reuseIndex{}
+			for _, d := range old.configs {
+				reuse.add(d)
+			}
+			if len(reuse) == 0 && disk != nil {
+				if d, ok := disk.lookupLast(repo); ok {
+					reuse.add(d)
+				}
+			}
+			return l.decodeEach(ctx, tree, files, reuse)
+		}
 	}
 	d, cached := old.configs[key]
 	if !cached && key != "" && disk != nil {
@@ -440,7 +467,7 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 	if !cached || key == "" {
 		d = decode()
 		if ctx.Err() == nil && key != "" && disk != nil {
-			disk.store(key, d)
+			disk.store(repo, key, d)
 		}
 	}
 	if ctx.Err() != nil {
@@ -501,33 +528,8 @@ func copyDecoded(d decodedConfig) decodedConfig {
 	return decodedConfig{objects: objects, problems: append([]Problem(nil), d.problems...)}
 }
 
-// decodeFiles decodes every YAML file directly in dir, until ctx is done
-// (Load then discards the result).
-func decodeFiles(ctx context.Context, tree repofs.Tree, dir string, keys *v1alpha1.KeyVerdicts) decodedConfig {
-	var d decodedConfig
-	entries, err := tree.ReadDir(dir)
-	if err != nil {
-		d.problems = append(d.problems, Problem{File: dir, Reason: "cannot read the config directory: " + err.Error()})
-		return d
-	}
-	for _, file := range yamlFiles(dir, entries) {
-		if ctx.Err() != nil {
-			break
-		}
-		data, err := tree.ReadFile(file)
-		if err != nil {
-			d.problems = append(d.problems, readProblem(file, "cannot read", err))
-			continue
-		}
-		objects, problems := decode(file, data, "", keys)
-		d.objects = append(d.objects, objects...)
-		d.problems = append(d.problems, problems...)
-	}
-	return d
-}
-
-// yamlFiles are the YAML files among a directory's entries: what
-// decodeFiles reads.
+// yamlFiles are the YAML files among a directory's entries: the config
+// files of a directory without a kustomization.
 func yamlFiles(dir string, entries []fs.DirEntry) []string {
 	var files []string
 	for _, e := range entries {
