@@ -108,9 +108,14 @@ type diskStore struct {
 	// makes them differ, and the index is read again.
 	packs string
 	// whole are the commits found whole (holdsWhole), so an unchanged
-	// branch is not walked again every pass.
-	whole map[plumbing.Hash]bool
+	// branch is not walked again every pass, and wholeTrees the trees, so
+	// a new commit costs a walk of the trees it changed.
+	whole, wholeTrees map[plumbing.Hash]bool
 }
+
+// maxWholeTrees bounds wholeTrees: several times the trees of a
+// 10,000-stage repository, a few megabytes.
+const maxWholeTrees = 1 << 18
 
 // holdsWhole checks that the store holds commit, its tree, every tree
 // below and every blob they name, without reading the blobs.
@@ -122,7 +127,10 @@ func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", commit, err)
 	}
-	if err := holdsTree(repo, c.TreeHash, map[plumbing.Hash]bool{}); err != nil {
+	if d.wholeTrees == nil || len(d.wholeTrees) > maxWholeTrees {
+		d.wholeTrees = map[plumbing.Hash]bool{}
+	}
+	if err := holdsTree(repo, c.TreeHash, d.wholeTrees); err != nil {
 		return fmt.Errorf("the tree of commit %s: %w", commit, err)
 	}
 	if len(d.whole) >= 64 {
@@ -135,11 +143,12 @@ func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error
 	return nil
 }
 
-func holdsTree(repo *git.Repository, tree plumbing.Hash, seen map[plumbing.Hash]bool) error {
-	if seen[tree] {
+// holdsTree checks tree as holdsWhole does, but for the trees in whole,
+// and adds each tree it found whole.
+func holdsTree(repo *git.Repository, tree plumbing.Hash, whole map[plumbing.Hash]bool) error {
+	if whole[tree] {
 		return nil
 	}
-	seen[tree] = true
 	t, err := repo.TreeObject(tree)
 	if err != nil {
 		return fmt.Errorf("tree %s: %w", tree, err)
@@ -147,7 +156,7 @@ func holdsTree(repo *git.Repository, tree plumbing.Hash, seen map[plumbing.Hash]
 	for _, e := range t.Entries {
 		switch {
 		case e.Mode == filemode.Dir:
-			if err := holdsTree(repo, e.Hash, seen); err != nil {
+			if err := holdsTree(repo, e.Hash, whole); err != nil {
 				return err
 			}
 		case e.Mode == filemode.Submodule: // a commit of another repository
@@ -157,6 +166,7 @@ func holdsTree(repo *git.Repository, tree plumbing.Hash, seen map[plumbing.Hash]
 			}
 		}
 	}
+	whole[tree] = true // only once all below is found: a failed walk marks nothing it did not finish
 	return nil
 }
 
@@ -219,7 +229,7 @@ func (d *diskStore) initialize() error {
 	_ = d.fs.Close() // open packs of a removed store must not be read again
 	d.fs.Reindex()
 	d.packs = ""
-	d.whole = nil
+	d.whole, d.wholeTrees = nil, nil
 	if err := d.fs.Init(); err != nil {
 		return err
 	}
