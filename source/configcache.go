@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
@@ -19,11 +17,12 @@ import (
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
-// The on-disk config cache keeps the decode of a config directory for the
-// next process: decoding thousands of objects (YAML, strict JSON, defaults,
-// validation, approver keys) costs far more than reading their JSON back.
-// An entry is found by a digest of everything the decode depended on (see
-// configKey), the build identity and the options that change the result
+// The on-disk config cache keeps decodes for the next process: decoding
+// thousands of objects (YAML, strict JSON, defaults, validation, approver
+// keys) costs far more than reading their JSON back. A plain file's decode
+// is found by its path and content hash (fileKey), so a change writes and
+// a new process decodes only the files it touched; a directory kustomize
+// built, by its output. Every key holds the build identity and the options that change the result
 // (config path, limits), so it is valid wherever it is found. Entries are
 // written to a temporary file and renamed; each carries a checksum, so a
 // damaged one is a miss. Nothing here is ever an error.
@@ -72,13 +71,6 @@ type cachedConfig struct {
 	Key      string         `json:"key"`
 	Objects  []cachedObject `json:"objects"`
 	Problems []Problem      `json:"problems"`
-	Files    []cachedFile   `json:"files"`
-}
-
-// cachedFile is a fileDecode as stored.
-type cachedFile struct {
-	File, Hash        string
-	Objects, Problems int
 }
 
 // lookup returns the decode stored under key.
@@ -96,9 +88,6 @@ func decodeCached(body []byte, key string) (decodedConfig, bool) {
 		return decodedConfig{}, false
 	}
 	d := decodedConfig{objects: make([]Object, 0, len(cc.Objects)), problems: cc.Problems}
-	for _, f := range cc.Files {
-		d.files = append(d.files, fileDecode{file: f.File, hash: f.Hash, objects: f.Objects, problems: f.Problems})
-	}
 	for _, o := range cc.Objects {
 		value := newObject(o.Kind)
 		if value == nil || json.Unmarshal(o.Value, value) != nil {
@@ -109,33 +98,16 @@ func decodeCached(body []byte, key string) (decodedConfig, bool) {
 	return d, true
 }
 
-// lastFile names the key of the decode last stored for a repository and
-// branch: where a new process finds the files it need not decode again.
-func (c *configDisk) lastFile(repo string) string {
-	return c.file("last config of " + repo)
+// fileKey is the key of one plain config file's decode: its path and the
+// hash of its content (read through links).
+func fileKey(file, hash string) string {
+	return fmt.Sprintf("file:%q:%s", file, hash)
 }
 
-// lookupLast returns the decode last stored for a repository and branch.
-func (c *configDisk) lookupLast(repo string) (decodedConfig, bool) {
-	body, ok := c.read(c.lastFile(repo))
-	if !ok {
-		return decodedConfig{}, false
-	}
-	stored, key, ok := strings.Cut(string(body), "\x00")
-	if !ok || stored != repo {
-		return decodedConfig{}, false
-	}
-	return c.lookup(key)
-}
-
-// store writes a decode of repo's config under key, when its JSON gives
-// back exactly the same objects (so a cached load is indistinguishable from
-// a decode), and records it as repo's last.
-func (c *configDisk) store(repo, key string, d decodedConfig) {
+// store writes a decode under key, when its JSON gives back exactly the
+// same objects (so a cached load is indistinguishable from a decode).
+func (c *configDisk) store(key string, d decodedConfig) {
 	cc := cachedConfig{Key: key, Objects: make([]cachedObject, 0, len(d.objects)), Problems: d.problems}
-	for _, f := range d.files {
-		cc.Files = append(cc.Files, cachedFile{File: f.file, Hash: f.hash, Objects: f.objects, Problems: f.problems})
-	}
 	for _, o := range d.objects {
 		value, err := json.Marshal(o.Value)
 		if err != nil {
@@ -153,7 +125,6 @@ func (c *configDisk) store(repo, key string, d decodedConfig) {
 		return
 	}
 	c.write(c.file(key), body)
-	c.write(c.lastFile(repo), []byte(repo+"\x00"+key))
 }
 
 func sameDecode(a, b decodedConfig) bool {
@@ -166,7 +137,7 @@ func sameDecode(a, b decodedConfig) bool {
 			return false
 		}
 	}
-	return slices.Equal(a.files, b.files)
+	return true
 }
 
 // cachedVectors are the stage vectors one load of a repository and branch

@@ -63,8 +63,9 @@ func plainResources(tree repofs.Tree, dir, kustomization string) ([]string, bool
 
 // decodeEach decodes files one by one, each attributed to itself, until
 // ctx is done (Load then discards the result). A file whose decode reuse
-// holds for its content hash is not decoded again.
-func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []string, reuse reuseIndex) decodedConfig {
+// or disk (nil for none) holds for its content hash is not decoded again;
+// a file decoded is stored on disk.
+func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []string, reuse reuseIndex, disk *configDisk) decodedConfig {
 	var d decodedConfig
 	for _, file := range files {
 		if ctx.Err() != nil {
@@ -73,8 +74,18 @@ func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []strin
 		// A plain directory's file may change between the hash and the
 		// read: a decode is filed under the hash of the bytes it decoded.
 		hash, err := tree.Hash(file)
+		if err != nil {
+			hash = ""
+		}
 		objects, problems, found := reuse.of(file, hash)
-		if err != nil || !found {
+		if !found && hash != "" && disk != nil {
+			var d decodedConfig
+			if d, found = disk.lookup(fileKey(file, hash)); found {
+				objects, problems = d.objects, d.problems
+				l.diskHits++
+			}
+		}
+		if !found {
 			data, err := tree.ReadFile(file)
 			if err != nil {
 				hash, objects, problems = "", nil, []Problem{readProblem(file, "cannot read", err)}
@@ -82,6 +93,9 @@ func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []strin
 				hash = plumbing.ComputeHash(plumbing.BlobObject, data).String()
 				objects, problems = decode(file, data, "", l.keys)
 				l.filesDecoded++
+				if disk != nil && ctx.Err() == nil {
+					disk.store(fileKey(file, hash), decodedConfig{objects: objects, problems: problems})
+				}
 			}
 		}
 		d.objects = append(d.objects, objects...)

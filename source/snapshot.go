@@ -250,7 +250,7 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	next := &loadCache{configs: map[string]decodedConfig{}, vectors: map[string]vectorResult{}}
 	defer func() { l.caches[cacheKey] = next }()
 
-	decoded, err := l.decodeConfig(ctx, tree, cacheKey, old, next, persist)
+	decoded, err := l.decodeConfig(ctx, tree, old, next, persist)
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +398,7 @@ func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (repofs.Tr
 // renderer caches the build by everything it read. The error is only for
 // ctx being done. persist is false for a directory on disk, whose content
 // may change while it is read: its decode is kept in memory only.
-func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, repo string, old, next *loadCache, persist bool) (decodedConfig, error) {
+func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *loadCache, persist bool) (decodedConfig, error) {
 	dir := l.opts.ConfigPath
 	entries, err := tree.ReadDir(dir)
 	if err != nil {
@@ -443,31 +443,25 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, repo string
 	}
 	if decode == nil {
 		// The directory changed: decode only the files that did, taking
-		// the others from the last load (or, in a new process, from the
-		// last decode stored for this repository).
+		// the others from the last load or, in a new process, from disk.
 		decode = func() decodedConfig {
 			reuse := reuseIndex{}
 			for _, d := range old.configs {
 				reuse.add(d)
 			}
-			if len(reuse) == 0 && disk != nil {
-				if d, ok := disk.lookupLast(repo); ok {
-					reuse.add(d)
-				}
-			}
-			return l.decodeEach(ctx, tree, files, reuse)
+			return l.decodeEach(ctx, tree, files, reuse, disk)
 		}
 	}
 	d, cached := old.configs[key]
-	if !cached && key != "" && disk != nil {
+	if !cached && key != "" && disk != nil && files == nil {
 		if d, cached = disk.lookup(key); cached {
 			l.diskHits++
 		}
 	}
 	if !cached || key == "" {
 		d = decode()
-		if ctx.Err() == nil && key != "" && disk != nil {
-			disk.store(repo, key, d)
+		if ctx.Err() == nil && key != "" && disk != nil && files == nil {
+			disk.store(key, d)
 		}
 	}
 	if ctx.Err() != nil {
