@@ -150,17 +150,19 @@ type Loader struct {
 	// configs name: a monorepo names the same few in thousands of them.
 	keys *v1alpha1.KeyVerdicts
 	// trees are the commit trees last loaded, by URL: a load of the same
-	// commit again (an unchanged pass) reuses the directories the last one
-	// decoded, instead of reading each from the store once more.
+	// commit again (an unchanged pass) reuses the tree, and a load of a
+	// new commit the directories and sizes the last one decoded, instead of
+	// reading each from the store once more.
 	trees map[string]loadedTree
 }
 
 type loadedTree struct {
 	// store is the object store the tree reads from: one fetched afresh
 	// (a damaged or deleted cache) holds none of the old one's objects.
-	store  *git.Repository
-	commit plumbing.Hash
-	tree   repofs.Tree
+	store   *git.Repository
+	commit  plumbing.Hash
+	tree    repofs.Tree
+	objects *repofs.GitObjects // of store
 }
 
 type loadCache struct {
@@ -286,15 +288,19 @@ func (l *Loader) tree(ctx context.Context, url, branch string) (repofs.Tree, str
 	if err != nil {
 		return nil, "", err
 	}
-	if last, ok := l.trees[url]; ok && last.commit == hash && last.store == repo.Repo() {
+	last, ok := l.trees[url]
+	if !ok || last.store != repo.Repo() {
+		last = loadedTree{store: repo.Repo(), objects: repofs.NewGitObjects()}
+	} else if last.commit == hash {
 		return l.limited(last.tree, hash.String(), nil)
 	}
-	tree, commit, err := commitTree(repo.Repo(), hash, url)
+	tree, commit, err := commitTree(last.objects, repo.Repo(), hash, url)
 	if err == nil {
 		if l.trees == nil {
 			l.trees = map[string]loadedTree{}
 		}
-		l.trees[url] = loadedTree{store: repo.Repo(), commit: hash, tree: tree}
+		last.commit, last.tree = hash, tree
+		l.trees[url] = last
 	}
 	return l.limited(tree, commit, err)
 }
@@ -327,7 +333,7 @@ func (l *Loader) revisionTree(ctx context.Context, url, revision string) (repofs
 	if err != nil {
 		return nil, "", fmt.Errorf("read revision %s of %s: %w", revision, url, err)
 	}
-	return l.limited(commitTree(repo, hash, url))
+	return l.limited(commitTree(repofs.NewGitObjects(), repo, hash, url))
 }
 
 // resolveRevision resolves revision, also as a remote branch (a fetched
@@ -378,7 +384,9 @@ func dirTree(dir string) (repofs.Tree, string, error) {
 	return repofs.DirTree(dir), "", nil
 }
 
-func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (repofs.Tree, string, error) {
+// commitTree reads the tree of commit hash through objects, which must be
+// repo's.
+func commitTree(objects *repofs.GitObjects, repo *git.Repository, hash plumbing.Hash, url string) (repofs.Tree, string, error) {
 	commit, err := repo.CommitObject(hash)
 	if err != nil {
 		return nil, "", fmt.Errorf("read commit %s of %s: %w", hash, url, err)
@@ -387,7 +395,7 @@ func commitTree(repo *git.Repository, hash plumbing.Hash, url string) (repofs.Tr
 	if err != nil {
 		return nil, "", fmt.Errorf("read the tree of commit %s of %s: %w", hash, url, err)
 	}
-	return repofs.GitTree(tree), hash.String(), nil
+	return objects.Tree(tree), hash.String(), nil
 }
 
 // decodeConfig decodes the config directory, or takes it from the caches

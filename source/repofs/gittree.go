@@ -15,15 +15,45 @@ import (
 // GitTree reads a commit's tree from a go-git object storage (in-memory or on disk).
 // Submodule entries are invisible: their content is not part of the tree.
 func GitTree(tree *object.Tree) Tree {
-	return &gitTree{root: tree, dirs: map[plumbing.Hash]*gitDir{}}
+	return NewGitObjects().Tree(tree)
 }
 
-// gitTree memoizes decoded directories: go-git decodes a tree object on every
-// lookup, and Tree.FindEntry mutates the tree, so all go-git calls run under mu.
+// GitObjects is what the trees of one object storage's commits share: the
+// directories and blob sizes they decoded, by hash, so the tree of a new
+// commit decodes only the directories that changed. A hash fixes an
+// object's content, so nothing here can go stale; it is bounded by
+// starting afresh.
+type GitObjects struct {
+	// mu serialises every go-git call of the trees: go-git decodes a tree
+	// object on every lookup, and Tree.FindEntry mutates the tree, which
+	// the trees share.
+	mu    sync.Mutex
+	dirs  map[plumbing.Hash]*gitDir
+	sizes map[plumbing.Hash]int64
+}
+
+// maxSharedObjects bounds GitObjects: the directories and blobs of a few
+// commits of a 10,000-stage repository.
+const maxSharedObjects = 1 << 17
+
+// NewGitObjects returns an empty GitObjects; use one per object storage.
+func NewGitObjects() *GitObjects {
+	return &GitObjects{dirs: map[plumbing.Hash]*gitDir{}, sizes: map[plumbing.Hash]int64{}}
+}
+
+// Tree reads a commit's tree, which must come from the object storage o is
+// used for.
+func (o *GitObjects) Tree(tree *object.Tree) Tree {
+	return &gitTree{root: tree, shared: o, mu: &o.mu}
+}
+
+// gitTree memoizes decoded directories and blob sizes in shared, and the
+// entries it found by path.
 type gitTree struct {
-	root *object.Tree
-	mu   sync.Mutex
-	dirs map[plumbing.Hash]*gitDir
+	root    *object.Tree
+	shared  *GitObjects
+	mu      *sync.Mutex // shared.mu
+	entries map[string]gitEntry
 }
 
 type gitDir struct {
@@ -122,32 +152,55 @@ func (t *gitTree) find(op, name string) (gitEntry, error) {
 
 // lookup walks to name without following links; its parents must be directories.
 func (t *gitTree) lookup(name string) (gitEntry, error) {
-	cur := gitEntry{name: ".", entry: object.TreeEntry{Name: ".", Mode: filemode.Dir, Hash: t.root.Hash}}
 	if name == "." {
-		return cur, nil
+		return t.rootEntry(), nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, part := range strings.Split(name, "/") {
-		if cur.entry.Mode != filemode.Dir {
-			return gitEntry{}, fs.ErrNotExist
-		}
-		d, err := t.dir(cur)
-		if err != nil {
+	return t.lookupLocked(name)
+}
+
+func (t *gitTree) rootEntry() gitEntry {
+	return gitEntry{name: ".", entry: object.TreeEntry{Name: ".", Mode: filemode.Dir, Hash: t.root.Hash}}
+}
+
+// lookupLocked is lookup with t.mu held. Every entry found is remembered,
+// so resolving links along a path (each prefix in turn) and the thousands
+// of overlays under one directory cost one step each.
+func (t *gitTree) lookupLocked(name string) (gitEntry, error) {
+	if e, ok := t.entries[name]; ok {
+		return e, nil
+	}
+	parent, base := t.rootEntry(), name
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		var err error
+		if parent, err = t.lookupLocked(name[:i]); err != nil {
 			return gitEntry{}, err
 		}
-		te, ok := d.byName[part]
-		if !ok || te.Mode == filemode.Submodule {
-			return gitEntry{}, fs.ErrNotExist
-		}
-		cur = gitEntry{name: part, entry: te, parent: d}
+		base = name[i+1:]
 	}
-	return cur, nil
+	if parent.entry.Mode != filemode.Dir {
+		return gitEntry{}, fs.ErrNotExist
+	}
+	d, err := t.dir(parent)
+	if err != nil {
+		return gitEntry{}, err
+	}
+	te, ok := d.byName[base]
+	if !ok || te.Mode == filemode.Submodule {
+		return gitEntry{}, fs.ErrNotExist
+	}
+	e := gitEntry{name: base, entry: te, parent: d}
+	if t.entries == nil {
+		t.entries = map[string]gitEntry{}
+	}
+	t.entries[name] = e
+	return e, nil
 }
 
 // dir decodes a directory entry once per tree object; t.mu must be held.
 func (t *gitTree) dir(e gitEntry) (*gitDir, error) {
-	if d, ok := t.dirs[e.entry.Hash]; ok {
+	if d, ok := t.shared.dirs[e.entry.Hash]; ok {
 		return d, nil
 	}
 	tree := t.root
@@ -161,7 +214,10 @@ func (t *gitTree) dir(e gitEntry) (*gitDir, error) {
 	for _, te := range tree.Entries {
 		d.byName[te.Name] = te
 	}
-	t.dirs[e.entry.Hash] = d
+	if len(t.shared.dirs) >= maxSharedObjects {
+		clear(t.shared.dirs)
+	}
+	t.shared.dirs[e.entry.Hash] = d
 	return d, nil
 }
 
@@ -194,10 +250,18 @@ func (t *gitTree) info(e gitEntry) (fs.FileInfo, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if size, ok := t.shared.sizes[e.entry.Hash]; ok {
+		info.size = size
+		return info, nil
+	}
 	f, err := e.parent.tree.TreeEntryFile(&e.entry)
 	if err != nil {
 		return nil, err
 	}
+	if len(t.shared.sizes) >= maxSharedObjects {
+		clear(t.shared.sizes)
+	}
+	t.shared.sizes[e.entry.Hash] = f.Size
 	info.size = f.Size
 	return info, nil
 }
