@@ -162,6 +162,13 @@ type Codec struct {
 	known map[string]codecEntry
 	// changed says a file was decoded or encoded since the last Export.
 	changed bool
+	// exported are the entries the last Export wrote (or Import read),
+	// each checked to give its object back: the next Export checks only
+	// the files whose bytes changed.
+	exported map[string]memoEntry
+	// encodes counts the objects encoded and exportChecks those Export
+	// checked, for tests.
+	encodes, exportChecks int
 }
 
 type codecEntry struct {
@@ -171,6 +178,10 @@ type codecEntry struct {
 	// it, now or in the process that exported it), not an object Encode
 	// wrote, which Export decodes first.
 	decoded bool
+	// same is the last object found to encode to exactly data although
+	// not equal to obj (a time in another zone, say): the next pass that
+	// holds it again need not encode it to know.
+	same runtimeObject
 }
 
 // runtimeObject is what the state branch holds: API objects and approvals.
@@ -330,7 +341,7 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var changed []encoding
 	put := func(p string, obj runtimeObject) error {
-		if entry, ok := c.known[p]; ok && reflect.DeepEqual(entry.obj, obj) {
+		if entry, ok := c.known[p]; ok && (reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
 			files[p] = entry.data
 			return nil
 		}
@@ -401,11 +412,14 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	if err := encodeAll(changed); err != nil {
 		return nil, err
 	}
+	c.encodes += len(changed)
 	for _, e := range changed {
 		if entry, ok := c.known[e.path]; ok && bytes.Equal(entry.data, e.data) {
 			// Equal only up to what the file holds (a time's location, say):
 			// the file, and what it decodes to, stay as they are.
 			files[e.path] = entry.data
+			entry.same = e.obj
+			c.known[e.path] = entry
 			continue
 		}
 		files[e.path] = e.data
