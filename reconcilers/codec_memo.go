@@ -32,8 +32,18 @@ func (c *Codec) Changed() bool { return c.changed }
 func (c *Codec) Export() ([]byte, error) {
 	c.changed = false
 	entries := make([]memoEntry, 0, len(c.known))
+	exported := make(map[string]memoEntry, len(c.known))
+	defer func() { c.exported = exported }()
 	for _, name := range slices.Sorted(maps.Keys(c.known)) {
 		e := c.known[name]
+		// An entry exported (or imported) before with these very bytes was
+		// checked then: a pass that changed one file checks one object.
+		if prev, ok := c.exported[name]; ok && bytes.Equal(prev.Data, e.data) {
+			entries = append(entries, prev)
+			exported[name] = prev
+			continue
+		}
+		c.exportChecks++
 		if !e.decoded {
 			decoded, err := decodeFile(name, e.data)
 			if err != nil || decoded == nil {
@@ -49,7 +59,9 @@ func (c *Codec) Export() ([]byte, error) {
 		if back == nil || json.Unmarshal(obj, back.value()) != nil || !reflect.DeepEqual(back, e.obj) {
 			continue
 		}
-		entries = append(entries, memoEntry{Name: name, Data: e.data, Object: obj})
+		entry := memoEntry{Name: name, Data: e.data, Object: obj}
+		entries = append(entries, entry)
+		exported[name] = entry
 	}
 	var b bytes.Buffer
 	if err := gob.NewEncoder(&b).Encode(entries); err != nil {
@@ -75,6 +87,10 @@ func (c *Codec) Import(data []byte) {
 			continue
 		}
 		c.known[e.Name] = codecEntry{data: e.Data, obj: obj, decoded: true}
+		if c.exported == nil {
+			c.exported = map[string]memoEntry{}
+		}
+		c.exported[e.Name] = e
 	}
 }
 

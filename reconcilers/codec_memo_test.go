@@ -1,6 +1,10 @@
 package reconcilers
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,5 +104,60 @@ func TestCodecMemoHoldsEncodedFiles(t *testing.T) {
 	want, _ := NewCodec().Decode(files)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-decoded +remembered):\n%s", diff)
+	}
+}
+
+// TestCodecMemoExportsOnlyWhatChanged: an Export after a pass that changed
+// one file checks only that file's object, and exports what a codec that
+// never exported would; an imported memory is not checked again either.
+func TestCodecMemoExportsOnlyWhatChanged(t *testing.T) {
+	files := map[string][]byte{}
+	for i := range 20 {
+		version := fmt.Sprintf("2026.1.%d", i)
+		files[VectorPath("app", version)] = fmt.Appendf(nil, "apiVersion: vectorflow.dev/v1alpha1\nkind: Vector\nmetadata: {name: app-%d}\nspec: {template: app, version: %q}\n", i, version)
+	}
+	c := NewCodec()
+	state, errs := c.Decode(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if _, err := c.Export(); err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Vectors) != 20 {
+		t.Fatalf("%d vectors decoded, want 20", len(state.Vectors))
+	}
+	state.Vectors[slices.Sorted(maps.Keys(state.Vectors))[3]].Labels = map[string]string{"changed": "yes"}
+	if _, err := c.Encode(state); err != nil {
+		t.Fatal(err)
+	}
+	before := c.exportChecks
+	memo, err := c.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.exportChecks - before; n != 1 {
+		t.Errorf("the export after one file changed checked %d objects, want 1", n)
+	}
+	fresh := NewCodec()
+	fresh.known = maps.Clone(c.known)
+	want, err := fresh.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, memo) {
+		t.Error("the export differs from a codec's that checked every object")
+	}
+
+	imported := NewCodec()
+	imported.Import(memo)
+	imported.changed = true
+	before = imported.exportChecks
+	again, err := imported.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := imported.exportChecks - before; n != 0 || !bytes.Equal(again, memo) {
+		t.Errorf("an imported memory exported again: %d objects checked (want 0), same bytes %v", n, bytes.Equal(again, memo))
 	}
 }
