@@ -21,20 +21,18 @@ func GitTree(tree *object.Tree) Tree {
 // GitObjects is what the trees of one object storage's commits share: the
 // directories and blob sizes they decoded, by hash, so the tree of a new
 // commit decodes only the directories that changed. A hash fixes an
-// object's content, so nothing here can go stale; it is bounded by
-// starting afresh.
+// object's content, so nothing here can go stale. It keeps two
+// generations: what the trees since the last Tree call used, and what the
+// ones before did, so a run of thousands of commits holds about two
+// commits' worth.
 type GitObjects struct {
 	// mu serialises every go-git call of the trees: go-git decodes a tree
 	// object on every lookup, and Tree.FindEntry mutates the tree, which
 	// the trees share.
-	mu    sync.Mutex
-	dirs  map[plumbing.Hash]*gitDir
-	sizes map[plumbing.Hash]int64
+	mu              sync.Mutex
+	dirs, lastDirs  map[plumbing.Hash]*gitDir
+	sizes, lastSize map[plumbing.Hash]int64
 }
-
-// maxSharedObjects bounds GitObjects: the directories and blobs of a few
-// commits of a 10,000-stage repository.
-const maxSharedObjects = 1 << 17
 
 // NewGitObjects returns an empty GitObjects; use one per object storage.
 func NewGitObjects() *GitObjects {
@@ -42,9 +40,38 @@ func NewGitObjects() *GitObjects {
 }
 
 // Tree reads a commit's tree, which must come from the object storage o is
-// used for.
+// used for. It starts a generation: what no tree since uses is dropped at
+// the next call.
 func (o *GitObjects) Tree(tree *object.Tree) Tree {
+	o.mu.Lock()
+	o.lastDirs, o.dirs = o.dirs, map[plumbing.Hash]*gitDir{}
+	o.lastSize, o.sizes = o.sizes, map[plumbing.Hash]int64{}
+	o.mu.Unlock()
 	return &gitTree{root: tree, shared: o, mu: &o.mu}
+}
+
+// dir returns a decoded directory by hash; o.mu must be held.
+func (o *GitObjects) dir(h plumbing.Hash) (*gitDir, bool) {
+	if d, ok := o.dirs[h]; ok {
+		return d, true
+	}
+	d, ok := o.lastDirs[h]
+	if ok {
+		o.dirs[h] = d
+	}
+	return d, ok
+}
+
+// size returns a blob's size by hash; o.mu must be held.
+func (o *GitObjects) size(h plumbing.Hash) (int64, bool) {
+	if n, ok := o.sizes[h]; ok {
+		return n, true
+	}
+	n, ok := o.lastSize[h]
+	if ok {
+		o.sizes[h] = n
+	}
+	return n, ok
 }
 
 // gitTree memoizes decoded directories and blob sizes in shared, and the
@@ -200,7 +227,7 @@ func (t *gitTree) lookupLocked(name string) (gitEntry, error) {
 
 // dir decodes a directory entry once per tree object; t.mu must be held.
 func (t *gitTree) dir(e gitEntry) (*gitDir, error) {
-	if d, ok := t.shared.dirs[e.entry.Hash]; ok {
+	if d, ok := t.shared.dir(e.entry.Hash); ok {
 		return d, nil
 	}
 	tree := t.root
@@ -213,9 +240,6 @@ func (t *gitTree) dir(e gitEntry) (*gitDir, error) {
 	d := &gitDir{tree: tree, byName: make(map[string]object.TreeEntry, len(tree.Entries))}
 	for _, te := range tree.Entries {
 		d.byName[te.Name] = te
-	}
-	if len(t.shared.dirs) >= maxSharedObjects {
-		clear(t.shared.dirs)
 	}
 	t.shared.dirs[e.entry.Hash] = d
 	return d, nil
@@ -250,16 +274,13 @@ func (t *gitTree) info(e gitEntry) (fs.FileInfo, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if size, ok := t.shared.sizes[e.entry.Hash]; ok {
+	if size, ok := t.shared.size(e.entry.Hash); ok {
 		info.size = size
 		return info, nil
 	}
 	f, err := e.parent.tree.TreeEntryFile(&e.entry)
 	if err != nil {
 		return nil, err
-	}
-	if len(t.shared.sizes) >= maxSharedObjects {
-		clear(t.shared.sizes)
 	}
 	t.shared.sizes[e.entry.Hash] = f.Size
 	info.size = f.Size

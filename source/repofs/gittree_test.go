@@ -116,4 +116,12 @@ func TestGitObjectsDecodeOnlyChangedDirectories(t *testing.T) {
 	if got[overlay(7)] != int64(len("namespace: seven, and longer\n")) {
 		t.Errorf("the changed overlay's size is %d", got[overlay(7)])
 	}
+
+	// What no tree of the last two generations used is dropped: a run of
+	// thousands of commits holds about two commits' directories.
+	treeOf(shared, "main")
+	treeOf(shared, "main")
+	if n := len(shared.dirs) + len(shared.lastDirs) + len(shared.sizes) + len(shared.lastSize); n != 0 {
+		t.Errorf("two generations that used nothing still hold %d directories and sizes", n)
+	}
 }
