@@ -24,6 +24,17 @@ type resolver struct {
 	// files is where each object came from, by kind and key.
 	files      map[string]string
 	landscapes map[string]landscapeRoot
+	// fetched are landscape repositories already fetched for this load,
+	// by URL and branch: the check whether the last snapshot still holds
+	// fetched them.
+	fetched map[[2]string]fetchedTree
+}
+
+// fetchedTree is one fetch of a landscape's own repository.
+type fetchedTree struct {
+	tree   repofs.Tree
+	commit string
+	err    error
 }
 
 // landscapeRoot is the tree a landscape's stages live in; ok is false when
@@ -33,6 +44,8 @@ type landscapeRoot struct {
 	tree                repofs.Tree
 	root                string
 	ok                  bool
+	// own is true for a landscape in a repository (or branch) of its own.
+	own bool
 }
 
 // index fills the per-kind maps, dropping duplicates (the first in file
@@ -105,7 +118,12 @@ func (r *resolver) landscape(name string) (landscapeRoot, bool) {
 		if lr.branch == "" {
 			lr.branch = "main"
 		}
-		tree, commit, err := r.loader.tree(r.ctx, lr.url, lr.branch)
+		lr.own = true
+		f, done := r.fetched[[2]string{lr.url, lr.branch}]
+		if !done {
+			f.tree, f.commit, f.err = r.loader.tree(r.ctx, lr.url, lr.branch)
+		}
+		tree, commit, err := f.tree, f.commit, f.err
 		if err != nil {
 			r.problem(o, "spec.repository.url", "cannot read the landscape repository: "+err.Error())
 			lr.ok = false

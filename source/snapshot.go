@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -154,6 +155,26 @@ type Loader struct {
 	// new commit the directories and sizes the last one decoded, instead of
 	// reading each from the store once more.
 	trees map[string]loadedTree
+	// snaps are the snapshots last resolved, by URL and branch: a load of
+	// the same commit, every landscape repository at the same commit too,
+	// is a copy of it (see reuse).
+	snaps map[string]loadedSnapshot
+	// snapshotsReused counts the loads that were, for tests.
+	snapshotsReused int
+}
+
+// loadedSnapshot is the last resolution of a repository and branch: its
+// commit, the commit of each landscape repository of its own it read, and
+// a copy of the snapshot no caller holds.
+type loadedSnapshot struct {
+	commit    string
+	landscape []landscapeCommit
+	snap      *Snapshot
+}
+
+type landscapeCommit struct {
+	url, branch, commit string
+	tree                repofs.Tree
 }
 
 type loadedTree struct {
@@ -239,6 +260,13 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	snap.Tree, snap.Commit = tree, commit
 
 	cacheKey := url + "#" + snap.Branch
+	// Everything a snapshot holds follows from the commits it read: an
+	// idle pass of a running run takes the last one instead of resolving
+	// thousands of stages again.
+	reused, fetched := l.reuse(ctx, cacheKey, snap, commit)
+	if reused != nil {
+		return reused, nil
+	}
 	persist := commit != "" && l.disk != nil // a directory on disk may change while read
 	old := l.caches[cacheKey]
 	if old == nil {
@@ -257,7 +285,7 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 		return nil, err
 	}
 	snap.Problems = append(snap.Problems, decoded.problems...)
-	r := resolver{loader: l, ctx: ctx, snap: snap, old: old, next: next, files: map[string]string{}}
+	r := resolver{loader: l, ctx: ctx, snap: snap, old: old, next: next, files: map[string]string{}, fetched: fetched}
 	r.index(decoded.objects)
 	r.resolveStages()
 	r.resolveTemplates()
@@ -270,7 +298,103 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 		l.disk.storeVectors(cacheKey, next.vectors)
 	}
 	sortProblems(snap.Problems)
+	l.remember(cacheKey, snap, r.landscapes)
 	return snap, nil
+}
+
+// reuse returns a copy of the snapshot last resolved for cacheKey when it
+// read commit and each landscape repository of its own is still at the
+// commit it read, reading through this load's trees (snap's, and the
+// landscapes' fetched now, whose read budgets are fresh). Otherwise it
+// returns nil and the landscape repositories it fetched, for the resolver.
+func (l *Loader) reuse(ctx context.Context, cacheKey string, snap *Snapshot, commit string) (*Snapshot, map[[2]string]fetchedTree) {
+	last, ok := l.snaps[cacheKey]
+	if !ok || commit == "" || last.commit != commit {
+		return nil, nil
+	}
+	fetched := map[[2]string]fetchedTree{}
+	through := map[repofs.Tree]repofs.Tree{last.snap.Tree: snap.Tree}
+	same := true
+	for _, lc := range last.landscape {
+		var f fetchedTree
+		f.tree, f.commit, f.err = l.tree(ctx, lc.url, lc.branch)
+		fetched[[2]string{lc.url, lc.branch}] = f
+		if f.err != nil || f.commit == "" || f.commit != lc.commit {
+			same = false
+			continue
+		}
+		through[lc.tree] = f.tree
+	}
+	if !same {
+		return nil, fetched
+	}
+	l.snapshotsReused++
+	return last.snap.copyThrough(snap, through), nil
+}
+
+// remember keeps a copy of a snapshot resolved from a commit, with the
+// commits of the landscape repositories it read.
+func (l *Loader) remember(cacheKey string, snap *Snapshot, landscapes map[string]landscapeRoot) {
+	if snap.Commit == "" {
+		delete(l.snaps, cacheKey)
+		return
+	}
+	last := loadedSnapshot{commit: snap.Commit}
+	seen := map[[2]string]bool{}
+	for _, lr := range landscapes {
+		if !lr.own || seen[[2]string{lr.url, lr.branch}] {
+			continue
+		}
+		if lr.commit == "" {
+			delete(l.snaps, cacheKey) // a plain directory may change unseen
+			return
+		}
+		seen[[2]string{lr.url, lr.branch}] = true
+		last.landscape = append(last.landscape, landscapeCommit{url: lr.url, branch: lr.branch, commit: lr.commit, tree: lr.tree})
+	}
+	last.snap = snap.copyThrough(&Snapshot{URL: snap.URL, Branch: snap.Branch, Commit: snap.Commit, ConfigPath: snap.ConfigPath, Tree: snap.Tree}, nil)
+	if l.snaps == nil {
+		l.snaps = map[string]loadedSnapshot{}
+	}
+	l.snaps[cacheKey] = last
+}
+
+// copyThrough fills into, whose identity and tree are set, with a copy of
+// s that no caller of s can change, its stages reading through the trees
+// through maps s's trees to (a tree not in it stays).
+func (s *Snapshot) copyThrough(into *Snapshot, through map[repofs.Tree]repofs.Tree) *Snapshot {
+	c := into
+	c.Objects = make([]Object, len(s.Objects))
+	c.Landscapes = make(map[string]*v1alpha1.Landscape, len(s.Landscapes))
+	c.Stages = make(map[string]*v1alpha1.Stage, len(s.Stages))
+	c.Templates = make(map[string]*v1alpha1.VectorTemplate, len(s.Templates))
+	c.Configs = make(map[string]*v1alpha1.VectorPromotionConfig, len(s.Configs))
+	c.Usages = make(map[string]*v1alpha1.StageVersionUsage, len(s.Usages))
+	for i, o := range s.Objects {
+		o.Value = o.Value.DeepCopyObject().(configObject)
+		c.Objects[i] = o
+		switch v := o.Value.(type) {
+		case *v1alpha1.Landscape:
+			c.Landscapes[o.Name] = v
+		case *v1alpha1.Stage:
+			c.Stages[objectKey(o)] = v
+		case *v1alpha1.VectorTemplate:
+			c.Templates[o.Name] = v
+		case *v1alpha1.VectorPromotionConfig:
+			c.Configs[o.Name] = v
+		case *v1alpha1.StageVersionUsage:
+			c.Usages[o.Name] = v
+		}
+	}
+	c.StageIndex = make(map[string]StageRef, len(s.StageIndex))
+	for k, ref := range s.StageIndex {
+		if t, ok := through[ref.Tree]; ok {
+			ref.Tree = t
+		}
+		c.StageIndex[k] = ref
+	}
+	c.Problems = slices.Clone(s.Problems)
+	return c
 }
 
 // tree returns the root tree of branch at url and its commit, or a plain

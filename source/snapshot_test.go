@@ -408,3 +408,91 @@ func mustBuildStages(t *testing.T, snap *Snapshot, r *render.Renderer) []Problem
 	}
 	return problems
 }
+
+// TestLoadReusesUnchangedSnapshot: a load of the commit the loader just
+// loaded, with every landscape repository at the commit it was, reuses the
+// last resolution (a running run's idle pass), as a snapshot of its own,
+// reading through the new load's trees; a new commit in a landscape's own
+// repository is resolved afresh.
+func TestLoadReusesUnchangedSnapshot(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	config := testutil.CopyDir(t, "testdata/good")
+	writeFile(t, config, "vectorflow/landscapes.yaml", `apiVersion: vectorflow.dev/v1alpha1
+kind: Landscape
+metadata:
+  name: dev
+---
+apiVersion: vectorflow.dev/v1alpha1
+kind: Landscape
+metadata:
+  name: prod
+spec:
+  repository:
+    url: `+srv.BarePath("prod")+`
+    branch: release
+  path: environments
+`)
+	srv.InitRepo(t, config, fixtureBranch, "config")
+	srv.InitRepo(t, "testdata/good", "release", "prod")
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
+	load := func() *Snapshot {
+		t.Helper()
+		snap, err := loader.Load(context.Background(), srv.BarePath("config"), fixtureBranch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	first := load()
+	if len(first.Problems) > 0 {
+		t.Fatalf("problems: %v", first.Problems)
+	}
+	second := load()
+	if loader.snapshotsReused != 1 {
+		t.Errorf("the second load of an unchanged repository reused %d snapshots, want 1", loader.snapshotsReused)
+	}
+	if diff := cmp.Diff(stageIndex(first), stageIndex(second)); diff != "" {
+		t.Errorf("the reused snapshot differs (-first +second):\n%s", diff)
+	}
+	if diff := cmp.Diff(first.Objects, second.Objects); diff != "" {
+		t.Errorf("the reused snapshot's objects differ (-first +second):\n%s", diff)
+	}
+	for key, ref := range second.StageIndex {
+		if ref.Tree == first.StageIndex[key].Tree {
+			t.Errorf("stage %s of the reused snapshot reads through the last load's tree, whose read budget is spent", key)
+		}
+		if ref.URL == second.URL && ref.Tree != second.Tree {
+			t.Errorf("stage %s of the config repository reads through another tree than the snapshot's", key)
+		}
+	}
+	first.Configs["dev-to-test"].Spec.Approval.Approvers = nil
+	second.Configs["dev-to-test"].Spec.Approval.Approvers = nil
+	second.Stages["dev/dev"].Spec.Path = "elsewhere"
+	if third := load(); cmp.Diff(stageIndex(first), stageIndex(third)) != "" ||
+		len(third.Configs["dev-to-test"].Spec.Approval.Approvers) == 0 ||
+		third.Stages["dev/dev"].Spec.Path == "elsewhere" {
+		t.Error("a caller changing its snapshot changed the next one")
+	}
+
+	// A new overlay vector in the landscape's own repository.
+	work := t.TempDir()
+	testutil.Git(t, "", nil, "clone", "-q", "--branch", "release", srv.BarePath("prod"), work)
+	overlay := filepath.Join(work, "environments/prod/kustomization.yaml")
+	data, err := os.ReadFile(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(overlay, []byte(strings.Replace(string(data), `newTag: "1.2.0"`, `newTag: "1.3.0"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, work, nil, "commit", "-qam", "prod 1.3.0")
+	testutil.Git(t, work, nil, "push", "-q", "origin", "release")
+	reused := loader.snapshotsReused
+	fourth := load()
+	if loader.snapshotsReused != reused {
+		t.Error("a load after the landscape repository moved reused the last snapshot")
+	}
+	if got := fourth.StageIndex["prod/prod"].Vector.Images[0].Tag; got != "1.3.0" {
+		t.Errorf("prod's vector after its repository moved has service-a at %q, want 1.3.0", got)
+	}
+}
