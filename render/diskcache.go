@@ -7,10 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,20 +22,27 @@ import (
 // them the same way: a rendering is valid in every tree where the facts it
 // depended on still hold, so each is checked against the tree before use.
 //
-// Layout: renders/<k[:2]>/<k>/<d>, where k digests the build identity, the
-// Renderer's options and the directory (with the origins flag), and d the
-// rendering's dependency list. A lookup reads the few files of one
-// directory. Every file is written whole or not at all and checked when
-// read (internal/cachefile), so a damaged one is a miss. Nothing here is ever an error: a cache that cannot
-// be read or written only costs a build.
+// Layout: renders/<k[:2]>/<k>.render, where k digests the build identity,
+// the Renderer's options and the directory (with the origins flag). One
+// file holds every kept rendering of the directory, most recently used
+// first, at most maxEntriesPerDir: a lookup is one open (a miss, one
+// failed open), a store one read and one atomic write into a prefix
+// directory that exists after the first write (no directory per key, no
+// listing). The file is written whole or not at all and checked when read
+// (internal/cachefile), so a damaged one is a miss. Two processes storing
+// renderings of one directory at once may each drop the other's: a build
+// more later, never a wrong rendering. Nothing here is ever an error: a
+// cache that cannot be read or written only costs a build.
 const (
-	diskFormat = "vectorflow render cache 1\n"
+	// diskFormat 2: one file per directory (1 had a folder per directory,
+	// a file per rendering; such entries are never read, and swept by age).
+	diskFormat = "vectorflow render cache 2\n"
 	// diskMaxAge drops renderings no process used for this long.
 	diskMaxAge = 30 * 24 * time.Hour
 	// diskSweepEvery is how often one process walks the cache to drop old entries.
 	diskSweepEvery = 24 * time.Hour
-	// diskMaxEntry refuses to read an entry larger than this (a damaged
-	// length would otherwise cost memory).
+	// diskMaxEntry refuses to read a file larger than this (a damaged
+	// length would otherwise cost memory), and bounds what store writes.
 	diskMaxEntry = 64 << 20
 )
 
@@ -46,6 +51,10 @@ type diskCache struct {
 	prefix string // build identity and options, part of every key
 	now    func() time.Time
 	swept  sync.Once // one sweep per process at most
+	// files serialises the read-and-write of one directory's file within
+	// the process, so concurrent builds of a directory keep each other's
+	// renderings (striped by the key's first digest byte).
+	files [64]sync.Mutex
 }
 
 func newDiskCache(cacheDir string, opts Options) *diskCache {
@@ -58,75 +67,63 @@ func newDiskCache(cacheDir string, opts Options) *diskCache {
 	return &diskCache{root: filepath.Join(cacheDir, "renders"), prefix: prefix, now: time.Now}
 }
 
-// folder is where the renderings of one directory (key) live.
-func (d *diskCache) folder(key string) string {
+// file is where the renderings of one directory (key) live, and the lock
+// its read-and-write takes.
+func (d *diskCache) file(key string) (string, *sync.Mutex) {
 	sum := sha256.Sum256([]byte(d.prefix + "\x00" + key))
 	k := hex.EncodeToString(sum[:])
-	return filepath.Join(d.root, k[:2], k)
+	return filepath.Join(d.root, k[:2], k+".render"), &d.files[int(sum[0])%len(d.files)]
 }
 
-// lookup returns a rendering of key whose dependencies hold in tree.
+// lookup returns a rendering of key whose dependencies hold in tree. One
+// found behind others is moved to the front, so the bound drops the least
+// recently used.
 func (d *diskCache) lookup(tree repofs.Tree, key string) (*rendering, bool) {
-	folder := d.folder(key)
-	entries, err := os.ReadDir(folder)
-	if err != nil {
-		return nil, false
-	}
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
-			continue // a write under way
-		}
-		r, ok := d.readEntry(filepath.Join(folder, e.Name()), key)
-		if !ok || !depsHold(tree, r.deps) {
+	file, _ := d.file(key)
+	for i, r := range d.read(file, key) {
+		if !depsHold(tree, r.deps) {
 			continue
+		}
+		if i > 0 {
+			d.store(key, r)
 		}
 		return r, true
 	}
 	return nil, false
 }
 
-// store writes a rendering, keeps at most maxEntriesPerDir per directory
-// (the most recently used), and now and then drops entries nobody used for
+// store puts a rendering first in its directory's file, keeping at most
+// maxEntriesPerDir, and now and then drops files nobody used for
 // diskMaxAge.
 func (d *diskCache) store(key string, r *rendering) {
-	folder := d.folder(key)
-	if err := cachefile.Write(filepath.Join(folder, entryName(r.deps)), diskFormat, encodeEntry(key, r)); err != nil {
-		return
+	if r.size > diskMaxEntry/2 {
+		return // never read back
 	}
-	d.trim(folder)
+	file, mu := d.file(key)
+	mu.Lock()
+	kept := d.read(file, key)
+	if len(kept) == 0 || !slices.Equal(kept[0].deps, r.deps) {
+		_ = cachefile.Write(file, diskFormat, encodeEntries(key, withFirst(kept, r)))
+	}
+	mu.Unlock()
 	d.swept.Do(d.sweep)
 }
 
-// entryName digests a dependency list: one file per distinct list, so two
-// processes storing the same rendering write the same file.
-func entryName(deps []dep) string {
-	h := sha256.New()
-	for _, dp := range deps {
-		fmt.Fprintf(h, "%d %q %q\n", dp.kind, dp.name, dp.hash)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// trim keeps the maxEntriesPerDir most recently used entries of a folder.
-func (d *diskCache) trim(folder string) {
-	entries, err := os.ReadDir(folder)
-	if err != nil || len(entries) <= maxEntriesPerDir {
-		return
-	}
-	type aged struct {
-		name string
-		mod  time.Time
-	}
-	var all []aged
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && !strings.HasPrefix(e.Name(), ".") {
-			all = append(all, aged{e.Name(), info.ModTime()})
+// withFirst puts r before the renderings kept, drops one of the same
+// dependencies, and keeps at most maxEntriesPerDir and diskMaxEntry bytes.
+func withFirst(kept []*rendering, r *rendering) []*rendering {
+	all := []*rendering{r}
+	size := r.size
+	for _, k := range kept {
+		if len(all) == maxEntriesPerDir || size+k.size > diskMaxEntry/2 {
+			break
+		}
+		if !slices.Equal(k.deps, r.deps) {
+			all = append(all, k)
+			size += k.size
 		}
 	}
-	slices.SortFunc(all, func(a, b aged) int { return b.mod.Compare(a.mod) })
-	for _, a := range all[min(len(all), maxEntriesPerDir):] {
-		_ = os.Remove(filepath.Join(folder, a.name))
-	}
+	return all
 }
 
 // sweep drops entries unused for diskMaxAge, and temporary files a crash
@@ -135,18 +132,36 @@ func (d *diskCache) sweep() {
 	cachefile.Sweep(d.root, diskMaxAge, diskSweepEvery, d.now())
 }
 
-// An entry's body is the key, the dependencies and the output, each
-// length-prefixed (cachefile adds the format line and checksum).
-func encodeEntry(key string, r *rendering) []byte {
+// read returns the renderings in file, most recently used first; a file
+// missing, damaged or of another key holds none.
+func (d *diskCache) read(file, key string) []*rendering {
+	body, ok := cachefile.Read(file, diskFormat, diskMaxEntry, d.now())
+	if !ok {
+		return nil
+	}
+	all, err := decodeEntries(body, key)
+	if err != nil {
+		return nil
+	}
+	return all
+}
+
+// A file's body is the key, then the number of renderings and each
+// one's dependencies and output, all length-prefixed (cachefile adds the
+// format line and checksum).
+func encodeEntries(key string, all []*rendering) []byte {
 	var b bytes.Buffer
 	putBytes(&b, []byte(key))
-	putUint(&b, uint64(len(r.deps)))
-	for _, dp := range r.deps {
-		b.WriteByte(byte(dp.kind))
-		putBytes(&b, []byte(dp.name))
-		putBytes(&b, []byte(dp.hash))
+	putUint(&b, uint64(len(all)))
+	for _, r := range all {
+		putUint(&b, uint64(len(r.deps)))
+		for _, dp := range r.deps {
+			b.WriteByte(byte(dp.kind))
+			putBytes(&b, []byte(dp.name))
+			putBytes(&b, []byte(dp.hash))
+		}
+		putBytes(&b, r.out)
 	}
-	putBytes(&b, r.out)
 	return b.Bytes()
 }
 
@@ -159,17 +174,9 @@ func putBytes(b *bytes.Buffer, p []byte) {
 
 var errBadEntry = errors.New("damaged cache entry")
 
-// readEntry reads an entry of key; anything unexpected is a miss.
-func (d *diskCache) readEntry(file, key string) (*rendering, bool) {
-	body, ok := cachefile.Read(file, diskFormat, diskMaxEntry, d.now())
-	if !ok {
-		return nil, false
-	}
-	r, err := decodeEntry(body, key)
-	return r, err == nil
-}
-
-func decodeEntry(rest []byte, key string) (*rendering, error) {
+// decodeEntries reads a file's body; a body of another key, or with
+// anything left over or missing, is damaged.
+func decodeEntries(rest []byte, key string) ([]*rendering, error) {
 	next := func() ([]byte, error) {
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || n > uint64(len(rest)-w) {
@@ -179,35 +186,54 @@ func decodeEntry(rest []byte, key string) (*rendering, error) {
 		rest = rest[w+int(n):]
 		return p, nil
 	}
+	// count reads a number of items each at least one byte long.
+	count := func() (uint64, error) {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n > uint64(len(rest)-w) {
+			return 0, errBadEntry
+		}
+		rest = rest[w:]
+		return n, nil
+	}
 	k, err := next()
 	if err != nil || string(k) != key {
 		return nil, errBadEntry
 	}
-	count, w := binary.Uvarint(rest)
-	if w <= 0 || count > uint64(len(rest)) {
+	renderings, err := count()
+	if err != nil || renderings == 0 || renderings > maxEntriesPerDir {
 		return nil, errBadEntry
 	}
-	rest = rest[w:]
-	r := &rendering{deps: make([]dep, 0, count)}
-	for i := uint64(0); i < count; i++ {
-		if len(rest) == 0 || depKind(rest[0]) > depHash {
-			return nil, errBadEntry
-		}
-		kind := depKind(rest[0])
-		rest = rest[1:]
-		name, err := next()
+	all := make([]*rendering, 0, renderings)
+	for range renderings {
+		n, err := count()
 		if err != nil {
 			return nil, err
 		}
-		hash, err := next()
+		deps := make([]dep, 0, n)
+		for range n {
+			if len(rest) == 0 || depKind(rest[0]) > depHash {
+				return nil, errBadEntry
+			}
+			kind := depKind(rest[0])
+			rest = rest[1:]
+			name, err := next()
+			if err != nil {
+				return nil, err
+			}
+			hash, err := next()
+			if err != nil {
+				return nil, err
+			}
+			deps = append(deps, dep{name: string(name), kind: kind, hash: string(hash)})
+		}
+		out, err := next()
 		if err != nil {
 			return nil, err
 		}
-		r.deps = append(r.deps, dep{name: string(name), kind: kind, hash: string(hash)})
+		all = append(all, newRendering(key, deps, slices.Clone(out)))
 	}
-	out, err := next()
-	if err != nil || len(rest) != 0 {
+	if len(rest) != 0 {
 		return nil, errBadEntry
 	}
-	return newRendering(key, r.deps, slices.Clone(out)), nil
+	return all, nil
 }

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
 
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -204,8 +208,8 @@ func TestDiskCacheBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if files := entryFiles(t, cacheDir); len(files) != maxEntriesPerDir {
-		t.Errorf("%d entries for one directory, want at most %d", len(files), maxEntriesPerDir)
+	if n := storedRenderings(t, cacheDir); n != maxEntriesPerDir {
+		t.Errorf("%d renderings of one directory, want at most %d", n, maxEntriesPerDir)
 	}
 
 	old := time.Now().Add(-diskMaxAge - time.Hour)
@@ -293,4 +297,153 @@ func TestDiskCacheKeepsOnlyCommitRenderings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDiskCacheNoDirectoryPerKey: renderings live in files directly under
+// the 256 shared prefix directories, so a write creates no directory once
+// its prefix exists and a lookup is one open.
+func TestDiskCacheNoDirectoryPerKey(t *testing.T) {
+	cacheDir := t.TempDir()
+	tree := commitDir(t, writeFiles(t, cacheFixture()))
+	r := NewRenderer(Options{CacheDir: cacheDir})
+	for _, dir := range []string{"apps/overlays/dev", "apps/overlays/prod", "apps/base"} {
+		if _, err := r.Build(tree, dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.BuildWithOrigins(t.Context(), tree, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Join(cacheDir, "renders")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == root {
+			return err
+		}
+		if rel, _ := filepath.Rel(root, p); strings.Contains(rel, string(filepath.Separator)) || len(rel) != 2 {
+			t.Errorf("directory %s: want only the two-hex-digit prefix directories", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(entryFiles(t, cacheDir)); got != 6 {
+		t.Errorf("%d files, want one per directory and flag (6)", got)
+	}
+}
+
+// TestDiskCacheKeepsRecentlyUsed: a directory's rendering used by a later
+// process outlives renderings stored before that use, when newer ones push
+// the directory over its bound.
+func TestDiskCacheKeepsRecentlyUsed(t *testing.T) {
+	cacheDir := t.TempDir()
+	dir := writeFiles(t, cacheFixture())
+	replicas := func(n int) repofs.Tree {
+		if err := os.WriteFile(filepath.Join(dir, "apps/base/deploy.yaml"),
+			fmt.Appendf(nil, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: %d\n", n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return commitDir(t, dir)
+	}
+	first := replicas(100)
+	if _, err := NewRenderer(Options{CacheDir: cacheDir}).Build(first, "apps/overlays/dev"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < maxEntriesPerDir; i++ {
+		if _, err := NewRenderer(Options{CacheDir: cacheDir}).Build(replicas(100+i), "apps/overlays/dev"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The oldest is used, then one more rendering arrives: the bound
+	// drops the least recently used, which is no longer the first.
+	user := NewRenderer(Options{CacheDir: cacheDir})
+	if _, err := user.Build(first, "apps/overlays/dev"); err != nil {
+		t.Fatal(err)
+	}
+	if s := user.Stats(); s.DiskHits != 1 {
+		t.Fatalf("%+v, want the first rendering from disk", s)
+	}
+	if _, err := NewRenderer(Options{CacheDir: cacheDir}).Build(replicas(200), "apps/overlays/dev"); err != nil {
+		t.Fatal(err)
+	}
+	again := NewRenderer(Options{CacheDir: cacheDir})
+	out, err := again.Build(first, "apps/overlays/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := again.Stats(); s.DiskHits != 1 || !strings.Contains(string(out), "replicas: 100") {
+		t.Errorf("%+v: the rendering used most recently but one was dropped", s)
+	}
+	if got := storedRenderings(t, cacheDir); got != maxEntriesPerDir {
+		t.Errorf("%d renderings stored, want the bound, %d", got, maxEntriesPerDir)
+	}
+}
+
+// TestDiskCacheTwoRenderersOneDirectory: two Renderers (as two processes)
+// storing different renderings of the same directory at once into one
+// cache directory each get their own, and a later Renderer never reads one
+// in the other's tree.
+func TestDiskCacheTwoRenderersOneDirectory(t *testing.T) {
+	cacheDir := t.TempDir()
+	trees := make([]repofs.Tree, 2)
+	want := make([]string, 2)
+	for i := range trees {
+		files := cacheFixture()
+		files["apps/base/deploy.yaml"] = file{content: fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: %d\n", i+1)}
+		trees[i] = commitDir(t, writeFiles(t, files))
+		out, err := NewRenderer(Options{}).Build(trees[i], "apps/overlays/dev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = string(out)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for i := range trees {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 8 {
+				r := NewRenderer(Options{CacheDir: cacheDir})
+				for j := range trees {
+					if out, err := r.Build(trees[(i+j)%2], "apps/overlays/dev"); err != nil || string(out) != want[(i+j)%2] {
+						errs <- fmt.Sprintf("renderer %d, tree %d: wrong rendering or error %v", i, (i+j)%2, err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	for i, tree := range trees {
+		if out, err := NewRenderer(Options{CacheDir: cacheDir}).Build(tree, "apps/overlays/dev"); err != nil || string(out) != want[i] {
+			t.Errorf("tree %d after the race: wrong rendering or error %v", i, err)
+		}
+	}
+	if got := storedRenderings(t, cacheDir); got < 1 || got > 2 {
+		t.Errorf("%d renderings stored, want one or two", got)
+	}
+}
+
+// storedRenderings counts the renderings on disk under cacheDir.
+func storedRenderings(t *testing.T, cacheDir string) int {
+	t.Helper()
+	n := 0
+	for _, f := range entryFiles(t, cacheDir) {
+		body, ok := cachefile.Read(f, diskFormat, diskMaxEntry, time.Now())
+		if !ok {
+			t.Fatalf("%s: damaged", f)
+		}
+		// The key is the first field: decode with the one the file holds.
+		k, w := binary.Uvarint(body)
+		all, err := decodeEntries(body, string(body[w:w+int(k)]))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		n += len(all)
+	}
+	return n
 }

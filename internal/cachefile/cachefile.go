@@ -7,7 +7,9 @@ package cachefile
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,8 +29,14 @@ func Read(file, format string, max int64, now time.Time) (body []byte, ok bool) 
 		return nil, false
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil || int64(len(data)) > max || len(data) < sha256.Size {
+	// Files are replaced whole, never written in place: the size read now
+	// is the file's, so one read fills it (io.ReadAll would take several).
+	info, err := f.Stat()
+	if err != nil || info.Size() > max || info.Size() < sha256.Size {
+		return nil, false
+	}
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, false
 	}
 	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
@@ -38,7 +46,7 @@ func Read(file, format string, max int64, now time.Time) (body []byte, ok bool) 
 	if !ok {
 		return nil, false
 	}
-	if info, err := f.Stat(); err == nil && now.Sub(info.ModTime()) > TouchAfter {
+	if now.Sub(info.ModTime()) > TouchAfter {
 		_ = os.Chtimes(file, now, now)
 	}
 	return body, true
@@ -52,11 +60,16 @@ func Write(file, format string, body []byte) error {
 	data = append(append(data, format...), body...)
 	sum := sha256.Sum256(data[sha256.Size:])
 	copy(data, sum[:])
+	// The directory is made only when missing: most writes go to one that
+	// exists, and a check first would cost each a system call.
 	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		tmp, err = os.CreateTemp(dir, ".tmp-*")
+	}
 	if err != nil {
 		return err
 	}
