@@ -75,3 +75,22 @@ func BenchmarkDiskCacheLookupHit(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDiskCacheColdBatch is BenchmarkDiskCacheColdRender in a batch
+// (DeferCacheWrites), as validate and BuildAll store, its flush included.
+func BenchmarkDiskCacheColdBatch(b *testing.B) {
+	r, open := benchRendering(b, "apps/overlays/dev")
+	tree := commitDir(b, writeFiles(b, cacheFixture()))
+	d := open()
+	b.ReportAllocs()
+	b.ResetTimer()
+	flush := d.deferWrites()
+	for i := range b.N {
+		key := fmt.Sprintf("apps/overlays/stage-%d", i)
+		if _, ok := d.lookup(tree, key); ok {
+			b.Fatal("a hit in a cold cache")
+		}
+		d.store(key, newRendering(key, r.deps, r.out))
+	}
+	flush()
+}
