@@ -68,6 +68,7 @@ type diskCache struct {
 	now     func() time.Time
 	swept   sync.Once // one sweep per process at most
 	buckets [diskBuckets]bucket
+	files   [diskBuckets]string // the buckets' file names
 
 	mu          sync.Mutex
 	deferring   int   // open deferWrites batches
@@ -109,14 +110,18 @@ func newDiskCache(cacheDir string, opts Options) *diskCache {
 	l := opts.Limits.WithDefaults()
 	prefix := fmt.Sprintf("%s\nremote %t\nlimits %d %d %d %d %d\n", buildid.String(), opts.AllowRemoteBases,
 		l.MaxFileSize, l.MaxRepositorySize, l.MaxMappingKeys, l.MaxAliasNodes, l.MaxMappingWork)
-	return &diskCache{root: filepath.Join(cacheDir, "renders"), prefix: prefix, now: time.Now, maxDeferred: diskMaxDeferred}
+	d := &diskCache{root: filepath.Join(cacheDir, "renders"), prefix: prefix, now: time.Now, maxDeferred: diskMaxDeferred}
+	for i := range d.files {
+		d.files[i] = filepath.Join(d.root, fmt.Sprintf("%02x.bucket", i))
+	}
+	return d
 }
 
 // locate digests a key and names its bucket and the bucket's file.
 func (d *diskCache) locate(key string) (keyDigest, *bucket, string) {
 	k := keyDigest(sha256.Sum256([]byte(d.prefix + "\x00" + key)))
 	i := int(k[0]) % diskBuckets
-	return k, &d.buckets[i], filepath.Join(d.root, fmt.Sprintf("%02x.bucket", i))
+	return k, &d.buckets[i], d.files[i]
 }
 
 // lookup returns a rendering of key whose dependencies hold in tree. One
@@ -181,7 +186,7 @@ func (d *diskCache) update(key string, edit func(kept []*rendering) []*rendering
 	d.mu.Unlock()
 	switch {
 	case !deferring:
-		d.write(b, file)
+		d.write(b, file, view) // read just now: no need to read it again
 	case over:
 		b.mu.Unlock()
 		d.writeAll()
@@ -231,19 +236,23 @@ func (d *diskCache) writeAll() {
 		b := &d.buckets[i]
 		b.mu.Lock()
 		if b.changed {
-			d.write(b, filepath.Join(d.root, fmt.Sprintf("%02x.bucket", i)))
+			d.write(b, d.files[i], nil)
 		}
 		b.view = nil
 		b.mu.Unlock()
 	}
 }
 
-// write merges b's changed keys into what its file holds now, drops keys
-// unused for diskMaxAge and, beyond the size bound, the least recently
-// used, and writes the file. b.mu must be held.
-func (d *diskCache) write(b *bucket, file string) {
+// write merges b's changed keys into what its file holds now (read again
+// unless base is what it held a moment ago), drops keys unused for
+// diskMaxAge and, beyond the size bound, the least recently used, and
+// writes the file. b.mu must be held.
+func (d *diskCache) write(b *bucket, file string, base map[keyDigest]*slot) {
 	now := d.now()
-	merged := readBucket(file, now)
+	merged := base
+	if merged == nil {
+		merged = readBucket(file, now)
+	}
 	written := int64(0)
 	for k, s := range b.view {
 		if s.kept == nil {
@@ -252,7 +261,7 @@ func (d *diskCache) write(b *bucket, file string) {
 		written += slotSize(s)
 		// Ours first, then what another process stored meanwhile.
 		key, all, used := s.kept[0].dir, slices.Clone(s.kept), s.used
-		if theirs := merged[k]; theirs != nil {
+		if theirs := merged[k]; theirs != nil && theirs.kept == nil {
 			if other, err := decodeEntries(theirs.record, key); err == nil {
 				for _, r := range other {
 					all = withLast(all, r)
@@ -287,10 +296,10 @@ func withFirst(kept []*rendering, r *rendering) []*rendering {
 // slotSize is what a changed slot holds in memory, at most; nil or
 // unchanged, nothing.
 func slotSize(s *slot) int64 {
-	n := int64(0)
 	if s == nil {
 		return 0
 	}
+	n := int64(0)
 	for _, r := range s.kept {
 		n += r.size
 	}

@@ -585,3 +585,37 @@ func TestDiskCacheDeferredBounded(t *testing.T) {
 		t.Errorf("%d renderings on disk with the batch over its bound, want 1", n)
 	}
 }
+
+// TestDiskCacheBatchKeepsWhatOthersWrote: a batch's flush rewrites its
+// buckets with what another process stored there meanwhile, behind its
+// own renderings.
+func TestDiskCacheBatchKeepsWhatOthersWrote(t *testing.T) {
+	cacheDir := t.TempDir()
+	dir := writeFiles(t, cacheFixture())
+	mine := commitDir(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "apps/base/deploy.yaml"),
+		[]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	theirs := commitDir(t, dir)
+
+	batch := NewRenderer(Options{CacheDir: cacheDir})
+	flush := batch.DeferCacheWrites()
+	if _, err := batch.Build(mine, "apps/overlays/dev"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewRenderer(Options{CacheDir: cacheDir}).Build(theirs, "apps/overlays/dev"); err != nil {
+		t.Fatal(err)
+	}
+	flush()
+
+	next := NewRenderer(Options{CacheDir: cacheDir})
+	for _, tree := range []repofs.Tree{mine, theirs} {
+		if _, err := next.Build(tree, "apps/overlays/dev"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := next.Stats(); s.DiskHits != 2 {
+		t.Errorf("%+v, want both renderings from disk", s)
+	}
+}
