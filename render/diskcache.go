@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -272,7 +273,7 @@ func (d *diskCache) write(b *bucket, file string, base map[keyDigest]*slot) {
 		merged[k] = &slot{record: encodeEntries(key, all), used: used}
 	}
 	// A failed write is not retried: the changes cost builds, later.
-	_ = cachefile.Write(file, diskFormat, encodeBucket(merged, now))
+	_ = cachefile.WriteFunc(file, diskFormat, func(w io.Writer) error { return writeBucket(w, merged, now) })
 	b.view, b.changed = nil, false
 	d.mu.Lock()
 	d.deferred -= written
@@ -325,8 +326,10 @@ func (d *diskCache) sweep() {
 // A bucket's body is the number of keys, then per key its digest, when
 // it was last used and its record, length-prefixed (cachefile adds the
 // format line and checksum). Keys unused for diskMaxAge are left out, and
-// the least recently used beyond half of diskMaxEntry.
-func encodeBucket(view map[keyDigest]*slot, now time.Time) []byte {
+// the least recently used beyond half of diskMaxEntry. It is written as
+// it goes: a batch's end writes the whole cache, which need not sit in
+// memory twice.
+func writeBucket(w io.Writer, view map[keyDigest]*slot, now time.Time) error {
 	type entry struct {
 		k keyDigest
 		s *slot
@@ -354,9 +357,17 @@ func encodeBucket(view map[keyDigest]*slot, now time.Time) []byte {
 	for _, e := range all {
 		b.Write(e.k[:])
 		putUint(&b, uint64(e.s.used))
-		putBytes(&b, e.s.record)
+		putUint(&b, uint64(len(e.s.record)))
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
+		}
+		b.Reset()
+		if _, err := w.Write(e.s.record); err != nil {
+			return err
+		}
 	}
-	return b.Bytes()
+	_, err := w.Write(b.Bytes()) // the count, when there is no key
+	return err
 }
 
 // readBucket reads a bucket file; one missing or damaged holds no key.
@@ -400,6 +411,11 @@ func readBucket(file string, now time.Time) map[keyDigest]*slot {
 // format line and checksum).
 func encodeEntries(key string, all []*rendering) []byte {
 	var b bytes.Buffer
+	size := len(key) + 2*binary.MaxVarintLen64
+	for _, r := range all {
+		size += int(r.size) // more than its bytes below
+	}
+	b.Grow(size)
 	putBytes(&b, []byte(key))
 	putUint(&b, uint64(len(all)))
 	for _, r := range all {
@@ -414,7 +430,10 @@ func encodeEntries(key string, all []*rendering) []byte {
 	return b.Bytes()
 }
 
-func putUint(b *bytes.Buffer, n uint64) { b.Write(binary.AppendUvarint(nil, n)) }
+func putUint(b *bytes.Buffer, n uint64) {
+	var buf [binary.MaxVarintLen64]byte
+	b.Write(binary.AppendUvarint(buf[:0], n))
+}
 
 func putBytes(b *bytes.Buffer, p []byte) {
 	putUint(b, uint64(len(p)))

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -224,7 +225,7 @@ func TestDiskCacheBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The sweep drops whole files: build an overlay of another bucket
-	// (within one, keys age by their own time: TestEncodeBucketDropsUnused).
+	// (within one, keys age by their own time: TestWriteBucketDropsUnused).
 	next := NewRenderer(Options{CacheDir: cacheDir})
 	_, devBucket, _ := next.cache.disk.locate("apps/overlays/dev")
 	other := "apps/overlays/prod"
@@ -239,9 +240,9 @@ func TestDiskCacheBounded(t *testing.T) {
 	}
 }
 
-// TestEncodeBucketDropsUnused: a bucket written keeps the keys used within
+// TestWriteBucketDropsUnused: a bucket written keeps the keys used within
 // diskMaxAge, most recently used first, and within half of diskMaxEntry.
-func TestEncodeBucketDropsUnused(t *testing.T) {
+func TestWriteBucketDropsUnused(t *testing.T) {
 	now := time.Unix(1_000_000_000, 0)
 	ago := func(d time.Duration) int64 { return now.Add(-d).Unix() }
 	big := make([]byte, diskMaxEntry/5)
@@ -264,7 +265,7 @@ func TestEncodeBucketDropsUnused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "b")
-			if err := cachefile.Write(file, diskFormat, encodeBucket(tt.view, now)); err != nil {
+			if err := cachefile.WriteFunc(file, diskFormat, func(w io.Writer) error { return writeBucket(w, tt.view, now) }); err != nil {
 				t.Fatal(err)
 			}
 			view := readBucket(file, now)

@@ -5,6 +5,7 @@
 package cachefile
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"errors"
@@ -60,6 +61,22 @@ func Write(file, format string, body []byte) error {
 	data = append(append(data, format...), body...)
 	sum := sha256.Sum256(data[sha256.Size:])
 	copy(data, sum[:])
+	return writeTemp(file, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteFunc is Write with the body written by body as it goes, for a
+// body not worth holding whole in memory; an error from body leaves file
+// as it was.
+func WriteFunc(file, format string, body func(w io.Writer) error) error {
+	return writeTemp(file, func(f *os.File) error { return writeChecked(f, format, body) })
+}
+
+// writeTemp writes a temporary file beside file with write and renames it
+// to file; on any error file is left as it was.
+func writeTemp(file string, write func(f *os.File) error) error {
 	// The directory is made only when missing: most writes go to one that
 	// exists, and a check first would cost each a system call.
 	dir := filepath.Dir(file)
@@ -73,7 +90,7 @@ func Write(file, format string, body []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	err = write(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -83,6 +100,28 @@ func Write(file, format string, body []byte) error {
 	if err != nil {
 		_ = os.Remove(tmp.Name())
 	}
+	return err
+}
+
+// writeChecked writes the checksum's place, the format line and the body,
+// then the checksum of what follows it into its place.
+func writeChecked(f *os.File, format string, body func(w io.Writer) error) error {
+	sum := sha256.New()
+	buf := bufio.NewWriterSize(f, 64<<10)
+	if _, err := buf.Write(make([]byte, sha256.Size)); err != nil {
+		return err
+	}
+	w := io.MultiWriter(buf, sum)
+	if _, err := io.WriteString(w, format); err != nil {
+		return err
+	}
+	if err := body(w); err != nil {
+		return err
+	}
+	if err := buf.Flush(); err != nil {
+		return err
+	}
+	_, err := f.WriteAt(sum.Sum(nil), 0)
 	return err
 }
 

@@ -1,6 +1,9 @@
 package cachefile
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -93,5 +96,40 @@ func TestWriteRead(t *testing.T) {
 	}
 	if _, ok := Read(file, "format 1\n", int64(len(data)), now); !ok {
 		t.Errorf("a file of exactly max bytes is a miss")
+	}
+}
+
+// TestWriteFunc: a streamed body reads back like Write's, and a body that
+// fails leaves the file as it was, with no temporary file behind.
+func TestWriteFunc(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "new", "entry")
+	body := bytes.Repeat([]byte("0123456789"), 20000) // beyond one buffer
+	err := WriteFunc(file, "format 1\n", func(w io.Writer) error {
+		for i := 0; i < len(body); i += 1000 {
+			if _, err := w.Write(body[i : i+1000]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := Read(file, "format 1\n", 1<<20, time.Now()); !ok || !bytes.Equal(got, body) {
+		t.Fatalf("read back %d bytes (ok %t), want the %d written", len(got), ok, len(body))
+	}
+	broken := errors.New("broken")
+	if err := WriteFunc(file, "format 1\n", func(w io.Writer) error {
+		_, _ = w.Write([]byte("partial"))
+		return broken
+	}); !errors.Is(err, broken) {
+		t.Errorf("a failing body: %v, want its error", err)
+	}
+	if got, ok := Read(file, "format 1\n", 1<<20, time.Now()); !ok || !bytes.Equal(got, body) {
+		t.Errorf("after a failed write the file changed (%d bytes, ok %t)", len(got), ok)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
+		t.Errorf("files left: %v, want the entry only", entries)
 	}
 }
