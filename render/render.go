@@ -111,6 +111,20 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 	return slices.Clone(res.out), nil
 }
 
+// DeferCacheWrites holds back what builds store in the on-disk cache
+// (Options.CacheDir) until flush is called, then writes it in a few files
+// at once: a batch of builds costs a few file writes instead of one or
+// more per build. Call flush (deferred) before the process exits, or the
+// batch's renderings stay in memory only; it is safe to call twice.
+// Batches may overlap; the last flush writes. Without CacheDir it does
+// nothing.
+func (r *Renderer) DeferCacheWrites() (flush func()) {
+	if r.cache.disk == nil {
+		return func() {}
+	}
+	return r.cache.disk.deferWrites()
+}
+
 // Stats reports cache hits and misses, for tests and metrics.
 func (r *Renderer) Stats() Stats { return r.cache.stats() }
 
@@ -284,7 +298,9 @@ type Overlay struct {
 // BuildAll builds overlays on GOMAXPROCS goroutines and returns each
 // output and error at its index, as BuildContext would one after another.
 // Once ctx is done no further build starts (those left have ctx's error).
+// What the builds store on disk is written before it returns.
 func (r *Renderer) BuildAll(ctx context.Context, overlays []Overlay) ([][]byte, []error) {
+	defer r.DeferCacheWrites()()
 	outs, errs := make([][]byte, len(overlays)), make([]error, len(overlays))
 	jobs := make(chan int)
 	var wg sync.WaitGroup

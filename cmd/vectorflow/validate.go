@@ -88,6 +88,9 @@ or the flags below; secrets are read from files so they stay out of the process 
 			// One Renderer for the config directory and every overlay: what
 			// it learns of the tree (blobs read, YAML checked) serves all builds.
 			renderer := render.NewRenderer(render.Options{Limits: limits, CacheDir: cacheDir})
+			// Every build's rendering goes to disk in a few files at the
+			// end, not a file per build as it finishes.
+			defer renderer.DeferCacheWrites()()
 			loader := source.NewLoader(source.Options{ConfigPath: rf.configPath, Auth: auth, Progress: terminalProgress(), Limits: limits, CacheDir: cacheDir, Renderer: renderer})
 			var snap *source.Snapshot
 			switch {

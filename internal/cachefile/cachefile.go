@@ -5,9 +5,12 @@
 package cachefile
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,8 +30,14 @@ func Read(file, format string, max int64, now time.Time) (body []byte, ok bool) 
 		return nil, false
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil || int64(len(data)) > max || len(data) < sha256.Size {
+	// Files are replaced whole, never written in place: the size read now
+	// is the file's, so one read fills it (io.ReadAll would take several).
+	info, err := f.Stat()
+	if err != nil || info.Size() > max || info.Size() < sha256.Size {
+		return nil, false
+	}
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, false
 	}
 	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
@@ -38,7 +47,7 @@ func Read(file, format string, max int64, now time.Time) (body []byte, ok bool) 
 	if !ok {
 		return nil, false
 	}
-	if info, err := f.Stat(); err == nil && now.Sub(info.ModTime()) > TouchAfter {
+	if now.Sub(info.ModTime()) > TouchAfter {
 		_ = os.Chtimes(file, now, now)
 	}
 	return body, true
@@ -52,15 +61,36 @@ func Write(file, format string, body []byte) error {
 	data = append(append(data, format...), body...)
 	sum := sha256.Sum256(data[sha256.Size:])
 	copy(data, sum[:])
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	return writeTemp(file, func(f *os.File) error {
+		_, err := f.Write(data)
 		return err
-	}
+	})
+}
+
+// WriteFunc is Write with the body written by body as it goes, for a
+// body not worth holding whole in memory; an error from body leaves file
+// as it was.
+func WriteFunc(file, format string, body func(w io.Writer) error) error {
+	return writeTemp(file, func(f *os.File) error { return writeChecked(f, format, body) })
+}
+
+// writeTemp writes a temporary file beside file with write and renames it
+// to file; on any error file is left as it was.
+func writeTemp(file string, write func(f *os.File) error) error {
+	// The directory is made only when missing: most writes go to one that
+	// exists, and a check first would cost each a system call.
+	dir := filepath.Dir(file)
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		tmp, err = os.CreateTemp(dir, ".tmp-*")
+	}
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
+	err = write(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -70,6 +100,28 @@ func Write(file, format string, body []byte) error {
 	if err != nil {
 		_ = os.Remove(tmp.Name())
 	}
+	return err
+}
+
+// writeChecked writes the checksum's place, the format line and the body,
+// then the checksum of what follows it into its place.
+func writeChecked(f *os.File, format string, body func(w io.Writer) error) error {
+	sum := sha256.New()
+	buf := bufio.NewWriterSize(f, 64<<10)
+	if _, err := buf.Write(make([]byte, sha256.Size)); err != nil {
+		return err
+	}
+	w := io.MultiWriter(buf, sum)
+	if _, err := io.WriteString(w, format); err != nil {
+		return err
+	}
+	if err := body(w); err != nil {
+		return err
+	}
+	if err := buf.Flush(); err != nil {
+		return err
+	}
+	_, err := f.WriteAt(sum.Sum(nil), 0)
 	return err
 }
 

@@ -1,6 +1,9 @@
 package cachefile
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,5 +46,90 @@ func TestSweep(t *testing.T) {
 	Sweep(root, 30*24*time.Hour, 24*time.Hour, now.Add(time.Hour))
 	if _, err := os.Stat(again); err != nil {
 		t.Errorf("a second sweep within a day removed %s: %v", again, err)
+	}
+}
+
+// TestWriteRead: Write makes missing directories and replaces a file
+// whole; Read returns the body for the same format only, and a miss for a
+// file damaged, foreign, too large, missing or a directory.
+func TestWriteRead(t *testing.T) {
+	root := t.TempDir()
+	now := time.Now()
+	file := filepath.Join(root, "ab", "cd", "entry")
+	if err := Write(file, "format 1\n", []byte("first")); err != nil {
+		t.Fatalf("write into missing directories: %v", err)
+	}
+	if err := Write(file, "format 1\n", []byte("the body")); err != nil {
+		t.Fatalf("write over a file: %v", err)
+	}
+	if body, ok := Read(file, "format 1\n", 1<<10, now); !ok || string(body) != "the body" {
+		t.Errorf("read back %q, %t; want the body of the last write", body, ok)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) string {
+		p := filepath.Join(root, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	flipped := append([]byte{}, data...)
+	flipped[len(flipped)-1] ^= 1
+	for _, tt := range []struct {
+		name, file, format string
+		max                int64
+	}{
+		{"another format", file, "format 2\n", 1 << 10},
+		{"larger than max", file, "format 1\n", int64(len(data)) - 1},
+		{"a byte flipped", write("flipped", flipped), "format 1\n", 1 << 10},
+		{"cut short", write("short", data[:len(data)-1]), "format 1\n", 1 << 10},
+		{"shorter than a checksum", write("tiny", data[:10]), "format 1\n", 1 << 10},
+		{"missing", filepath.Join(root, "missing"), "format 1\n", 1 << 10},
+		{"a directory", filepath.Join(root, "ab"), "format 1\n", 1 << 10},
+	} {
+		if body, ok := Read(tt.file, tt.format, tt.max, now); ok {
+			t.Errorf("%s: read %q, want a miss", tt.name, body)
+		}
+	}
+	if _, ok := Read(file, "format 1\n", int64(len(data)), now); !ok {
+		t.Errorf("a file of exactly max bytes is a miss")
+	}
+}
+
+// TestWriteFunc: a streamed body reads back like Write's, and a body that
+// fails leaves the file as it was, with no temporary file behind.
+func TestWriteFunc(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "new", "entry")
+	body := bytes.Repeat([]byte("0123456789"), 20000) // beyond one buffer
+	err := WriteFunc(file, "format 1\n", func(w io.Writer) error {
+		for i := 0; i < len(body); i += 1000 {
+			if _, err := w.Write(body[i : i+1000]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := Read(file, "format 1\n", 1<<20, time.Now()); !ok || !bytes.Equal(got, body) {
+		t.Fatalf("read back %d bytes (ok %t), want the %d written", len(got), ok, len(body))
+	}
+	broken := errors.New("broken")
+	if err := WriteFunc(file, "format 1\n", func(w io.Writer) error {
+		_, _ = w.Write([]byte("partial"))
+		return broken
+	}); !errors.Is(err, broken) {
+		t.Errorf("a failing body: %v, want its error", err)
+	}
+	if got, ok := Read(file, "format 1\n", 1<<20, time.Now()); !ok || !bytes.Equal(got, body) {
+		t.Errorf("after a failed write the file changed (%d bytes, ok %t)", len(got), ok)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
+		t.Errorf("files left: %v, want the entry only", entries)
 	}
 }
