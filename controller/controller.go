@@ -256,6 +256,9 @@ func (c *Controller) Pass(ctx context.Context) (res PassResult, err error) {
 }
 
 func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
+	// The pass's renderings (the loader's, and each promotion's render
+	// check) reach the disk cache in one write when it ends.
+	defer c.overlayRenderer().DeferCacheWrites()()
 	// Deployer reports this pass takes go back to the queue unless the
 	// state commit recording them is made.
 	reports := c.takeDeploymentReports()
