@@ -383,7 +383,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if len(facts.later) > 0 {
 		c.requeueReports(facts.later)
 	}
-	c.observeDecided(ctx, snap, d.State, tip, files, state, res.Commit, diff)
+	c.observeDecided(ctx, snap, d.State, tip, files, res.Commit, diff)
 	// The results are on the state branch now (or were not needed).
 	c.results = map[string]reconcilers.Result{}
 	c.opened = map[string]v1alpha1.PullRequestStatus{}

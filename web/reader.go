@@ -69,6 +69,11 @@ type Reader struct {
 	audits    map[string][]controller.AuditEntry
 	describes map[string]pass.PullRequestDescription
 
+	// codec decodes the fed state files; it remembers each file, so a
+	// feed costs the decoding of the files that changed. It only ever
+	// decodes, so what it gives is what the files' bytes decode to.
+	codec *reconcilers.Codec
+
 	// feedMu guards the latest feed not shown yet and when a feed last
 	// came; fed wakes Run to show it.
 	feedMu   sync.Mutex
@@ -85,7 +90,8 @@ func NewReader(o ReaderOptions) (*Reader, error) {
 	if o.Auth == nil {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
-	r := &Reader{o: o, renderer: render.NewRenderer(render.Options{}), repos: map[string]*source.Repository{}, fed: make(chan struct{}, 1)}
+	r := &Reader{o: o, renderer: render.NewRenderer(render.Options{}), repos: map[string]*source.Repository{}, fed: make(chan struct{}, 1),
+		codec: reconcilers.NewCodec()}
 	r.loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Renderer: r.renderer, Limits: o.Limits, CacheDir: o.CacheDir})
 	if len(o.Trust) > 0 {
 		t, err := controller.NewStateTrust(o.Trust)
@@ -150,11 +156,10 @@ func (r *Reader) starved() bool {
 // Observe is a controller's pass over the repository (controller.Options
 // Observe calls it, in the controller's goroutine): the reader shows what
 // the pass read instead of reading it again. It only keeps the feed and
-// returns; Run shows it. A feed without the state branch's read (the
-// controller could not tell its verdict) is no feed: the reader reads
-// itself when no other comes.
+// returns; Run shows it. A pass that could not tell the state branch is no
+// feed: the reader reads itself when no other comes.
 func (r *Reader) Observe(o controller.Observed) {
-	if o.Snapshot == nil || o.Read == nil {
+	if o.Snapshot == nil || o.StateBranch == nil {
 		return
 	}
 	r.feedMu.Lock()
@@ -162,7 +167,7 @@ func (r *Reader) Observe(o controller.Observed) {
 	shown := r.Snapshot()
 	// A commit's verdict never changes, and the one shown was judged
 	// under the reader's keys: the same commits are what is shown already.
-	if r.feed == nil && shown.Problem == "" && shown.Config != nil && shown.Config.Commit == o.Snapshot.Commit && shown.State.Tip == o.Read.Tip {
+	if r.feed == nil && shown.Problem == "" && shown.Config != nil && shown.Config.Commit == o.Snapshot.Commit && shown.State.Tip == o.StateBranch.Tip {
 		r.feedMu.Unlock()
 		return
 	}
@@ -174,10 +179,11 @@ func (r *Reader) Observe(o controller.Observed) {
 	}
 }
 
-// showFeed publishes the latest feed. A state the feed does not vouch for
-// under the reader's own keys (refused by the controller, or judged against
-// other keys) is read and judged here, as Refresh does, with the feed's
-// config: nothing a forger wrote is shown as true.
+// showFeed publishes the latest feed, its state files decoded as a read of
+// the state branch decodes them. A state the feed does not vouch for under
+// the reader's own keys (refused by the controller, or judged against other
+// keys) is read and judged here, as Refresh does, beside the feed's config:
+// nothing a forger wrote is shown as true.
 func (r *Reader) showFeed(ctx context.Context) error {
 	r.feedMu.Lock()
 	o := r.feed
@@ -188,23 +194,29 @@ func (r *Reader) showFeed(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &Snapshot{ID: r.o.ID, URL: source.RedactURL(r.o.URL), Branch: r.o.Branch, StateBranch: r.o.StateBranch,
-		Config: o.Snapshot, ReadAt: time.Now(), Verified: r.trust != nil}
+	fed := o.StateBranch
+	var s *Snapshot
+	var err error
 	switch {
-	case r.trust == nil && o.Read.State != nil:
-		// Unverified, as Refresh shows it without keys.
-		s.State = controller.VerifiedState{Tip: o.Read.Tip, Files: o.Read.Files, State: o.Read.State, Verdict: trust.CommitVerdict{Trusted: true}}
-	case r.trust != nil && o.Read.Verdict.Trusted && o.Read.State != nil && o.StateSigners == r.trust.Keys():
-		s.State = controller.VerifiedState{Tip: o.Read.Tip, Files: o.Read.Files, State: o.Read.State, Verdict: o.Read.Verdict}
-	default:
-		var err error
-		if s, err = r.readState(ctx, o.Snapshot); err != nil {
-			r.publish(nil, err)
-			return err
+	case fed.Files != nil && (r.trust == nil || fed.Verdict.Trusted && fed.Signers == r.trust.Keys()):
+		s = &Snapshot{ID: r.o.ID, URL: source.RedactURL(r.o.URL), Branch: r.o.Branch, StateBranch: r.o.StateBranch,
+			Config: o.Snapshot, ReadAt: time.Now(), Verified: r.trust != nil}
+		state, errs := r.codec.Decode(fed.Files)
+		if len(errs) > 0 && r.trust != nil {
+			// As a verified read of the branch fails (ReadVerifiedState).
+			err = fmt.Errorf("state branch %s of %s: %w", r.o.StateBranch, source.RedactURL(r.o.URL), errors.Join(errs...))
+			break
 		}
+		verdict := fed.Verdict
+		if r.trust == nil {
+			verdict = trust.CommitVerdict{Trusted: true} // unverified, as Refresh shows it without keys
+		}
+		s.State = controller.VerifiedState{Tip: fed.Tip, Files: fed.Files, State: state, Verdict: verdict}
+	default:
+		s, err = r.readState(ctx, o.Snapshot)
 	}
-	r.publish(s, nil)
-	return nil
+	r.publish(s, err)
+	return err
 }
 
 // Refresh reads the config branch and the state branch, checks the state's

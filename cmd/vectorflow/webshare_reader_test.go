@@ -38,15 +38,15 @@ func TestFedReaderJudgesWhatItsKeysDoNotVouchFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tip, files, state, err := controller.ReadState(ctx, repo, controller.DefaultStateBranch)
+	tip, files, _, err := controller.ReadState(ctx, repo, controller.DefaultStateBranch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tip.String() != bad {
 		t.Fatalf("the state branch is at %s, want the forged %s", tip, bad)
 	}
-	lie := controller.Observed{Repository: f.url, Snapshot: snap, State: state, Decided: true, StateSigners: "other keys",
-		Read: &controller.VerifiedState{Tip: tip, Files: files, State: state, Verdict: trust.CommitVerdict{Trusted: true, LastTrusted: bad}}}
+	lie := controller.Observed{Repository: f.url, Snapshot: snap, Decided: true,
+		StateBranch: &controller.ObservedState{Tip: tip, Files: files, Verdict: trust.CommitVerdict{Trusted: true, LastTrusted: bad}, Signers: "other keys"}}
 	reader.Observe(lie)
 	s := waitForSnapshot(t, reader, "the reader to judge the fed state itself", func(s *web.Snapshot) bool { return s.Config != nil })
 	if s.State.Verdict.Trusted || !strings.Contains(s.State.Refusal, bad[:12]) {
