@@ -16,9 +16,10 @@ import (
 // (the Kubernetes mirror, the web view) are built from it; they must not
 // change it.
 type Observed struct {
-	// Repository is the config repository's URL, as the controller has it.
-	Repository string
-	Snapshot   *source.Snapshot
+	// Repository and Branch are the config repository's URL and branch,
+	// as the controller has them.
+	Repository, Branch string
+	Snapshot           *source.Snapshot
 	// State is what the pass decided. On a pass that decided nothing it is
 	// the state the pass read, and nil when the pass refused the state
 	// branch.
@@ -60,7 +61,7 @@ func (c *Controller) observe(o Observed) {
 	if c.opts.Observe == nil {
 		return
 	}
-	o.Repository = c.opts.URL
+	o.Repository, o.Branch = c.opts.URL, c.opts.Branch
 	if o.StateBranch != nil {
 		o.StateBranch.Signers = c.trust.keys
 	}

@@ -70,7 +70,7 @@ func TestObserveHandsOverTheStateBranch(t *testing.T) {
 	}
 	for i, p := range passes {
 		b := p.o.StateBranch
-		if b == nil || !b.Verdict.Trusted || b.Signers != c.trust.Keys() || b.Refusal != "" || !p.o.Decided || p.o.Repository != f.url {
+		if b == nil || !b.Verdict.Trusted || b.Signers != c.trust.Keys() || b.Refusal != "" || !p.o.Decided || p.o.Repository != f.url || p.o.Branch != "main" {
 			t.Fatalf("pass %d observed as %+v", i, p.o)
 		}
 		if !results[i].Commit.IsZero() && b.Tip != results[i].Commit {

@@ -65,11 +65,16 @@ type uiRepository struct {
 	fedWithin   time.Duration
 }
 
+// uiRepositoryKey names a reader: one repository may be reconciled on two
+// branches.
+type uiRepositoryKey struct{ url, branch string }
+
 // startUI starts a reader per repository, refreshing every f.refresh until
-// ctx ends, and returns the view's handler and the readers by URL (to be
-// fed). It warns when the view is open to anyone on a non-loopback address.
+// ctx ends, and returns the view's handler and the readers (to be fed) by
+// URL and branch. It warns when the view is open to anyone on a
+// non-loopback address.
 func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repos []uiRepository, auth func(string) source.Auth,
-	trust []gitwriter.TrustedKey, log logr.Logger, warn func(string)) (http.Handler, map[string]*web.Reader, error) {
+	trust []gitwriter.TrustedKey, log logr.Logger, warn func(string)) (http.Handler, map[uiRepositoryKey]*web.Reader, error) {
 	if f.refresh <= 0 {
 		return nil, nil, fmt.Errorf("--ui-refresh %s: give a positive duration", f.refresh)
 	}
@@ -95,7 +100,7 @@ func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repo
 	ids := web.RepositoryIDs(urls)
 	var list []web.Repository
 	var readers []*web.Reader
-	byURL := map[string]*web.Reader{}
+	fed := map[uiRepositoryKey]*web.Reader{}
 	for i, r := range repos {
 		reader, err := web.NewReader(web.ReaderOptions{ID: ids[i], URL: r.url, Branch: r.branch, ConfigPath: rf.configPath,
 			StateBranch: rf.stateBranch, Auth: auth, Trust: trust, CacheDir: rf.cacheDirectory(), OnChange: events.Publish,
@@ -105,7 +110,7 @@ func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repo
 		}
 		list = append(list, reader)
 		readers = append(readers, reader)
-		byURL[r.url] = reader
+		fed[uiRepositoryKey{r.url, r.branch}] = reader
 	}
 	for _, reader := range readers {
 		go reader.Run(ctx, f.refresh)
@@ -114,7 +119,7 @@ func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repo
 	// answered, so that a web site cannot read the view by DNS rebinding.
 	h, err := web.NewHandler(web.Options{Repositories: list, Auth: guard, Events: events, Log: log.WithName("web"),
 		LoopbackHostsOnly: guard == nil && loopback(listen)})
-	return h, byURL, err
+	return h, fed, err
 }
 
 // passViews hand each pass of run's controllers to what shows it: the
@@ -122,7 +127,7 @@ func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repo
 // of the repository. Both are set before the first pass.
 type passViews struct {
 	mirror func(controller.Observed)
-	web    map[string]*web.Reader // by repository URL, as the controllers have it
+	web    map[uiRepositoryKey]*web.Reader // as the controllers have them
 }
 
 // observer is the controllers' Options.Observe; nil when nothing views the
@@ -135,7 +140,7 @@ func (v *passViews) observer(webView bool) func(controller.Observed) {
 		if v.mirror != nil && o.Decided {
 			v.mirror(o)
 		}
-		if r := v.web[o.Repository]; r != nil {
+		if r := v.web[uiRepositoryKey{o.Repository, o.Branch}]; r != nil {
 			r.Observe(o)
 		}
 	}

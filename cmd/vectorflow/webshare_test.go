@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
@@ -34,6 +35,15 @@ func TestRunViewShowsTheControllersPasses(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	if c := proxy.Counts(); c.Total() != 0 {
 		t.Errorf("with no pass due, the view read the repository itself: %s", c)
+	}
+	// A stage's history and what a promotion would change are read on
+	// demand, by a reader that never loaded the repository itself.
+	if page := httpBody(t, base+"/r/acme/stages/dev/dev"); !strings.Contains(page, "latest-to-dev-1") || strings.Contains(page, "History not read") {
+		t.Errorf("the stage page does not show dev's history:\n%s", page)
+	}
+	if page := httpBody(t, base+"/r/acme/promotions/dev-to-test-2"); !strings.Contains(page, " changed, ") || strings.Contains(page, "Not described") ||
+		strings.Contains(page, "Not rendered") {
+		t.Errorf("the promotion page does not describe dev-to-test-2:\n%s", page)
 	}
 
 	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
@@ -135,4 +145,25 @@ func waitForPage(t *testing.T, url, what string, want ...string) string {
 		return true
 	})
 	return page
+}
+
+// TestPassViews: the Kubernetes mirror gets only the passes that decided;
+// with neither the mirror nor the web view, the controllers hand nothing
+// over.
+func TestPassViews(t *testing.T) {
+	if (&passViews{}).observer(false) != nil {
+		t.Error("with nothing viewing the passes, the controllers are given an observer")
+	}
+	var mirrored []bool
+	v := &passViews{mirror: func(o controller.Observed) { mirrored = append(mirrored, o.Decided) }}
+	observe := v.observer(false)
+	for _, decided := range []bool{true, false, true} {
+		observe(controller.Observed{Repository: "https://git.example.com/acme.git", Branch: "main", Decided: decided})
+	}
+	if len(mirrored) != 2 || !mirrored[0] || !mirrored[1] {
+		t.Errorf("the mirror got passes that decided %v, want only the two that decided", mirrored)
+	}
+	if (&passViews{}).observer(true) == nil {
+		t.Error("the web view is given no passes")
+	}
 }
