@@ -2,9 +2,12 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
@@ -116,7 +119,7 @@ func (c *Controller) observeDecided(ctx context.Context, snap *source.Snapshot, 
 	}
 	v, err := trust.CommitVerdict{Trusted: true}, error(nil) // the empty branch
 	if !tip.IsZero() {
-		v, err = c.verdictOf(ctx, snap, tip)
+		v, err = c.verdictOfWritten(snap, tip)
 	}
 	switch {
 	case err != nil:
@@ -127,6 +130,31 @@ func (c *Controller) observeDecided(ctx context.Context, snap *source.Snapshot, 
 		o.StateBranch = &ObservedState{Tip: tip, Verdict: v, Refusal: v.Refused.Describe(c.opts.StateBranch, v.LastTrusted)}
 	}
 	c.observe(o)
+}
+
+// verdictOfWritten judges the state commit this pass wrote, from the
+// store the pass read (the writer builds its commits there); never with a
+// fetch, which would cost the pass a round trip for a view's sake: when
+// the store does not hold the commit, the next pass tells.
+func (c *Controller) verdictOfWritten(snap *source.Snapshot, commit plumbing.Hash) (trust.CommitVerdict, error) {
+	if v, ok := c.trust.Known(commit); ok {
+		return v, nil
+	}
+	if c.stateRepo == nil && c.shared != nil {
+		c.stateRepo = c.shared
+	}
+	if c.stateRepo == nil {
+		return trust.CommitVerdict{}, errors.New("no store holds the state branch yet")
+	}
+	if _, err := object.GetCommit(c.stateRepo.Storer(), commit); err != nil {
+		return trust.CommitVerdict{}, fmt.Errorf("read the state commit from the pass's store: %w", err)
+	}
+	v, err := c.trust.Verify(c.stateRepo.Storer(), commit, snap.Configs)
+	if err != nil {
+		return trust.CommitVerdict{}, err
+	}
+	c.exportTrustMemo(commit, v)
+	return v, nil
 }
 
 // verdictKnown is the verdict on a commit the pass verified (or the empty
