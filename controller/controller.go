@@ -83,8 +83,9 @@ type Options struct {
 	StateSigners []gitwriter.TrustedKey
 	// Events receives the events of every state commit; nil sends none.
 	Events EventPublisher
-	// Observe, when set, is called with what each deciding pass read and
-	// decided, after the state is written (the Kubernetes mirror).
+	// Observe, when set, is called with what each pass read and decided,
+	// after the state is written (the Kubernetes mirror, the web view of
+	// run); see Observed for the passes that decide nothing.
 	Observe func(Observed)
 }
 
@@ -296,12 +297,16 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
 	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && len(reports) == 0 && now.Before(c.due) {
+		c.observeRead(snap, tip, files, state)
 		return PassResult{RequeueAfter: c.due.Sub(now), Problems: c.problems}, nil
 	}
 	for _, p := range snap.Problems {
 		c.opts.Log.Error(p, "configuration problem")
 	}
 	if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
+		if errors.Is(err, ErrUntrustedState) {
+			c.observeRefused(snap, tip)
+		}
 		return PassResult{}, err
 	}
 	approvals, err := c.countApprovals(ctx, snap, state, tip)
@@ -378,7 +383,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if len(facts.later) > 0 {
 		c.requeueReports(facts.later)
 	}
-	c.observe(snap, d.State)
+	c.observeDecided(ctx, snap, d.State, tip, files, res.Commit, diff)
 	// The results are on the state branch now (or were not needed).
 	c.results = map[string]reconcilers.Result{}
 	c.opened = map[string]v1alpha1.PullRequestStatus{}

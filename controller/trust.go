@@ -319,23 +319,34 @@ func (c *Controller) verifyStateHistory(ctx context.Context, snap *source.Snapsh
 	if tip.IsZero() {
 		return nil
 	}
-	c.importTrustMemo()
-	v, ok := c.trust.Known(tip)
-	if !ok {
-		s, err := c.stateHistory(ctx, tip)
-		if err != nil {
-			return err
-		}
-		if v, err = c.trust.Verify(s, tip, snap.Configs); err != nil {
-			return fmt.Errorf("check the history of state branch %s: %w", c.opts.StateBranch, err)
-		}
-		c.exportTrustMemo(tip, v)
+	v, err := c.verdictOf(ctx, snap, tip)
+	if err != nil {
+		return err
 	}
 	if !v.Trusted {
 		return fmt.Errorf("state branch %s of %s: %w: %s", c.opts.StateBranch, c.name, ErrUntrustedState,
 			v.Refused.Describe(c.opts.StateBranch, v.LastTrusted))
 	}
 	return nil
+}
+
+// verdictOf judges the history of the state branch down from tip (once:
+// the verdict is remembered, in the cache directory too).
+func (c *Controller) verdictOf(ctx context.Context, snap *source.Snapshot, tip plumbing.Hash) (trust.CommitVerdict, error) {
+	c.importTrustMemo()
+	if v, ok := c.trust.Known(tip); ok {
+		return v, nil
+	}
+	s, err := c.stateHistory(ctx, tip)
+	if err != nil {
+		return trust.CommitVerdict{}, err
+	}
+	v, err := c.trust.Verify(s, tip, snap.Configs)
+	if err != nil {
+		return trust.CommitVerdict{}, fmt.Errorf("check the history of state branch %s: %w", c.opts.StateBranch, err)
+	}
+	c.exportTrustMemo(tip, v)
+	return v, nil
 }
 
 // stateHistory is the controller's reading copy of the state branch's

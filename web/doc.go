@@ -27,6 +27,22 @@
 // script, which swaps the page's <main> for a fresh copy when the server
 // sends a state event (Broker, server-sent events).
 //
+// # Who reads
+//
+// Under `ui`, each Reader reads the config branch and the state branch
+// itself, every --ui-refresh. Under `run`, the controller of a repository
+// has just read both: it hands each pass to the Reader (Observe), with the
+// state branch's tip, its files and the tip's verdict under the
+// controller's state signers, and the Reader shows that instead of loading
+// the repository a second time. It decodes the files itself, as a read of
+// the commit does, and believes the verdict only when it was judged
+// against its own keys; a state the controller refused is read and judged
+// here, as `ui` does. A fed Reader reads itself only when no pass came for
+// FedWithin (a replica that does not reconcile the repository, a
+// controller that stopped); until its first feed or FedWithin, it shows
+// "not read yet", so that a long first pass is not doubled by a read of
+// the view.
+//
 // # What it reveals, and to whom
 //
 // Whoever reaches the view sees the repositories' URLs (without

@@ -38,7 +38,15 @@ type ReaderOptions struct {
 	// OnChange is called after a read that found the config branch or the
 	// state branch moved.
 	OnChange func(id string)
-	Log      logr.Logger
+	// FedWithin, when set, says a controller in this process feeds the
+	// reader its reads of the repository (Observe) at least this often
+	// while it reconciles it. The reader then reads the branches itself
+	// only after this long without a feed (a replica that does not
+	// reconcile the repository, a controller that stopped), so it never
+	// loads the repository a second time beside the controller, not even
+	// while the controller's first pass runs.
+	FedWithin time.Duration
+	Log       logr.Logger
 }
 
 // Reader keeps the latest read of one config repository and its state
@@ -60,6 +68,18 @@ type Reader struct {
 	repos     map[string]*source.Repository
 	audits    map[string][]controller.AuditEntry
 	describes map[string]pass.PullRequestDescription
+
+	// codec decodes the fed state files; it remembers each file, so a
+	// feed costs the decoding of the files that changed. It only ever
+	// decodes, so what it gives is what the files' bytes decode to.
+	codec *reconcilers.Codec
+
+	// feedMu guards the latest feed not shown yet and when a feed last
+	// came; fed wakes Run to show it.
+	feedMu   sync.Mutex
+	feed     *controller.Observed
+	lastFeed time.Time
+	fed      chan struct{}
 }
 
 // NewReader prepares a reader; Refresh reads.
@@ -70,7 +90,8 @@ func NewReader(o ReaderOptions) (*Reader, error) {
 	if o.Auth == nil {
 		o.Auth = func(string) source.Auth { return source.Auth{} }
 	}
-	r := &Reader{o: o, renderer: render.NewRenderer(render.Options{}), repos: map[string]*source.Repository{}}
+	r := &Reader{o: o, renderer: render.NewRenderer(render.Options{}), repos: map[string]*source.Repository{}, fed: make(chan struct{}, 1),
+		codec: reconcilers.NewCodec()}
 	r.loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Renderer: r.renderer, Limits: o.Limits, CacheDir: o.CacheDir})
 	if len(o.Trust) > 0 {
 		t, err := controller.NewStateTrust(o.Trust)
@@ -97,20 +118,105 @@ func (r *Reader) Snapshot() *Snapshot {
 		Problem: "not read yet"}
 }
 
-// Run refreshes every interval until ctx ends.
+// Run refreshes every interval until ctx ends. A fed reader (FedWithin)
+// shows each feed as it comes instead, and refreshes only while no feed
+// came for FedWithin.
 func (r *Reader) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	r.feedMu.Lock()
+	r.lastFeed = time.Now() // the controller's first pass is under way
+	r.feedMu.Unlock()
 	for {
-		if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
-			r.o.Log.Error(err, "web view: read failed; showing the last good read", "repository", source.RedactURL(r.o.URL))
+		if r.o.FedWithin <= 0 || r.starved() {
+			if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
+				r.o.Log.Error(err, "web view: read failed; showing the last good read", "repository", source.RedactURL(r.o.URL))
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-r.fed:
+			if err := r.showFeed(ctx); err != nil && ctx.Err() == nil {
+				r.o.Log.Error(err, "web view: read of the state branch failed; showing the last good read", "repository", source.RedactURL(r.o.URL))
+			}
+			continue
 		case <-t.C:
 		}
 	}
+}
+
+// starved says no feed came for FedWithin.
+func (r *Reader) starved() bool {
+	r.feedMu.Lock()
+	defer r.feedMu.Unlock()
+	return time.Since(r.lastFeed) >= r.o.FedWithin
+}
+
+// Observe is a controller's pass over the repository (controller.Options
+// Observe calls it, in the controller's goroutine): the reader shows what
+// the pass read instead of reading it again. It only keeps the feed and
+// returns; Run shows it. A pass that could not tell the state branch is no
+// feed: the reader reads itself when no other comes.
+func (r *Reader) Observe(o controller.Observed) {
+	if o.Snapshot == nil || o.StateBranch == nil {
+		return
+	}
+	r.feedMu.Lock()
+	r.lastFeed = time.Now()
+	shown := r.Snapshot()
+	// A commit's verdict never changes, and the one shown was judged
+	// under the reader's keys: the same commits are what is shown already.
+	if r.feed == nil && shown.Problem == "" && shown.Config != nil && shown.Config.Commit == o.Snapshot.Commit && shown.State.Tip == o.StateBranch.Tip {
+		r.feedMu.Unlock()
+		return
+	}
+	r.feed = &o
+	r.feedMu.Unlock()
+	select {
+	case r.fed <- struct{}{}:
+	default: // Run has a wake-up pending; it takes the latest feed
+	}
+}
+
+// showFeed publishes the latest feed, its state files decoded as a read of
+// the state branch decodes them. A state the feed does not vouch for under
+// the reader's own keys (refused by the controller, or judged against other
+// keys) is read and judged here, as Refresh does, beside the feed's config:
+// nothing a forger wrote is shown as true.
+func (r *Reader) showFeed(ctx context.Context) error {
+	r.feedMu.Lock()
+	o := r.feed
+	r.feed = nil
+	r.feedMu.Unlock()
+	if o == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fed := o.StateBranch
+	var s *Snapshot
+	var err error
+	switch {
+	case fed.Files != nil && (r.trust == nil || fed.Verdict.Trusted && fed.Signers == r.trust.Keys()):
+		s = &Snapshot{ID: r.o.ID, URL: source.RedactURL(r.o.URL), Branch: r.o.Branch, StateBranch: r.o.StateBranch,
+			Config: o.Snapshot, ReadAt: time.Now(), Verified: r.trust != nil}
+		state, errs := r.codec.Decode(fed.Files)
+		if len(errs) > 0 && r.trust != nil {
+			// As a verified read of the branch fails (ReadVerifiedState).
+			err = fmt.Errorf("state branch %s of %s: %w", r.o.StateBranch, source.RedactURL(r.o.URL), errors.Join(errs...))
+			break
+		}
+		verdict := fed.Verdict
+		if r.trust == nil {
+			verdict = trust.CommitVerdict{Trusted: true} // unverified, as Refresh shows it without keys
+		}
+		s.State = controller.VerifiedState{Tip: fed.Tip, Files: fed.Files, State: state, Verdict: verdict}
+	default:
+		s, err = r.readState(ctx, o.Snapshot)
+	}
+	r.publish(s, err)
+	return err
 }
 
 // Refresh reads the config branch and the state branch, checks the state's
@@ -121,8 +227,15 @@ func (r *Reader) Run(ctx context.Context, interval time.Duration) {
 func (r *Reader) Refresh(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	prev := r.Snapshot()
 	snap, err := r.read(ctx)
+	r.publish(snap, err)
+	return err
+}
+
+// publish shows a read, or the failure of one above the last read shown,
+// and tells OnChange when what is shown changed. The caller holds mu.
+func (r *Reader) publish(snap *Snapshot, err error) {
+	prev := r.Snapshot()
 	if err != nil {
 		// Keep what was shown, with the problem on top.
 		failed := *prev
@@ -131,17 +244,17 @@ func (r *Reader) Refresh(ctx context.Context) error {
 		if prev.Problem != failed.Problem && r.o.OnChange != nil {
 			r.o.OnChange(r.o.ID)
 		}
-		return err
+		return
 	}
-	if prev.Config != nil && prev.Problem == "" && prev.Config.Commit == snap.Config.Commit && prev.State.Tip == snap.State.Tip {
-		return nil
+	if prev.Config != nil && prev.Problem == "" && prev.Config.Commit == snap.Config.Commit && prev.State.Tip == snap.State.Tip &&
+		prev.State.Verdict.Trusted == snap.State.Verdict.Trusted {
+		return
 	}
 	r.current.Store("snap", snap)
 	r.audits, r.describes = map[string][]controller.AuditEntry{}, map[string]pass.PullRequestDescription{}
 	if r.o.OnChange != nil {
 		r.o.OnChange(r.o.ID)
 	}
-	return nil
 }
 
 func (r *Reader) read(ctx context.Context) (*Snapshot, error) {
@@ -149,6 +262,12 @@ func (r *Reader) read(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.readState(ctx, cfg)
+}
+
+// readState reads and judges the state branch beside the config read cfg.
+func (r *Reader) readState(ctx context.Context, cfg *source.Snapshot) (*Snapshot, error) {
+	var err error
 	s := &Snapshot{ID: r.o.ID, URL: source.RedactURL(r.o.URL), Branch: r.o.Branch, StateBranch: r.o.StateBranch,
 		Config: cfg, ReadAt: time.Now(), Verified: r.trust != nil}
 	if r.trust == nil {

@@ -136,6 +136,10 @@ func run(cmd *cobra.Command, o runOptions) error {
 		return err
 	}
 	defer closeEvents()
+	// Each pass goes to the Kubernetes mirror and to the web view, which
+	// shows the controller's read instead of reading the repository again.
+	serveUI := !o.once && o.listen != "" && o.ui.enabled
+	views := &passViews{mirror: cluster.observe()}
 	var controllers []*controller.Controller
 	var progress io.Writer
 	if o.once {
@@ -145,7 +149,7 @@ func run(cmd *cobra.Command, o runOptions) error {
 		c, err := controller.New(controller.Options{
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
-			StateSigners: stateSigners, Limits: o.lf.limits(), CacheDir: o.rf.cacheDirectory(), Events: events, Observe: cluster.observe(),
+			StateSigners: stateSigners, Limits: o.lf.limits(), CacheDir: o.rf.cacheDirectory(), Events: events, Observe: views.observer(serveUI),
 			Log: log.WithValues("repository", r.url),
 		})
 		if err != nil {
@@ -170,10 +174,10 @@ func run(cmd *cobra.Command, o runOptions) error {
 	if o.listen != "" && o.ui.enabled {
 		uiRepos := make([]uiRepository, len(repos))
 		for i, r := range repos {
-			uiRepos[i] = uiRepository(r)
+			uiRepos[i] = uiRepository{url: r.url, branch: r.branch, fedWithin: fedWithin(o.interval, o.ui.refresh)}
 		}
 		warn := func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), msg) }
-		if o.uiHandler, err = o.ui.startUI(ctx, o.listen, o.rf, uiRepos, auth, stateSigners, log, warn); err != nil {
+		if o.uiHandler, views.web, err = o.ui.startUI(ctx, o.listen, o.rf, uiRepos, auth, stateSigners, log, warn); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/web"
@@ -56,23 +57,33 @@ func (f *uiFlags) auth() (*web.Auth, error) {
 	return nil, nil
 }
 
-// uiRepository is one repository the view shows.
-type uiRepository struct{ url, branch string }
+// uiRepository is one repository the view shows. fedWithin, when set,
+// says a controller of this process feeds its reader every pass over it
+// (web.ReaderOptions.FedWithin).
+type uiRepository struct {
+	url, branch string
+	fedWithin   time.Duration
+}
+
+// uiRepositoryKey names a reader: one repository may be reconciled on two
+// branches.
+type uiRepositoryKey struct{ url, branch string }
 
 // startUI starts a reader per repository, refreshing every f.refresh until
-// ctx ends, and returns the view's handler. It warns when the view is open
-// to anyone on a non-loopback address.
+// ctx ends, and returns the view's handler and the readers (to be fed) by
+// URL and branch. It warns when the view is open to anyone on a
+// non-loopback address.
 func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repos []uiRepository, auth func(string) source.Auth,
-	trust []gitwriter.TrustedKey, log logr.Logger, warn func(string)) (http.Handler, error) {
+	trust []gitwriter.TrustedKey, log logr.Logger, warn func(string)) (http.Handler, map[uiRepositoryKey]*web.Reader, error) {
 	if f.refresh <= 0 {
-		return nil, fmt.Errorf("--ui-refresh %s: give a positive duration", f.refresh)
+		return nil, nil, fmt.Errorf("--ui-refresh %s: give a positive duration", f.refresh)
 	}
 	if f.maxEventClients <= 0 {
-		return nil, fmt.Errorf("--ui-max-live-pages %d: give at least 1", f.maxEventClients)
+		return nil, nil, fmt.Errorf("--ui-max-live-pages %d: give at least 1", f.maxEventClients)
 	}
 	guard, err := f.auth()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if guard == nil && !loopback(listen) {
 		warn(fmt.Sprintf("warning: the web view on %s is open to anyone who can reach it: it shows the repositories' stages, vectors, "+
@@ -89,23 +100,58 @@ func (f *uiFlags) startUI(ctx context.Context, listen string, rf repoFlags, repo
 	ids := web.RepositoryIDs(urls)
 	var list []web.Repository
 	var readers []*web.Reader
+	fed := map[uiRepositoryKey]*web.Reader{}
 	for i, r := range repos {
 		reader, err := web.NewReader(web.ReaderOptions{ID: ids[i], URL: r.url, Branch: r.branch, ConfigPath: rf.configPath,
 			StateBranch: rf.stateBranch, Auth: auth, Trust: trust, CacheDir: rf.cacheDirectory(), OnChange: events.Publish,
-			Log: log.WithValues("repository", source.RedactURL(r.url))})
+			FedWithin: r.fedWithin, Log: log.WithValues("repository", source.RedactURL(r.url))})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		list = append(list, reader)
 		readers = append(readers, reader)
+		fed[uiRepositoryKey{r.url, r.branch}] = reader
 	}
 	for _, reader := range readers {
 		go reader.Run(ctx, f.refresh)
 	}
 	// Without credentials on loopback, only this machine's names are
 	// answered, so that a web site cannot read the view by DNS rebinding.
-	return web.NewHandler(web.Options{Repositories: list, Auth: guard, Events: events, Log: log.WithName("web"),
+	h, err := web.NewHandler(web.Options{Repositories: list, Auth: guard, Events: events, Log: log.WithName("web"),
 		LoopbackHostsOnly: guard == nil && loopback(listen)})
+	return h, fed, err
+}
+
+// passViews hand each pass of run's controllers to what shows it: the
+// Kubernetes mirror (only passes that decided) and the web view's reader
+// of the repository. Both are set before the first pass.
+type passViews struct {
+	mirror func(controller.Observed)
+	web    map[uiRepositoryKey]*web.Reader // as the controllers have them
+}
+
+// observer is the controllers' Options.Observe; nil when nothing views the
+// passes, so a controller hands nothing over.
+func (v *passViews) observer(webView bool) func(controller.Observed) {
+	if v.mirror == nil && !webView {
+		return nil
+	}
+	return func(o controller.Observed) {
+		if v.mirror != nil && o.Decided {
+			v.mirror(o)
+		}
+		if r := v.web[uiRepositoryKey{o.Repository, o.Branch}]; r != nil {
+			r.Observe(o)
+		}
+	}
+}
+
+// fedWithin is how long run's web view waits for a pass of its controller
+// before it reads the repository itself: a controller passes at least every
+// --interval (with 10% jitter), and a pass may take as long again (a first
+// pass over a large repository); never less than --ui-refresh.
+func fedWithin(interval, refresh time.Duration) time.Duration {
+	return max(2*interval+interval/10, refresh)
 }
 
 // loopback reports whether addr listens on a loopback address only.
@@ -162,7 +208,7 @@ give --ui-token-file or --ui-basic-auth-file.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h, err := uf.startUI(ctx, listen, rf, []uiRepository{{url: rf.repo, branch: rf.branch}}, auth, keys, log,
+			h, _, err := uf.startUI(ctx, listen, rf, []uiRepository{{url: rf.repo, branch: rf.branch}}, auth, keys, log,
 				func(msg string) { fmt.Fprintln(cmd.ErrOrStderr(), msg) })
 			if err != nil {
 				return err

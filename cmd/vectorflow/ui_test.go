@@ -360,7 +360,7 @@ func TestUIFlags(t *testing.T) {
 	var warnings []string
 	f := uiFlags{refresh: time.Minute, maxEventClients: 1}
 	rf := repoFlags{configPath: "vectorflow", stateBranch: controller.DefaultStateBranch}
-	_, err := f.startUI(ctx, ":8080", rf, []uiRepository{{url: "https://git.example.com/acme.git", branch: "main"}},
+	_, _, err := f.startUI(ctx, ":8080", rf, []uiRepository{{url: "https://git.example.com/acme.git", branch: "main"}},
 		func(string) source.Auth { return source.Auth{} }, nil, logr.Discard(), func(s string) { warnings = append(warnings, s) })
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +370,7 @@ func TestUIFlags(t *testing.T) {
 	}
 	warnings = nil
 	f.tokenFile = both.tokenFile
-	if _, err := f.startUI(ctx, ":8080", rf, []uiRepository{{url: "https://git.example.com/acme.git", branch: "main"}},
+	if _, _, err := f.startUI(ctx, ":8080", rf, []uiRepository{{url: "https://git.example.com/acme.git", branch: "main"}},
 		func(string) source.Auth { return source.Auth{} }, []gitwriter.TrustedKey{{Name: "c", PublicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBIKmQETi40xtnnFdhUcbxbea0XwaqKrvfMa/IPBVZrx"}},
 		logr.Discard(), func(s string) { warnings = append(warnings, s) }); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
+	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/web"
+)
+
+// TestFedReaderJudgesWhatItsKeysDoNotVouchFor: a feed whose verdict was
+// judged against keys other than the reader's (or that refuses the state)
+// is not believed: the reader judges the state branch itself and shows the
+// last trusted state with the refusal, even when the feed calls the forged
+// state trusted.
+func TestFedReaderJudgesWhatItsKeysDoNotVouchFor(t *testing.T) {
+	f := newFlowFixture(t)
+	f.run(t)
+	bad := forgeDevToTest(t, f)
+	reader := newFixtureReader(t, f, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go reader.Run(ctx, 50*time.Millisecond)
+
+	auth := func(string) source.Auth { return source.Auth{Username: f.srv.Username, Password: f.srv.Password} }
+	snap, err := source.NewLoader(source.Options{Auth: auth}).Load(ctx, f.url, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.OpenCached(f.url, auth(f.url), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, files, _, err := controller.ReadState(ctx, repo, controller.DefaultStateBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tip.String() != bad {
+		t.Fatalf("the state branch is at %s, want the forged %s", tip, bad)
+	}
+	lie := controller.Observed{Repository: f.url, Snapshot: snap, Decided: true,
+		StateBranch: &controller.ObservedState{Tip: tip, Files: files, Verdict: trust.CommitVerdict{Trusted: true, LastTrusted: bad}, Signers: "other keys"}}
+	reader.Observe(lie)
+	s := waitForSnapshot(t, reader, "the reader to judge the fed state itself", func(s *web.Snapshot) bool { return s.Config != nil })
+	if s.State.Verdict.Trusted || !strings.Contains(s.State.Refusal, bad[:12]) {
+		t.Errorf("a feed judged against other keys was believed: verdict %+v, refusal %q", s.State.Verdict, s.State.Refusal)
+	}
+	if p := s.State.State.Promotions["dev-to-test-2"]; p == nil || p.Status.State != "Waiting" || p.Status.Approval != nil {
+		t.Errorf("the reader shows what the forged commit wrote: %+v", p)
+	}
+}
+
+// TestFedReaderReadsItselfWithoutFeeds: a fed reader that gets no feed
+// (a replica that does not reconcile the repository) shows "not read yet"
+// while the controller's first pass may still run, then reads the
+// repository itself every refresh.
+func TestFedReaderReadsItselfWithoutFeeds(t *testing.T) {
+	f := newFlowFixture(t)
+	f.run(t)
+	reader := newFixtureReader(t, f, 500*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := time.Now()
+	go reader.Run(ctx, 50*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+	if s := reader.Snapshot(); s.Problem != "not read yet" || s.Config != nil {
+		t.Errorf("a fed reader read the repository before the controller's first pass could feed it: %+v", s)
+	}
+	s := waitForSnapshot(t, reader, "the reader to read itself", func(s *web.Snapshot) bool { return s.Config != nil })
+	if waited := time.Since(started); waited < 500*time.Millisecond {
+		t.Errorf("the reader read itself after %s, before FedWithin", waited)
+	}
+	if s.State.Tip.String() != f.stateTip(t) || !s.State.Verdict.Trusted {
+		t.Errorf("the reader shows state %s (verdict %+v), want %s trusted", s.State.Tip, s.State.Verdict, f.stateTip(t))
+	}
+	// It keeps reading: a new state commit shows.
+	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
+	f.run(t)
+	want := f.stateTip(t)
+	waitForSnapshot(t, reader, "the reader to show the new state commit", func(s *web.Snapshot) bool { return s.State.Tip.String() == want })
+}
+
+// TestUnfedReaderRefreshes: the reader of `ui` reads at once and on every
+// refresh.
+func TestUnfedReaderRefreshes(t *testing.T) {
+	f := newFlowFixture(t)
+	f.run(t)
+	reader := newFixtureReader(t, f, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go reader.Run(ctx, 50*time.Millisecond)
+	first := f.stateTip(t)
+	waitForSnapshot(t, reader, "the first read", func(s *web.Snapshot) bool { return s.State.Tip.String() == first })
+	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
+	f.run(t)
+	want := f.stateTip(t)
+	waitForSnapshot(t, reader, "the reader to show the new state commit", func(s *web.Snapshot) bool { return s.State.Tip.String() == want })
+}
+
+// newFixtureReader is a reader of the fixture's repository trusting the
+// controller's key, fed when fedWithin is set.
+func newFixtureReader(t *testing.T, f *flowFixture, fedWithin time.Duration) *web.Reader {
+	t.Helper()
+	key, err := readTrustedKeys([]string{f.controllerPublic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := web.NewReader(web.ReaderOptions{ID: "acme", URL: f.url, Branch: "main", ConfigPath: "vectorflow",
+		Auth:  func(string) source.Auth { return source.Auth{Username: f.srv.Username, Password: f.srv.Password} },
+		Trust: append([]gitwriter.TrustedKey(nil), key...), CacheDir: t.TempDir(), FedWithin: fedWithin, Log: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reader
+}
+
+func waitForSnapshot(t *testing.T, r *web.Reader, what string, ok func(*web.Snapshot) bool) *web.Snapshot {
+	t.Helper()
+	var s *web.Snapshot
+	waitFor(t, 30*time.Second, what, func() bool {
+		s = r.Snapshot()
+		return ok(s)
+	})
+	return s
+}
