@@ -33,7 +33,7 @@ type uiFlags struct {
 func (f *uiFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tokenFile, "ui-token-file", "", "file holding a token the web view asks for (Authorization: Bearer, or as the password of basic auth)")
 	fs.StringVar(&f.basicAuthFile, "ui-basic-auth-file", "", "file of `user:bcrypt-hash` lines (htpasswd -nB user) the web view asks for")
-	fs.DurationVar(&f.refresh, "ui-refresh", 10*time.Second, "how often the web view reads the config and state branches")
+	fs.DurationVar(&f.refresh, "ui-refresh", 10*time.Second, "how often the web view reads the config and state branches itself (under run, only while no pass has reached it for twice --interval)")
 	fs.IntVar(&f.maxEventClients, "ui-max-live-pages", 64, "how many pages the web view keeps updating live at once")
 }
 
