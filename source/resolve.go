@@ -76,19 +76,25 @@ func (r *resolver) index(objects []Object) {
 			continue
 		}
 		r.files[id] = o.File
-		s.Objects = append(s.Objects, o)
-		switch v := o.Value.(type) {
-		case *v1alpha1.Landscape:
-			s.Landscapes[o.Name] = v
-		case *v1alpha1.Stage:
-			s.Stages[objectKey(o)] = v
-		case *v1alpha1.VectorTemplate:
-			s.Templates[o.Name] = v
-		case *v1alpha1.VectorPromotionConfig:
-			s.Configs[o.Name] = v
-		case *v1alpha1.StageVersionUsage:
-			s.Usages[o.Name] = v
-		}
+		s.add(o)
+	}
+}
+
+// add appends an object to the snapshot and files its value in the map of
+// its kind.
+func (s *Snapshot) add(o Object) {
+	s.Objects = append(s.Objects, o)
+	switch v := o.Value.(type) {
+	case *v1alpha1.Landscape:
+		s.Landscapes[o.Name] = v
+	case *v1alpha1.Stage:
+		s.Stages[objectKey(o)] = v
+	case *v1alpha1.VectorTemplate:
+		s.Templates[o.Name] = v
+	case *v1alpha1.VectorPromotionConfig:
+		s.Configs[o.Name] = v
+	case *v1alpha1.StageVersionUsage:
+		s.Usages[o.Name] = v
 	}
 }
 

@@ -364,27 +364,15 @@ func (l *Loader) remember(cacheKey string, snap *Snapshot, landscapes map[string
 // through maps s's trees to (a tree not in it stays).
 func (s *Snapshot) copyThrough(into *Snapshot, through map[repofs.Tree]repofs.Tree) *Snapshot {
 	c := into
-	c.Objects = make([]Object, len(s.Objects))
+	c.Objects = make([]Object, 0, len(s.Objects))
 	c.Landscapes = make(map[string]*v1alpha1.Landscape, len(s.Landscapes))
 	c.Stages = make(map[string]*v1alpha1.Stage, len(s.Stages))
 	c.Templates = make(map[string]*v1alpha1.VectorTemplate, len(s.Templates))
 	c.Configs = make(map[string]*v1alpha1.VectorPromotionConfig, len(s.Configs))
 	c.Usages = make(map[string]*v1alpha1.StageVersionUsage, len(s.Usages))
-	for i, o := range s.Objects {
+	for _, o := range s.Objects {
 		o.Value = o.Value.DeepCopyObject().(configObject)
-		c.Objects[i] = o
-		switch v := o.Value.(type) {
-		case *v1alpha1.Landscape:
-			c.Landscapes[o.Name] = v
-		case *v1alpha1.Stage:
-			c.Stages[objectKey(o)] = v
-		case *v1alpha1.VectorTemplate:
-			c.Templates[o.Name] = v
-		case *v1alpha1.VectorPromotionConfig:
-			c.Configs[o.Name] = v
-		case *v1alpha1.StageVersionUsage:
-			c.Usages[o.Name] = v
-		}
+		c.add(o)
 	}
 	c.StageIndex = make(map[string]StageRef, len(s.StageIndex))
 	for k, ref := range s.StageIndex {

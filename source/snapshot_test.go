@@ -213,12 +213,11 @@ patches:
 	}
 }
 
-// TestLoadCrossRepositoryLandscape puts the prod landscape in a second
-// repository: its stage resolves there, at that repository's commit.
-func TestLoadCrossRepositoryLandscape(t *testing.T) {
-	srv := testutil.StartGitServer(t)
-	config := testutil.CopyDir(t, "testdata/good")
-	writeFile(t, config, "vectorflow/landscapes.yaml", `apiVersion: vectorflow.dev/v1alpha1
+// writeProdLandscape makes the config in dir put the prod landscape in
+// the repository at url, branch release, directory environments.
+func writeProdLandscape(t *testing.T, dir, url string) {
+	t.Helper()
+	writeFile(t, dir, "vectorflow/landscapes.yaml", `apiVersion: vectorflow.dev/v1alpha1
 kind: Landscape
 metadata:
   name: dev
@@ -229,10 +228,18 @@ metadata:
   name: prod
 spec:
   repository:
-    url: `+srv.HTTPURL("prod")+`
+    url: `+url+`
     branch: release
   path: environments
 `)
+}
+
+// TestLoadCrossRepositoryLandscape puts the prod landscape in a second
+// repository: its stage resolves there, at that repository's commit.
+func TestLoadCrossRepositoryLandscape(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	config := testutil.CopyDir(t, "testdata/good")
+	writeProdLandscape(t, config, srv.HTTPURL("prod"))
 	if err := os.RemoveAll(filepath.Join(config, "environments")); err != nil {
 		t.Fatal(err)
 	}
@@ -417,21 +424,7 @@ func mustBuildStages(t *testing.T, snap *Snapshot, r *render.Renderer) []Problem
 func TestLoadReusesUnchangedSnapshot(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	config := testutil.CopyDir(t, "testdata/good")
-	writeFile(t, config, "vectorflow/landscapes.yaml", `apiVersion: vectorflow.dev/v1alpha1
-kind: Landscape
-metadata:
-  name: dev
----
-apiVersion: vectorflow.dev/v1alpha1
-kind: Landscape
-metadata:
-  name: prod
-spec:
-  repository:
-    url: `+srv.BarePath("prod")+`
-    branch: release
-  path: environments
-`)
+	writeProdLandscape(t, config, srv.BarePath("prod"))
 	srv.InitRepo(t, config, fixtureBranch, "config")
 	srv.InitRepo(t, "testdata/good", "release", "prod")
 	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})

@@ -51,27 +51,22 @@ func (o *GitObjects) Tree(tree *object.Tree) Tree {
 }
 
 // dir returns a decoded directory by hash; o.mu must be held.
-func (o *GitObjects) dir(h plumbing.Hash) (*gitDir, bool) {
-	if d, ok := o.dirs[h]; ok {
-		return d, true
-	}
-	d, ok := o.lastDirs[h]
-	if ok {
-		o.dirs[h] = d
-	}
-	return d, ok
-}
+func (o *GitObjects) dir(h plumbing.Hash) (*gitDir, bool) { return generations(o.dirs, o.lastDirs, h) }
 
 // size returns a blob's size by hash; o.mu must be held.
-func (o *GitObjects) size(h plumbing.Hash) (int64, bool) {
-	if n, ok := o.sizes[h]; ok {
-		return n, true
+func (o *GitObjects) size(h plumbing.Hash) (int64, bool) { return generations(o.sizes, o.lastSize, h) }
+
+// generations looks h up in this generation, then in the last, carrying
+// what it finds there into this one.
+func generations[V any](cur, last map[plumbing.Hash]V, h plumbing.Hash) (V, bool) {
+	if v, ok := cur[h]; ok {
+		return v, true
 	}
-	n, ok := o.lastSize[h]
+	v, ok := last[h]
 	if ok {
-		o.sizes[h] = n
+		cur[h] = v
 	}
-	return n, ok
+	return v, ok
 }
 
 // gitTree memoizes decoded directories and blob sizes in shared, and the
