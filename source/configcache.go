@@ -22,10 +22,11 @@ import (
 // keys) costs far more than reading their JSON back. A plain file's decode
 // is found by its path and content hash (fileKey), so a change writes and
 // a new process decodes only the files it touched; a directory kustomize
-// built, by its output. Every key holds the build identity and the options that change the result
-// (config path, limits), so it is valid wherever it is found. Entries are
-// written to a temporary file and renamed; each carries a checksum, so a
-// damaged one is a miss. Nothing here is ever an error.
+// built, by its output. Every key holds the build identity and the options
+// that change the result (config path, limits), so it is valid wherever it
+// is found. Entries are written to a temporary file and renamed; each
+// carries a checksum, so a damaged one is a miss. Nothing here is ever an
+// error.
 const (
 	configFormat = "vectorflow config cache 3\n"
 	// configMaxAge drops decodes no process used for this long.

@@ -79,9 +79,9 @@ func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []strin
 		}
 		objects, problems, found := reuse.of(file, hash)
 		if !found && hash != "" && disk != nil {
-			var d decodedConfig
-			if d, found = disk.lookup(fileKey(file, hash)); found {
-				objects, problems = d.objects, d.problems
+			var cached decodedConfig
+			if cached, found = disk.lookup(fileKey(file, hash)); found {
+				objects, problems = cached.objects, cached.problems
 				l.diskHits++
 			}
 		}
