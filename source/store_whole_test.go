@@ -39,23 +39,10 @@ func TestHoldsWholeWalksOnlyChangedTrees(t *testing.T) {
 	writeFile(t, dir, "apps/overlays/s7/kustomization.yaml", "namespace: seven\n")
 	testutil.Git(t, dir, nil, "commit", "-qam", "second")
 
-	local, err := git.PlainOpen(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	counting := &askCounter{Storer: memory.NewStorage()}
+	local := testutil.CopyGitObjects(t, dir, counting)
 	repo, err := git.Init(counting, nil)
 	if err != nil {
-		t.Fatal(err)
-	}
-	iter, err := local.Storer.IterEncodedObjects(plumbing.AnyObject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := iter.ForEach(func(o plumbing.EncodedObject) error {
-		_, err := counting.SetEncodedObject(o)
-		return err
-	}); err != nil {
 		t.Fatal(err)
 	}
 	commit := func(rev string) plumbing.Hash {

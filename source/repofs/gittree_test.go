@@ -50,21 +50,8 @@ func TestGitObjectsDecodeOnlyChangedDirectories(t *testing.T) {
 	write(overlay(7), "namespace: seven, and longer\n")
 	testutil.Git(t, dir, nil, "commit", "-qam", "second")
 
-	local, err := git.PlainOpen(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	counting := &readCounter{Storer: memory.NewStorage()}
-	iter, err := local.Storer.IterEncodedObjects(plumbing.AnyObject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := iter.ForEach(func(o plumbing.EncodedObject) error {
-		_, err := counting.SetEncodedObject(o)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	local := testutil.CopyGitObjects(t, dir, counting)
 	repo, err := git.Init(counting, nil)
 	if err != nil {
 		t.Fatal(err)
