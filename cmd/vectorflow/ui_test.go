@@ -387,15 +387,7 @@ func TestUIFlags(t *testing.T) {
 func TestUIShowsOnlyTrustedState(t *testing.T) {
 	f := newFlowFixture(t)
 	f.run(t)
-	dir := f.stateClone(t)
-	file := filepath.Join(dir, "promotions", "dev-to-test", "dev-to-test-2.yaml")
-	b := readFile(t, file)
-	forged := strings.Replace(b, "state: Waiting", "state: Succeeded\n  approval:\n    approvedBy: mallory\n    approvedAt: \"2026-11-30T10:00:00Z\"", 1)
-	if forged == b {
-		t.Fatalf("dev-to-test-2 is not Waiting:\n%s", b)
-	}
-	writeFile(t, filepath.Dir(file), filepath.Base(file), []byte(forged))
-	bad := f.commitState(t, dir, "", "nothing to see here")
+	bad := forgeDevToTest(t, f)
 
 	base := startUI(t, f)
 	for _, path := range []string{"/r/acme/promotions/dev-to-test-2", "/r/acme/promotions", "/"} {
