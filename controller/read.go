@@ -25,22 +25,55 @@ import (
 // ReadState fetches the state branch of repo and decodes it. A branch that
 // does not exist yet is an empty state at the zero hash.
 func ReadState(ctx context.Context, repo *source.Repository, branch string) (plumbing.Hash, map[string][]byte, *reconcilers.State, error) {
-	tip, err := repo.Fetch(ctx, branch)
-	if errors.Is(err, git.NoMatchingRefSpecError{}) {
-		return plumbing.ZeroHash, map[string][]byte{}, reconcilers.NewState(), nil
-	}
+	tip, err := FetchState(ctx, repo, branch)
 	if err != nil {
 		return plumbing.ZeroHash, nil, nil, err
+	}
+	files, state, err := StateAt(repo, branch, tip)
+	return tip, files, state, err
+}
+
+// FetchState fetches the state branch of repo: its tip, the zero hash when
+// it does not exist yet.
+func FetchState(ctx context.Context, repo *source.Repository, branch string) (plumbing.Hash, error) {
+	tip, err := repo.Fetch(ctx, branch)
+	if errors.Is(err, git.NoMatchingRefSpecError{}) {
+		return plumbing.ZeroHash, nil
+	}
+	return tip, err
+}
+
+// FetchedState is the tip of the state branch as the last fetch of repo
+// brought it along with the config branch (Repository.FetchAlso): both
+// from one ref advertisement, so the state read is never newer than the
+// config read beside it. The zero hash when it did not exist.
+func FetchedState(repo *source.Repository, branch string) (plumbing.Hash, error) {
+	ref, err := repo.Repo().Reference(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, branch), true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read state branch %s fetched from %s: %w", branch, source.RedactURL(repo.URL()), err)
+	}
+	return ref.Hash(), nil
+}
+
+// StateAt decodes the state branch at tip, fetched before; the empty state
+// at the zero hash. A state that does not decode whole is returned with
+// the error.
+func StateAt(repo *source.Repository, branch string, tip plumbing.Hash) (map[string][]byte, *reconcilers.State, error) {
+	if tip.IsZero() {
+		return map[string][]byte{}, reconcilers.NewState(), nil
 	}
 	files, err := readCommitFiles(repo, tip)
 	if err != nil {
-		return plumbing.ZeroHash, nil, nil, err
+		return nil, nil, err
 	}
 	state, errs := reconcilers.DecodeState(files)
 	if len(errs) > 0 {
-		return tip, files, state, fmt.Errorf("state branch %s of %s: %w", branch, repo.URL(), errors.Join(errs...))
+		return files, state, fmt.Errorf("state branch %s of %s: %w", branch, repo.URL(), errors.Join(errs...))
 	}
-	return tip, files, state, nil
+	return files, state, nil
 }
 
 func readCommitFiles(repo *source.Repository, commit plumbing.Hash) (map[string][]byte, error) {
@@ -151,7 +184,18 @@ type VerifiedState struct {
 // show such a state, marked.
 func ReadVerifiedState(ctx context.Context, repo *source.Repository, branch string, trust *StateTrust,
 	configs map[string]*v1alpha1.VectorPromotionConfig) (VerifiedState, error) {
-	tip, files, state, err := ReadState(ctx, repo, branch)
+	tip, err := FetchState(ctx, repo, branch)
+	if err != nil {
+		return VerifiedState{}, err
+	}
+	return VerifyState(repo, branch, tip, trust, configs)
+}
+
+// VerifyState is ReadVerifiedState of the state branch at tip, fetched
+// before.
+func VerifyState(repo *source.Repository, branch string, tip plumbing.Hash, trust *StateTrust,
+	configs map[string]*v1alpha1.VectorPromotionConfig) (VerifiedState, error) {
+	files, state, err := StateAt(repo, branch, tip)
 	if err != nil {
 		return VerifiedState{}, err
 	}

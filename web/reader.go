@@ -100,10 +100,14 @@ func NewReader(o ReaderOptions) (*Reader, error) {
 		}
 		r.trust = t
 	}
-	repo, err := source.OpenCached(o.URL, o.Auth(o.URL), o.CacheDir)
+	// The loader's fetch of the config branch brings the state branch
+	// along, as the controller's does: one ref advertisement for both, so
+	// the state shown is never newer than the config shown beside it.
+	repo, err := r.loader.Repository(o.URL)
 	if err != nil {
 		return nil, err
 	}
+	repo.FetchAlso(o.StateBranch)
 	r.stateRepo = repo
 	return r, nil
 }
@@ -213,7 +217,7 @@ func (r *Reader) showFeed(ctx context.Context) error {
 		}
 		s.State = controller.VerifiedState{Tip: fed.Tip, Files: fed.Files, State: state, Verdict: verdict}
 	default:
-		s, err = r.readState(ctx, o.Snapshot)
+		s, err = r.read(ctx)
 	}
 	r.publish(s, err)
 	return err
@@ -262,23 +266,27 @@ func (r *Reader) read(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.readState(ctx, cfg)
+	return r.readState(cfg)
 }
 
-// readState reads and judges the state branch beside the config read cfg.
-func (r *Reader) readState(ctx context.Context, cfg *source.Snapshot) (*Snapshot, error) {
-	var err error
+// readState reads and judges the state branch as the load of the config
+// read cfg fetched it.
+func (r *Reader) readState(cfg *source.Snapshot) (*Snapshot, error) {
+	tip, err := controller.FetchedState(r.stateRepo, r.o.StateBranch)
+	if err != nil {
+		return nil, err
+	}
 	s := &Snapshot{ID: r.o.ID, URL: source.RedactURL(r.o.URL), Branch: r.o.Branch, StateBranch: r.o.StateBranch,
 		Config: cfg, ReadAt: time.Now(), Verified: r.trust != nil}
 	if r.trust == nil {
-		tip, files, state, err := controller.ReadState(ctx, r.stateRepo, r.o.StateBranch)
+		files, state, err := controller.StateAt(r.stateRepo, r.o.StateBranch, tip)
 		if err != nil && state == nil {
 			return nil, err
 		}
 		s.State = controller.VerifiedState{Tip: tip, Files: files, State: state, Verdict: trust.CommitVerdict{Trusted: true}}
 		return s, nil
 	}
-	s.State, err = controller.ReadVerifiedState(ctx, r.stateRepo, r.o.StateBranch, r.trust, cfg.Configs)
+	s.State, err = controller.VerifyState(r.stateRepo, r.o.StateBranch, tip, r.trust, cfg.Configs)
 	if err != nil {
 		return nil, err
 	}

@@ -126,10 +126,13 @@ func (f *repoFlags) loadAuth(urls []string) (func(string) source.Auth, error) {
 // loadSnapshot reads the config repository's branch into a snapshot, as
 // the controller reads it (the shell hands the loader its renderer).
 func (f *repoFlags) loadSnapshot(ctx context.Context, auth func(string) source.Auth) (*source.Snapshot, error) {
+	return f.newLoader(auth).Load(ctx, f.repo, f.branch)
+}
+
+func (f *repoFlags) newLoader(auth func(string) source.Auth) *source.Loader {
 	cacheDir := f.cacheDirectory()
-	loader := source.NewLoader(source.Options{ConfigPath: f.configPath, Auth: auth, Progress: terminalProgress(), CacheDir: cacheDir,
+	return source.NewLoader(source.Options{ConfigPath: f.configPath, Auth: auth, Progress: terminalProgress(), CacheDir: cacheDir,
 		Renderer: render.NewRenderer(render.Options{CacheDir: cacheDir})})
-	return loader.Load(ctx, f.repo, f.branch)
 }
 
 func (f *repoFlags) openRepository(auth func(string) source.Auth) (*source.Repository, error) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -433,7 +431,8 @@ type stateReader struct {
 	cmd        *cobra.Command
 	rf         *repoFlags
 	auth       func(string) source.Auth
-	repo       *source.Repository
+	loader     *source.Loader
+	repo       *source.Repository // the config repository, as loader fetches it
 	keys       []gitwriter.TrustedKey
 	unverified bool
 	warned     bool
@@ -462,32 +461,33 @@ func newStateReader(cmd *cobra.Command, rf *repoFlags, trusted []string, unverif
 	if err != nil {
 		return nil, err
 	}
-	repo, err := rf.openRepository(auth)
+	// The loader's fetch of the config branch brings the state branch
+	// along: one ref advertisement for both, so the state shown is never
+	// newer than the config beside it.
+	loader := rf.newLoader(auth)
+	repo, err := loader.Repository(rf.repo)
 	if err != nil {
 		return nil, err
 	}
-	return &stateReader{cmd: cmd, rf: rf, auth: auth, repo: repo, keys: keys, unverified: unverified}, nil
+	repo.FetchAlso(rf.stateBranch)
+	return &stateReader{cmd: cmd, rf: rf, auth: auth, loader: loader, repo: repo, keys: keys, unverified: unverified}, nil
 }
 
 // tip fetches the state branch and returns its tip, zero when it does not
 // exist.
 func (r *stateReader) tip(ctx context.Context) (plumbing.Hash, error) {
-	tip, err := r.repo.Fetch(ctx, r.rf.stateBranch)
-	if errors.Is(err, git.NoMatchingRefSpecError{}) {
-		return plumbing.ZeroHash, nil
-	}
-	return tip, err
+	return controller.FetchState(ctx, r.repo, r.rf.stateBranch)
 }
 
 // read loads the config repository and the state branch, and checks the
 // state's history against the keys: an untrusted state is an error unless
 // shown --unverified.
 func (r *stateReader) read(ctx context.Context) (stateRead, error) {
-	snap, err := r.rf.loadSnapshot(ctx, r.auth)
+	snap, err := r.loader.Load(ctx, r.rf.repo, r.rf.branch)
 	if err != nil {
 		return stateRead{}, err
 	}
-	view, err := r.verified(ctx, snap)
+	view, err := r.verified(snap)
 	if err != nil {
 		return stateRead{}, err
 	}
@@ -508,9 +508,13 @@ func (r *stateReader) read(ctx context.Context) (stateRead, error) {
 // Landscape's spec.signers are not state signers: they may sign overlay
 // commits, and a person among them may not edit state. With no key it warns
 // and shows the state unchecked.
-func (r *stateReader) verified(ctx context.Context, snap *source.Snapshot) (controller.VerifiedState, error) {
+func (r *stateReader) verified(snap *source.Snapshot) (controller.VerifiedState, error) {
+	tip, err := controller.FetchedState(r.repo, r.rf.stateBranch)
+	if err != nil {
+		return controller.VerifiedState{}, err
+	}
 	if len(r.keys) == 0 {
-		tip, files, state, err := controller.ReadState(ctx, r.repo, r.rf.stateBranch)
+		files, state, err := controller.StateAt(r.repo, r.rf.stateBranch, tip)
 		if !r.warned && !tip.IsZero() {
 			fmt.Fprintf(r.cmd.ErrOrStderr(), "warning: the state branch %s is shown unverified: give the controller's public key with --trust KEYFILE\n", r.rf.stateBranch)
 		}
@@ -520,7 +524,7 @@ func (r *stateReader) verified(ctx context.Context, snap *source.Snapshot) (cont
 	if err != nil {
 		return controller.VerifiedState{}, err
 	}
-	return controller.ReadVerifiedState(ctx, r.repo, r.rf.stateBranch, trust, snap.Configs)
+	return controller.VerifyState(r.repo, r.rf.stateBranch, tip, trust, snap.Configs)
 }
 
 // neverReconciled says that the state branch does not exist, and what

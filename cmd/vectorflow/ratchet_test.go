@@ -56,10 +56,21 @@ func TestRewoundStateBranchNeverRollsAStageBack(t *testing.T) {
 // stateTip is the state branch's tip on the server.
 func (f *flowFixture) stateTip(t *testing.T) string {
 	t.Helper()
-	out := testutil.Git(t, t.TempDir(), nil, "ls-remote", f.srv.HTTPURLWithCredentials("acme.git"), "refs/heads/vectorflow/state")
+	return f.tip(t, "refs/heads/vectorflow/state")
+}
+
+// mainTip is the commit the server's main branch is at.
+func (f *flowFixture) mainTip(t *testing.T) string {
+	t.Helper()
+	return f.tip(t, "refs/heads/main")
+}
+
+func (f *flowFixture) tip(t *testing.T, ref string) string {
+	t.Helper()
+	out := testutil.Git(t, t.TempDir(), nil, "ls-remote", f.srv.HTTPURLWithCredentials("acme.git"), ref)
 	fields := strings.Fields(out)
 	if len(fields) == 0 {
-		t.Fatalf("no state branch on the server: %q", out)
+		t.Fatalf("no %s on the server: %q", ref, out)
 	}
 	return fields[0]
 }

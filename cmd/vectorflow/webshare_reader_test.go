@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/web"
@@ -104,15 +106,88 @@ func TestUnfedReaderRefreshes(t *testing.T) {
 	waitForSnapshot(t, reader, "the reader to show the new state commit", func(s *web.Snapshot) bool { return s.State.Tip.String() == want })
 }
 
+// TestReaderNeverShowsStateAheadOfItsConfig: a promotion that lands while
+// the view reads (its overlay commit, then its state commit) shows either
+// not yet or together with its overlay commit. A state read newer than the
+// config read beside it would show a stage running a vector whose commit
+// the stage's history lacks.
+func TestReaderNeverShowsStateAheadOfItsConfig(t *testing.T) {
+	f := newFlowFixture(t)
+	f.run(t)
+	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
+	before := f.mainTip(t)
+	proxy := testutil.StartCountingProxy(t, f.srv)
+	reader := newFixtureReaderAt(t, f, proxy.URL("acme.git"), 0)
+
+	// The promotion lands just after the server advertised the refs of
+	// the reader's first fetch.
+	landed := make(chan error, 1)
+	proxy.BeforeAnswering(testutil.ListForFetch, func() {
+		out, err := f.cliE("run", "--once", "--signing-key", f.controller)
+		if err != nil {
+			err = fmt.Errorf("run --once: %w\n%s", err, out)
+		}
+		landed <- err
+	})
+	ctx := context.Background()
+	if err := reader.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-landed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("the reader made no fetch")
+	}
+	after := f.mainTip(t)
+	if after == before {
+		t.Fatal("the run promoted nothing")
+	}
+
+	check := func(read string) (shown bool) {
+		t.Helper()
+		s := reader.Snapshot()
+		if s.Config == nil || s.State.State == nil {
+			t.Fatalf("%s read: %s", read, s.Problem)
+		}
+		for _, p := range s.State.State.Promotions {
+			if p.Status.Commit == after {
+				shown = true
+				if s.Config.Commit != after {
+					t.Errorf("%s read: the state shows %s %s with commit %s, but the config read beside it is at %s, before that commit",
+						read, p.Name, p.Status.State, after[:12], s.Config.Commit[:12])
+				}
+			}
+		}
+		return shown
+	}
+	check("the first")
+	if err := reader.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !check("the next") {
+		t.Errorf("the next read does not show the promotion of commit %s", after[:12])
+	}
+}
+
 // newFixtureReader is a reader of the fixture's repository trusting the
 // controller's key, fed when fedWithin is set.
 func newFixtureReader(t *testing.T, f *flowFixture, fedWithin time.Duration) *web.Reader {
+	t.Helper()
+	return newFixtureReaderAt(t, f, f.url, fedWithin)
+}
+
+// newFixtureReaderAt is newFixtureReader reading the fixture's repository
+// at url (through a proxy).
+func newFixtureReaderAt(t *testing.T, f *flowFixture, url string, fedWithin time.Duration) *web.Reader {
 	t.Helper()
 	key, err := readTrustedKeys([]string{f.controllerPublic})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader, err := web.NewReader(web.ReaderOptions{ID: "acme", URL: f.url, Branch: "main", ConfigPath: "vectorflow",
+	reader, err := web.NewReader(web.ReaderOptions{ID: "acme", URL: url, Branch: "main", ConfigPath: "vectorflow",
 		Auth:  func(string) source.Auth { return source.Auth{Username: f.srv.Username, Password: f.srv.Password} },
 		Trust: append([]gitwriter.TrustedKey(nil), key...), CacheDir: t.TempDir(), FedWithin: fedWithin, Log: logr.Discard()})
 	if err != nil {

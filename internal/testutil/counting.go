@@ -65,6 +65,9 @@ type CountingProxy struct {
 	mu     sync.Mutex
 	counts RequestCounts
 	spent  time.Duration
+	// before runs once when the server has answered the next request of
+	// its kind, before the client gets the answer.
+	before map[string]func()
 }
 
 // StartCountingProxy proxies g; it is stopped when the test ends.
@@ -112,12 +115,38 @@ func (p *CountingProxy) Counts() RequestCounts {
 	return c
 }
 
-func (p *CountingProxy) serve(w http.ResponseWriter, r *http.Request) {
+// BeforeAnswering runs fn once, when the server has answered the next
+// request of kind but before the client gets the answer: a change that
+// lands between two requests of one client, at a moment a test chooses.
+func (p *CountingProxy) BeforeAnswering(kind string, fn func()) {
 	p.mu.Lock()
-	p.counts[requestKind(r)]++
+	defer p.mu.Unlock()
+	if p.before == nil {
+		p.before = map[string]func(){}
+	}
+	p.before[kind] = fn
+}
+
+func (p *CountingProxy) serve(w http.ResponseWriter, r *http.Request) {
+	kind := requestKind(r)
+	p.mu.Lock()
+	p.counts[kind]++
+	before := p.before[kind]
+	delete(p.before, kind)
 	p.mu.Unlock()
 	start := time.Now()
-	p.proxy.ServeHTTP(w, r)
+	if before == nil {
+		p.proxy.ServeHTTP(w, r)
+	} else {
+		answer := httptest.NewRecorder()
+		p.proxy.ServeHTTP(answer, r)
+		before()
+		for k, v := range answer.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(answer.Code)
+		_, _ = w.Write(answer.Body.Bytes())
+	}
 	p.mu.Lock()
 	p.spent += time.Since(start)
 	p.mu.Unlock()
