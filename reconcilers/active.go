@@ -143,7 +143,7 @@ func (o *stageObserver) activeFromOverlay() {
 	if st.ActiveVector != o.obs.Vector || st.ActiveSince == nil {
 		since := st.VectorSince
 		if since == nil {
-			s := stamp(o.now)
+			s := Stamp(o.now)
 			since = &s
 		}
 		st.ActiveVector, st.ActiveSince = o.obs.Vector, since.DeepCopy()
@@ -241,7 +241,7 @@ func (o *stageObserver) reportOnStage(r StageReport, dep string) {
 		if at.IsZero() || at.After(o.now) {
 			at = o.now
 		}
-		since := stamp(at)
+		since := Stamp(at)
 		st.ActiveSince = &since
 		o.note("vector %s is active: revision %s reported applied and healthy by %s", r.Vector, ShortRevision(r.Revision), dep)
 	}

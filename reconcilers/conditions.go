@@ -19,7 +19,7 @@ import (
 // change (e.g. the time left on UpdateDelayed) keeps the time, unlike
 // fluxcd's conditions.Set, which reads the wall clock anyway.
 func SetCondition(conds *[]metav1.Condition, c metav1.Condition, now time.Time) bool {
-	c.LastTransitionTime = stamp(now)
+	c.LastTransitionTime = Stamp(now)
 	for i := range *conds {
 		old := &(*conds)[i]
 		if old.Type != c.Type {
@@ -54,10 +54,12 @@ func sameCondition(a, b metav1.Condition) bool {
 		a.ObservedGeneration == b.ObservedGeneration && a.LastTransitionTime.Equal(&b.LastTransitionTime)
 }
 
-// stamp is now as the state branch stores it: metav1.Time keeps whole seconds
-// in YAML, so a plan that stamped more would differ from its own re-read.
-func stamp(now time.Time) metav1.Time {
-	return metav1.NewTime(now.UTC().Truncate(time.Second))
+// Stamp is now exactly as a read of the state branch gives it back:
+// metav1.Time keeps whole seconds in YAML and decodes into the local zone,
+// so a plan that stamped more, or in another zone, would differ from its own
+// re-read, and the codec would encode it again to find the same bytes.
+func Stamp(now time.Time) metav1.Time {
+	return metav1.NewTime(now.Truncate(time.Second).Local())
 }
 
 // Transition is one promotion state change, for the state commit message and logs.

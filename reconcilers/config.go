@@ -262,11 +262,11 @@ func (p *configPass) observeSource() {
 	var since metav1.Time
 	switch {
 	case !p.in.Source.Since.IsZero():
-		since = stamp(p.in.Source.Since)
+		since = Stamp(p.in.Source.Since)
 	case st.SourceVector == vector && st.SourceVectorSince != nil:
 		since = *st.SourceVectorSince
 	default:
-		since = stamp(p.now)
+		since = Stamp(p.now)
 	}
 	st.SourceVector, st.SourceVectorSince = vector, &since
 }

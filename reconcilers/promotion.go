@@ -130,7 +130,7 @@ func Approve(p v1alpha1.VectorPromotion, approvedBy string, now time.Time) (Appr
 		return ApprovalResult{Promotion: p, Message: p.Name + " " + msg}, nil
 	}
 	out := *p.DeepCopy()
-	out.Status.Approval = &v1alpha1.ApprovalRecord{ApprovedBy: approvedBy, ApprovedAt: stamp(now)}
+	out.Status.Approval = &v1alpha1.ApprovalRecord{ApprovedBy: approvedBy, ApprovedAt: Stamp(now)}
 	tr := transition(&out, metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.ApprovedReason, Message: "approved by " + approvedBy}, now)
 	return ApprovalResult{Promotion: out, Changed: true, Message: p.Name + " approved by " + approvedBy, Transition: &tr}, nil

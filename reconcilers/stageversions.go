@@ -62,7 +62,7 @@ func newStageVersion(landscape, stage, vector string, r StageRender, ready metav
 	sv := &v1alpha1.StageVersion{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              StageVersionName(landscape, stage, vector),
-			CreationTimestamp: stamp(now),
+			CreationTimestamp: Stamp(now),
 			Labels:            map[string]string{v1alpha1.StageNameLabel: stage, v1alpha1.VectorLabel: vector},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(),
 				Kind: v1alpha1.StageKind, Name: stage}},

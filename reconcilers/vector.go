@@ -75,7 +75,7 @@ func AssembleVector(in AssembleInput, now time.Time) (VectorPlan, error) {
 		},
 		Spec: v1alpha1.VectorSpec{Template: in.Template, Version: version, Components: components, Digest: digest},
 	}
-	since := stamp(now)
+	since := Stamp(now)
 	plan.Status.LatestVector = plan.Vector.Ref()
 	plan.Status.LatestVectorSince = &since
 	return plan, nil

@@ -5,8 +5,6 @@ import (
 	"sort"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
@@ -146,7 +144,7 @@ func CountApprovals(s ApprovalSubject, evidence []ApprovalEvidence) ApprovalCoun
 			continue
 		}
 		grant := v1alpha1.ApprovalRecord{ApprovedBy: sig.Signer, Commit: c.Hash,
-			ApprovedAt: metav1.NewTime(c.CommittedAt.UTC().Truncate(time.Second))}
+			ApprovedAt: reconcilers.Stamp(c.CommittedAt)}
 		if prev, ok := first[sig.Signer]; !ok || grant.ApprovedAt.Before(&prev.ApprovedAt) {
 			first[sig.Signer] = grant
 		}

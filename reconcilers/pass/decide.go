@@ -242,7 +242,7 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 			st.Spec = *spec.Spec.DeepCopy()
 		}
 		if st.Status.Vector != observed || st.Status.VectorSince == nil {
-			since := metav1.NewTime(now.UTC().Truncate(time.Second))
+			since := reconcilers.Stamp(now)
 			st.Status.Vector, st.Status.VectorSince, st.Status.Commit = observed, &since, ref.Commit
 			d.note("stage %s: now runs %s", key, reconcilers.VectorOrNone(observed))
 		}
@@ -351,7 +351,7 @@ func (d *Decision) adoptRecordedVector(plan *reconcilers.VectorPlan, now time.Ti
 	if same == nil {
 		return
 	}
-	since := metav1.NewTime(now.UTC().Truncate(time.Second))
+	since := reconcilers.Stamp(now)
 	plan.Status.LatestVector, plan.Status.LatestVectorSince = same.Ref(), &since
 	plan.Vector = nil
 	d.note("template %s: its components are those of vector %s, which a stage runs; adopted it", same.Spec.Template, same.Ref())

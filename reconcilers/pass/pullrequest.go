@@ -187,7 +187,7 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *reconcilers.Sta
 		c := metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.StalePromotionMergedReason,
 			ObservedGeneration: st.Status.ObservedGeneration,
 			Message:            strings.Join(stale[cfg], "; ") + ". Nothing was rolled back: check the target and promote the vector it should run."}
-		c.LastTransitionTime = metav1.NewTime(now.UTC().Truncate(time.Second))
+		c.LastTransitionTime = reconcilers.Stamp(now)
 		if old := prev.Configs[cfg]; old != nil {
 			if o := meta.FindStatusCondition(old.Status.Conditions, c.Type); o != nil && o.Status == c.Status && o.Reason == c.Reason {
 				c.LastTransitionTime = o.LastTransitionTime

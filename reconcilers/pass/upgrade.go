@@ -196,7 +196,7 @@ func lastSuccess(history []v1alpha1.PromotionRecord) string {
 }
 
 func (d *Decision) addHold(rec reconcilers.HoldRecord, about string, now time.Time) {
-	at := metav1.NewTime(now.UTC().Truncate(time.Second))
+	at := reconcilers.Stamp(now)
 	rec.APIVersion, rec.Kind, rec.At = v1alpha1.GroupVersion.String(), reconcilers.HoldKind, at
 	if d.NewHolds == nil {
 		d.NewHolds = map[string]reconcilers.HoldRecord{}
