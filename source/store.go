@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -209,6 +212,7 @@ func (d *diskStore) prepare() error {
 	}
 	if packs := d.listPacks(); packs != d.packs {
 		d.fs.Reindex()
+		d.storer.indexes = nil
 		d.packs = packs
 	}
 	return nil
@@ -228,6 +232,7 @@ func (d *diskStore) listPacks() string {
 func (d *diskStore) initialize() error {
 	_ = d.fs.Close() // open packs of a removed store must not be read again
 	d.fs.Reindex()
+	d.storer.indexes = nil
 	d.packs = ""
 	d.whole, d.wholeTrees = nil, nil
 	if err := d.fs.Init(); err != nil {
@@ -505,6 +510,52 @@ type packStorer struct {
 	*lockedStorer
 	fs     *filesystem.Storage
 	config memory.ConfigStorage
+	// indexes are the indexes of the store's packs, read on first use and
+	// dropped when the packs change; nil until read.
+	indexes []*idxfile.MemoryIndex
+}
+
+// HasEncodedObject looks in the pack indexes first: go-git's filesystem
+// storage looks for a loose object first, an open() that fails for nearly
+// every object of a fetched repository. The check that a new commit's
+// tree is whole asks this of every blob: 0.23 s of CPU for 10,000 stages.
+// An object in no index is looked for as before, loose or in a pack
+// added since.
+func (s *packStorer) HasEncodedObject(h plumbing.Hash) error {
+	defer s.readLock()()
+	if s.indexes == nil {
+		s.indexes = s.readIndexes()
+	}
+	for _, idx := range s.indexes {
+		if ok, err := idx.Contains(h); err == nil && ok {
+			return nil
+		}
+	}
+	return s.Storer.HasEncodedObject(h)
+}
+
+// readIndexes reads the index of every pack the store has; one that does
+// not read is left out, so its objects are looked for as before. Called
+// with the lock held.
+func (s *packStorer) readIndexes() []*idxfile.MemoryIndex {
+	packs, err := s.fs.ObjectPacks()
+	if err != nil {
+		return []*idxfile.MemoryIndex{}
+	}
+	indexes := make([]*idxfile.MemoryIndex, 0, len(packs))
+	for _, pack := range packs {
+		f, err := s.fs.Filesystem().Open(path.Join("objects", "pack", "pack-"+pack.String()+".idx"))
+		if err != nil {
+			continue
+		}
+		idx := idxfile.NewMemoryIndex()
+		err = idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx)
+		_ = f.Close()
+		if err == nil {
+			indexes = append(indexes, idx)
+		}
+	}
+	return indexes
 }
 
 func (s *packStorer) Config() (*config.Config, error) { return s.config.Config() }
@@ -576,5 +627,6 @@ func (w *fetchedPack) Close() error {
 	}
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
+	w.s.indexes = nil
 	return w.pack.Close()
 }

@@ -1,7 +1,11 @@
 package source
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	git "github.com/go-git/go-git/v5"
@@ -100,5 +104,73 @@ func TestHoldsWholeWalksOnlyChangedTrees(t *testing.T) {
 	}
 	if err := d.holdsWhole(repo, third.Hash); err == nil {
 		t.Error("a commit whose changed blob is missing was found whole")
+	}
+}
+
+// TestPackedObjectsAreFoundInTheIndexes: whether the store holds a packed
+// object is answered from the pack indexes, without looking for it loose
+// first (an open() per object, go-git's order), also for a pack fetched
+// after the indexes were read; an object in no pack is still not held.
+func TestPackedObjectsAreFoundInTheIndexes(t *testing.T) {
+	dir := t.TempDir()
+	testutil.Git(t, dir, nil, "init", "-q", "-b", "main")
+	commitMany := func(round int) {
+		for i := range 2 * storeLooseObjects {
+			writeFile(t, dir, fmt.Sprintf("apps/s%d/kustomization.yaml", i), fmt.Sprintf("namespace: s%d-%d\n", i, round))
+		}
+		testutil.Git(t, dir, nil, "add", ".")
+		testutil.Git(t, dir, nil, "commit", "-qm", fmt.Sprintf("round %d", round))
+	}
+	commitMany(1)
+	cache := t.TempDir()
+	repo, err := OpenCached("file://"+dir, Auth{}, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitDirs, _ := filepath.Glob(filepath.Join(cache, storesDir, "*", storeGitDir))
+	if len(gitDirs) != 1 {
+		t.Fatalf("want one store in %s, have %v", cache, gitDirs)
+	}
+	blob := func(tip plumbing.Hash) plumbing.Hash {
+		t.Helper()
+		c, err := repo.Repo().CommitObject(tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := c.File("apps/s0/kustomization.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Hash
+	}
+	// Looking for h loose fails other than "not there": its loose
+	// directory is a file.
+	blockLoose := func(h plumbing.Hash) {
+		t.Helper()
+		p := filepath.Join(gitDirs[0], "objects", h.String()[:2])
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("%s exists: the object was stored loose, not packed", p)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for round := 1; round <= 2; round++ {
+		if round == 2 {
+			commitMany(2) // a second pack, fetched after the indexes were read
+		}
+		tip, err := repo.Fetch(context.Background(), "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := blob(tip)
+		blockLoose(h)
+		if err := repo.Storer().HasEncodedObject(h); err != nil {
+			t.Errorf("round %d: a packed blob was looked for loose: %v", round, err)
+		}
+	}
+	if err := repo.Storer().HasEncodedObject(plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")); !errors.Is(err, plumbing.ErrObjectNotFound) {
+		t.Errorf("an object in no pack: %v, want not found", err)
 	}
 }
