@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
@@ -159,5 +160,45 @@ func TestBuildAll(t *testing.T) {
 	}
 	if s := r.Stats(); s.Misses != 0 {
 		t.Errorf("BuildAll with ctx done ran %d builds", s.Misses)
+	}
+}
+
+// TestABuildAloneLeavesTheSchemaToKyaml: a build that finds no other
+// running does not parse kyaml's schema first (kyaml parses it when the
+// build needs it, as for the "plain" overlay's merge of containers by
+// name), so the one build of a promotion does not pay for the parse. Each
+// output is kustomize's, whether the schema was parsed before or not.
+func TestABuildAloneLeavesTheSchemaToKyaml(t *testing.T) {
+	files := openapiFixture()
+	files["images/kustomization.yaml"] = file{content: "resources:\n- ../base\nimages:\n- name: app\n  newTag: \"2\"\n"}
+	dir, trees := bothTrees(t, files)
+	tree := trees["repofs.GitTree"]
+	unparsed := func() {
+		schemaMu.Lock()
+		openapi.ResetOpenAPI()
+		schemaReady = false
+		schemaMu.Unlock()
+	}
+	for _, overlay := range []string{"images", "plain", "custom"} {
+		want := testutil.KustomizeBuild(t, filepath.Join(dir, overlay))
+		unparsed()
+		got, err := NewRenderer(Options{}).Build(tree, overlay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if overlay == "images" && schemaReady {
+			t.Errorf("a build alone of %s parsed the schema first", overlay)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s built alone from an unparsed schema differs from kustomize build (-cli +render):\n%s", overlay, diff)
+		}
+		// Then with the schema parsed, as builds together find it.
+		got, err = NewRenderer(Options{}).Build(tree, overlay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("%s built again differs from kustomize build (-cli +render):\n%s", overlay, diff)
+		}
 	}
 }

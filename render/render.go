@@ -154,7 +154,10 @@ var (
 // lockSchema takes schemaMu shared (exclusive false) with the default
 // schema parsed first, or alone with kyaml's schema reset. kyaml parses its
 // schema lazily on first use, writing maps that other calls read without
-// its lock, so shared builds must find it parsed already.
+// its lock, so shared builds must find it parsed already. A build that
+// finds no other running takes schemaMu alone instead and leaves the parse
+// to kyaml, which a plain overlay never asks for: the one build of a
+// promotion in a fresh process saves the 35-50 ms the parse costs.
 func lockSchema(exclusive bool) (unlock func()) {
 	if exclusive {
 		schemaMu.Lock()
@@ -172,6 +175,9 @@ func lockSchema(exclusive bool) (unlock func()) {
 			return schemaMu.RUnlock
 		}
 		schemaMu.RUnlock()
+		if schemaMu.TryLock() {
+			return schemaMu.Unlock // alone: kyaml may parse as it goes
+		}
 		schemaMu.Lock()
 		if !schemaReady {
 			_ = openapi.Schema()
