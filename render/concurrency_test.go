@@ -163,11 +163,11 @@ func TestBuildAll(t *testing.T) {
 	}
 }
 
-// TestABuildAloneLeavesTheSchemaToKyaml: a build that finds no other
-// running does not parse kyaml's schema first (kyaml parses it when the
-// build needs it, as for the "plain" overlay's merge of containers by
-// name), so the one build of a promotion does not pay for the parse. Each
-// output is kustomize's, whether the schema was parsed before or not.
+// TestABuildAloneLeavesTheSchemaToKyaml: the first builds of a process,
+// together or not, do not parse kyaml's schema first (kyaml parses it when
+// a build needs it, as for the "plain" overlay's merge of containers by
+// name), so the few builds of a promotion do not pay for the parse; many
+// builds find it parsed. Each output is kustomize's either way.
 func TestABuildAloneLeavesTheSchemaToKyaml(t *testing.T) {
 	files := openapiFixture()
 	files["images/kustomization.yaml"] = file{content: "resources:\n- ../base\nimages:\n- name: app\n  newTag: \"2\"\n"}
@@ -176,7 +176,7 @@ func TestABuildAloneLeavesTheSchemaToKyaml(t *testing.T) {
 	unparsed := func() {
 		schemaMu.Lock()
 		openapi.ResetOpenAPI()
-		schemaReady = false
+		schemaReady, soloBuilds = false, 0
 		schemaMu.Unlock()
 	}
 	for _, overlay := range []string{"images", "plain", "custom"} {
@@ -192,7 +192,32 @@ func TestABuildAloneLeavesTheSchemaToKyaml(t *testing.T) {
 		if diff := cmp.Diff(string(want), string(got)); diff != "" {
 			t.Errorf("%s built alone from an unparsed schema differs from kustomize build (-cli +render):\n%s", overlay, diff)
 		}
-		// Then with the schema parsed, as builds together find it.
+		// Then together with others, first with the schema unparsed, then
+		// with it parsed, as a batch finds it.
+		if overlay == "images" {
+			unparsed()
+			overlays := make([]Overlay, maxSoloBuilds/2)
+			for i := range overlays {
+				overlays[i] = Overlay{Tree: trees["repofs.DirTree"], Dir: overlay}
+			}
+			outs, errs := NewRenderer(Options{}).BuildAll(context.Background(), overlays)
+			if schemaReady {
+				t.Errorf("%d builds together parsed the schema first", maxSoloBuilds/2)
+			}
+			for i := range outs {
+				if errs[i] != nil || string(outs[i]) != string(want) {
+					t.Errorf("build %d together: %v\n%s", i, errs[i], outs[i])
+				}
+			}
+			for i := 0; i < 2*maxSoloBuilds; i++ {
+				if _, err := NewRenderer(Options{}).Build(tree, overlay); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !schemaReady {
+				t.Errorf("%d builds left the schema unparsed: builds cannot share it", 2*maxSoloBuilds+maxSoloBuilds/2)
+			}
+		}
 		got, err = NewRenderer(Options{}).Build(tree, overlay)
 		if err != nil {
 			t.Fatal(err)
