@@ -203,6 +203,12 @@ func testShards(t *testing.T, env *kubetest.Env, clients kubernetes.Interface, b
 		overlay, _ := testutil.GitE(f.srv.BarePath(movedName), nil, "show", "main:apps/overlays/dev/kustomization.yaml")
 		return strings.Contains(overlay, "newTag: \"1.0.3\"")
 	})
+	// The holder logs "promoted" once the pass that pushed the overlay
+	// has written its state commit too: a moment after the overlay shows.
+	deadline := time.Now().Add(10 * time.Second)
+	for promotedIn(replicas[next], moved) <= promotedBefore && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if promotedIn(replicas[next], moved) <= promotedBefore {
 		t.Errorf("replica %d holds shard 0 but did not promote the push to %s", next, moved)
 	}

@@ -149,8 +149,10 @@ func TestUIInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.run(t)
+	// The stage's target vector, not the node's text: the waiting
+	// candidate shows the vector there before the promotion ran.
 	do("see the promotion without a reload", until(
-		`document.getElementById("n-test/test").textContent.includes(`+jsString(vector)+`)`, 60*time.Second))
+		`document.querySelector('[id="n-test/test"] dd.vec').textContent.includes(`+jsString(vector)+`)`, 60*time.Second))
 	if marker, err := chromedp.Run(ctx, chromedp.Evaluate[any](`window.vectorflowMarker`)); err != nil || marker != float64(7) {
 		t.Errorf("the page was reloaded (marker %v, %v): it should have been updated in place", marker, err)
 	}
