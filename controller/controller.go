@@ -270,7 +270,11 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 		}
 	}()
 	start := c.opts.Clock()
+	// What an earlier process remembered serves the state's read and
+	// decode; it is read beside the load, which does not use it.
+	imported := c.importStateMemo()
 	snap, err := c.opts.Loader.Load(ctx, c.opts.URL, c.opts.Branch)
+	imported()
 	c.opts.Metrics.observeFetch(c.name, start, c.opts.Clock(), err)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read config repository: %w", err)
@@ -281,8 +285,6 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.watchMu.Unlock()
 	c.pollCommitStatusesInBackground(snap)
 	c.shareStageStores(snap)
-	// What an earlier process remembered serves the read and the decode.
-	c.importStateMemo()
 	tip, files, err := c.readState(ctx)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)

@@ -92,18 +92,26 @@ func (c *Controller) exportTrustMemo(tip plumbing.Hash, v trust.CommitVerdict) {
 	_ = cachefile.Write(c.stateMemo.trustFile, trustMemoFormat, body)
 }
 
-// importStateMemo gives the codec what an earlier process remembered,
-// once, before its first decode.
-func (c *Controller) importStateMemo() {
+// importStateMemo starts giving the codec what an earlier process
+// remembered, once, before its first decode; the returned wait returns
+// when it is done. A large repository's memory takes a while to decode
+// (0.4 s at 10,000 stages), so the pass waits only once its load is done.
+func (c *Controller) importStateMemo() (wait func()) {
 	m := &c.stateMemo
 	if m.file == "" || m.loaded {
-		return
+		return func() {}
 	}
 	m.loaded = true
-	if body, ok := cachefile.Read(m.file, stateMemoFormat, stateMemoMax, c.opts.Clock()); ok {
-		c.codec.Import(body)
-		c.stateFiles.seed(c.codec.Files())
-	}
+	at := c.opts.Clock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if body, ok := cachefile.Read(m.file, stateMemoFormat, stateMemoMax, at); ok {
+			c.codec.Import(body)
+			c.stateFiles.seed(c.codec.Files())
+		}
+	}()
+	return func() { <-done }
 }
 
 // exportStateMemo writes the codec's memory when it learnt something new,
