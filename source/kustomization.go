@@ -3,7 +3,10 @@ package source
 import (
 	"context"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"sigs.k8s.io/yaml"
@@ -66,43 +69,82 @@ func plainResources(tree repofs.Tree, dir, kustomization string) ([]string, bool
 // or disk (nil for none) holds for its content hash is not decoded again;
 // a file decoded is stored on disk.
 func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []string, reuse reuseIndex, disk *configDisk) decodedConfig {
+	// Files decode (or read their decode from disk) on every core: a
+	// large repository's configs are a few files of thousands of objects.
+	results := make([]fileResult, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(files) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				results[i] = l.decodeFile(ctx, tree, files[i], reuse, disk)
+			}
+		}()
+	}
+	wg.Wait()
 	var d decodedConfig
-	for _, file := range files {
-		if ctx.Err() != nil {
-			break
+	for i, file := range files {
+		r := results[i]
+		if !r.done {
+			break // given up: the files before it, as a load cut short has them
 		}
-		// A plain directory's file may change between the hash and the
-		// read: a decode is filed under the hash of the bytes it decoded.
-		hash, err := tree.Hash(file)
-		if err != nil {
-			hash = ""
+		if r.fromDisk {
+			l.diskHits++
 		}
-		objects, problems, found := reuse.of(file, hash)
-		if !found && hash != "" && disk != nil {
-			var cached decodedConfig
-			if cached, found = disk.lookup(fileKey(file, hash)); found {
-				objects, problems = cached.objects, cached.problems
-				l.diskHits++
-			}
+		if r.decoded {
+			l.filesDecoded++
 		}
-		if !found {
-			data, err := tree.ReadFile(file)
-			if err != nil {
-				hash, objects, problems = "", nil, []Problem{readProblem(file, "cannot read", err)}
-			} else {
-				hash = plumbing.ComputeHash(plumbing.BlobObject, data).String()
-				objects, problems = decode(file, data, "", l.keys)
-				l.filesDecoded++
-				if disk != nil && ctx.Err() == nil {
-					disk.store(fileKey(file, hash), decodedConfig{objects: objects, problems: problems})
-				}
-			}
-		}
-		d.objects = append(d.objects, objects...)
-		d.problems = append(d.problems, problems...)
-		d.files = append(d.files, fileDecode{file: file, hash: hash, objects: len(objects), problems: len(problems)})
+		d.objects = append(d.objects, r.objects...)
+		d.problems = append(d.problems, r.problems...)
+		d.files = append(d.files, fileDecode{file: file, hash: r.hash, objects: len(r.objects), problems: len(r.problems)})
 	}
 	return d
+}
+
+// fileResult is one file's part of decodeEach.
+type fileResult struct {
+	objects           []Object
+	problems          []Problem
+	hash              string
+	done              bool
+	fromDisk, decoded bool
+}
+
+// decodeFile is the decode of one plain config file: an earlier load's,
+// the disk's, or a fresh one.
+func (l *Loader) decodeFile(ctx context.Context, tree repofs.Tree, file string, reuse reuseIndex, disk *configDisk) fileResult {
+	r := fileResult{done: true}
+	// A plain directory's file may change between the hash and the
+	// read: a decode is filed under the hash of the bytes it decoded.
+	hash, err := tree.Hash(file)
+	if err != nil {
+		hash = ""
+	}
+	r.hash = hash
+	objects, problems, found := reuse.of(file, hash)
+	if !found && hash != "" && disk != nil {
+		var cached decodedConfig
+		if cached, found = disk.lookup(fileKey(file, hash)); found {
+			objects, problems, r.fromDisk = cached.objects, cached.problems, true
+		}
+	}
+	if !found {
+		data, err := tree.ReadFile(file)
+		if err != nil {
+			r.hash, objects, problems = "", nil, []Problem{readProblem(file, "cannot read", err)}
+		} else {
+			r.hash = plumbing.ComputeHash(plumbing.BlobObject, data).String()
+			objects, problems = decode(file, data, "", l.keys)
+			r.decoded = true
+			if disk != nil && ctx.Err() == nil {
+				disk.store(fileKey(file, r.hash), decodedConfig{objects: objects, problems: problems})
+			}
+		}
+	}
+	r.objects, r.problems = objects, problems
+	return r
 }
 
 // fileContent is a config file with the hash of its content.
