@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"path"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +239,70 @@ func TestStampedTimesReadBackEqual(t *testing.T) {
 	}
 	if n := c.encodes - before; n != 0 {
 		t.Errorf("the same decision over the state read back encoded %d objects, want 0", n)
+	}
+}
+
+// TestEncodeCopiesNothingUnchanged: encoding a state read back, nothing
+// changed, copies none of its objects to compare them (a copy per object
+// of a large state branch cost more than the comparison), and a change
+// made afterwards to the state does not reach what the codec remembers.
+func TestEncodeCopiesNothingUnchanged(t *testing.T) {
+	s := NewState()
+	const n = 300
+	for i := range n {
+		p := promo(int64(i+1), true, succeededCond(0), approvedCond())
+		s.Promotions[p.Name] = &p
+		name := fmt.Sprintf("c%d", i)
+		s.Configs[name] = &v1alpha1.VectorPromotionConfig{Status: v1alpha1.VectorPromotionConfigStatus{Sequence: int64(i),
+			Conditions: []metav1.Condition{succeededCond(0)}}}
+	}
+	files, err := EncodeState(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCodec()
+	read, errs := c.Decode(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	// Bytes, not allocations: reflect.DeepEqual allocates a little per
+	// comparison; a copy allocates the object.
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := c.Encode(read)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(got) != len(files) {
+		t.Fatalf("encode: %v, %d files, want %d", err, len(got), len(files))
+	}
+	if perObject := (after.TotalAlloc - before.TotalAlloc) / (2 * n); perObject > 800 {
+		t.Errorf("encoding %d unchanged objects allocated %d bytes each: it copies them", 2*n, perObject)
+	}
+	// The codec keeps copies of its own: a later change to the state is a
+	// change, not what it remembers.
+	p := read.Promotions["dev-to-test-1"]
+	p.Status.Conditions[0].Message = "changed in place"
+	got, err = c.Encode(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(got[PromotionPath("dev-to-test", "dev-to-test-1")], files[PromotionPath("dev-to-test", "dev-to-test-1")]) {
+		t.Error("a promotion changed in place after a pass encodes as before: the codec shares the state's object")
+	}
+	// Nor does a stage's spec, once a changed stage was encoded.
+	revisions := int32(5)
+	read.Stages["test/test"] = &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: "test"},
+		Spec: v1alpha1.StageSpec{Landscape: "test", MaxRevisions: &revisions}}
+	first, err := c.Encode(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revisions = 7
+	second, err := c.Encode(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stage := path.Join(StagesDir, "test", "test.yaml"); bytes.Equal(first[stage], second[stage]) {
+		t.Errorf("a stage's maxRevisions changed in place encodes as before: the codec shares the state's spec:\n%s", second[stage])
 	}
 }

@@ -340,74 +340,79 @@ func (s *State) add(name string, obj runtimeObject) {
 func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var changed []encoding
-	put := func(p string, obj runtimeObject) error {
-		if entry, ok := c.known[p]; ok && (reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
-			files[p] = entry.data
-			return nil
+	// consider keeps the file of an object that stands as the codec knows
+	// it, without a copy (Decide leaves most objects as it found them, and
+	// copying every object of a large state branch to compare it cost more
+	// than the comparison), and encodes the others from a copy of their own
+	// (own: obj is one already) for the codec to keep.
+	consider := func(p string, obj runtimeObject, own bool) {
+		if c.keep(files, p, obj) {
+			return
+		}
+		if !own {
+			obj = obj.deepCopy()
 		}
 		changed = append(changed, encoding{path: p, obj: obj})
-		return nil
 	}
 	typeMeta := func(kind string) metav1.TypeMeta {
 		return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
 	}
 	for _, v := range s.Vectors {
-		out := v.DeepCopy()
-		out.TypeMeta = typeMeta(v1alpha1.VectorKind)
-		if err := put(VectorPath(v.Spec.Template, v.Spec.Version), vectorObject{out}); err != nil {
-			return nil, err
+		obj, own := runtimeObject(vectorObject{v}), false
+		if tm := typeMeta(v1alpha1.VectorKind); v.TypeMeta != tm {
+			out := v.DeepCopy()
+			out.TypeMeta = tm
+			obj, own = vectorObject{out}, true
 		}
+		consider(VectorPath(v.Spec.Template, v.Spec.Version), obj, own)
 	}
 	for _, p := range s.Promotions {
-		out := p.DeepCopy()
-		out.TypeMeta = typeMeta(v1alpha1.VectorPromotionKind)
-		if err := put(PromotionPath(p.Spec.VectorPromotionConfigName, p.Name), promotionObject{out}); err != nil {
-			return nil, err
+		obj, own := runtimeObject(promotionObject{p}), false
+		if tm := typeMeta(v1alpha1.VectorPromotionKind); p.TypeMeta != tm {
+			out := p.DeepCopy()
+			out.TypeMeta = tm
+			obj, own = promotionObject{out}, true
 		}
+		consider(PromotionPath(p.Spec.VectorPromotionConfigName, p.Name), obj, own)
 	}
+	// Configs, templates and stages are written as their name and status
+	// (and a stage's spec): each is compared as a shallow view of the
+	// state's object, copied only to be encoded.
 	for name, cfg := range s.Configs {
-		out := &v1alpha1.VectorPromotionConfig{TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind),
-			ObjectMeta: metav1.ObjectMeta{Name: name}, Status: *cfg.Status.DeepCopy()}
-		if err := put(path.Join(ConfigsDir, name+".yaml"), configObject{out}); err != nil {
-			return nil, err
-		}
+		consider(path.Join(ConfigsDir, name+".yaml"), configObject{&v1alpha1.VectorPromotionConfig{
+			TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind), ObjectMeta: metav1.ObjectMeta{Name: name}, Status: cfg.Status}}, false)
 	}
 	for name, t := range s.Templates {
-		out := &v1alpha1.VectorTemplate{TypeMeta: typeMeta(v1alpha1.VectorTemplateKind),
-			ObjectMeta: metav1.ObjectMeta{Name: name}, Status: *t.Status.DeepCopy()}
-		if err := put(path.Join(TemplatesDir, name+".yaml"), templateObject{out}); err != nil {
-			return nil, err
-		}
+		consider(path.Join(TemplatesDir, name+".yaml"), templateObject{&v1alpha1.VectorTemplate{
+			TypeMeta: typeMeta(v1alpha1.VectorTemplateKind), ObjectMeta: metav1.ObjectMeta{Name: name}, Status: t.Status}}, false)
 	}
 	for _, st := range s.Stages {
-		out := &v1alpha1.Stage{TypeMeta: typeMeta(v1alpha1.StageKind),
-			ObjectMeta: metav1.ObjectMeta{Name: st.Name}, Spec: st.Spec, Status: *st.Status.DeepCopy()}
-		if err := put(path.Join(StagesDir, st.Spec.Landscape, st.Name+".yaml"), stageObject{out}); err != nil {
-			return nil, err
-		}
+		consider(path.Join(StagesDir, st.Spec.Landscape, st.Name+".yaml"), stageObject{&v1alpha1.Stage{
+			TypeMeta: typeMeta(v1alpha1.StageKind), ObjectMeta: metav1.ObjectMeta{Name: st.Name}, Spec: st.Spec, Status: st.Status}}, false)
 	}
 	for _, sv := range s.StageVersions {
-		out := sv.DeepCopy()
-		out.TypeMeta = typeMeta(v1alpha1.StageVersionKind)
-		if err := put(StageVersionPath(sv.Spec.Landscape, sv.Spec.Stage, sv.Name), stageVersionObject{out}); err != nil {
-			return nil, err
+		obj, own := runtimeObject(stageVersionObject{sv}), false
+		if tm := typeMeta(v1alpha1.StageVersionKind); sv.TypeMeta != tm {
+			out := sv.DeepCopy()
+			out.TypeMeta = tm
+			obj, own = stageVersionObject{out}, true
 		}
+		consider(StageVersionPath(sv.Spec.Landscape, sv.Spec.Stage, sv.Name), obj, own)
 	}
 	for _, u := range s.Usages {
-		out := u.DeepCopy()
-		out.TypeMeta = typeMeta(v1alpha1.StageVersionUsageKind)
-		if err := put(UsagePath(u.Name), usageObject{out}); err != nil {
-			return nil, err
+		obj, own := runtimeObject(usageObject{u}), false
+		if tm := typeMeta(v1alpha1.StageVersionUsageKind); u.TypeMeta != tm {
+			out := u.DeepCopy()
+			out.TypeMeta = tm
+			obj, own = usageObject{out}, true
 		}
+		consider(UsagePath(u.Name), obj, own)
 	}
 	for p, a := range s.Approvals {
 		if a.Problem != "" {
 			continue // not ours to write; StateDiff leaves approvals/ alone anyway
 		}
-		// The state's own approval: the codec keeps a copy.
-		if err := put(p, approvalObject{a}.deepCopy()); err != nil {
-			return nil, err
-		}
+		consider(p, approvalObject{a}, false)
 	}
 	if err := encodeAll(changed); err != nil {
 		return nil, err
@@ -427,6 +432,17 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 		c.changed = true
 	}
 	return files, nil
+}
+
+// keep puts the file the codec knows for p when obj is (or encodes to
+// exactly) what it holds. obj is not kept: it may be the caller's.
+func (c *Codec) keep(files map[string][]byte, p string, obj runtimeObject) bool {
+	entry, ok := c.known[p]
+	if ok && (reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
+		files[p] = entry.data
+		return true
+	}
+	return false
 }
 
 // encoding is one object Encode writes anew: each is a copy made for it,
