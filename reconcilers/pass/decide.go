@@ -209,7 +209,7 @@ func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int
 		TargetVector:   targetVector(snap, &c),
 		TargetSequence: targetSequences[config],
 		Promotions:     promotions,
-		Upgrade:        d.upgradeInput(&c, stonesByTemplate(snap), holds),
+		Upgrade:        d.upgradeInput(&c, stonesByTemplate(snap), holds, keptVectors(d.State.StageVersions)),
 	}, opts, now)
 	if err != nil {
 		return "", err
@@ -435,6 +435,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 		byConfig[p.Spec.VectorPromotionConfigName] = append(byConfig[p.Spec.VectorPromotionConfigName], *p)
 	}
 	conflicts := configConflicts(snap)
+	kept := keptVectors(d.State.StageVersions) // no config's plan records a StageVersion
 	for _, name := range sortedKeys(snap.Configs) {
 		cfg := *snap.Configs[name].DeepCopy()
 		if st := d.State.Configs[name]; st != nil {
@@ -448,7 +449,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 			TargetVector:   targetVector(snap, &cfg),
 			TargetSequence: targetSequences[name],
 			Promotions:     byConfig[name],
-			Upgrade:        d.upgradeInput(&cfg, stones, holds),
+			Upgrade:        d.upgradeInput(&cfg, stones, holds, kept),
 		}
 		d.applyConfigPlan(name, reconcilers.ReconcileConfig(in, now))
 	}

