@@ -260,22 +260,19 @@ func (c *Controller) readState(ctx context.Context) (plumbing.Hash, map[string][
 	if c.shared == nil {
 		return c.opts.Writer.Read(ctx, c.stateTarget(), "")
 	}
-	ref, err := c.shared.Repo().Reference(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, c.opts.StateBranch), true)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, map[string][]byte{}, nil // not written yet
+	tip, err := FetchedState(c.shared, c.opts.StateBranch)
+	if err != nil || tip.IsZero() {
+		return plumbing.ZeroHash, map[string][]byte{}, err // not written yet, or unreadable
 	}
-	if err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("read the state branch fetched from %s: %w", c.name, err)
-	}
-	files, err := c.stateFiles.read(c.shared.Storer(), ref.Hash())
+	files, err := c.stateFiles.read(c.shared.Storer(), tip)
 	if err != nil {
 		return plumbing.ZeroHash, nil, fmt.Errorf("read the state branch fetched from %s: %w", c.name, err)
 	}
 	// The state commit compares and swaps from this tip without a fetch.
-	if _, err := c.opts.Writer.Saw(ctx, c.stateTarget(), ref.Hash()); err != nil {
+	if _, err := c.opts.Writer.Saw(ctx, c.stateTarget(), tip); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	return ref.Hash(), files, nil
+	return tip, files, nil
 }
 
 // errNotAlong declines to write a promotion with the state commit.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-logr/logr"
 
 	"github.com/vectorflow-dev/vectorflow/controller"
@@ -291,39 +290,15 @@ func (r *Reader) readState(cfg *source.Snapshot) (*Snapshot, error) {
 		return nil, err
 	}
 	if !s.State.Verdict.Trusted {
-		s.State.Files, s.State.State, err = stateAt(r.stateRepo, plumbing.NewHash(s.State.Verdict.LastTrusted))
-		if err != nil {
-			return nil, err
+		// As of the last trusted commit; a file that does not decode there
+		// is left out, as audit leaves it.
+		files, state, err := controller.StateAt(r.stateRepo, r.o.StateBranch, plumbing.NewHash(s.State.Verdict.LastTrusted))
+		if state == nil {
+			return nil, fmt.Errorf("read the last trusted state commit %s: %w", s.State.Verdict.LastTrusted, err)
 		}
+		s.State.Files, s.State.State = files, state
 	}
 	return s, nil
-}
-
-// stateAt reads and decodes the state branch at commit; the empty state
-// for none.
-func stateAt(repo *source.Repository, commit plumbing.Hash) (map[string][]byte, *reconcilers.State, error) {
-	if commit.IsZero() {
-		return map[string][]byte{}, reconcilers.NewState(), nil
-	}
-	c, err := object.GetCommit(repo.Storer(), commit)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the last trusted state commit %s: %w", commit, err)
-	}
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the tree of the last trusted state commit %s: %w", commit, err)
-	}
-	files := map[string][]byte{}
-	err = tree.Files().ForEach(func(f *object.File) error {
-		content, err := f.Contents()
-		files[f.Name] = []byte(content)
-		return err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the last trusted state commit %s: %w", commit, err)
-	}
-	state, _ := reconcilers.DecodeState(files)
-	return files, state, nil
 }
 
 // Audit is what `vectorflow audit --stage` shows for the stage
