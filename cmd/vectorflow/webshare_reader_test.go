@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -204,4 +208,52 @@ func waitForSnapshot(t *testing.T, r *web.Reader, what string, ok func(*web.Snap
 		return ok(s)
 	})
 	return s
+}
+
+// TestGetReadsBothBranchesInOneFetch: get reads the state branch in the
+// same fetch as the config branch, so a promotion that lands after the
+// server advertised the refs (its overlay commit, then its state commit) is
+// not shown by this get, neither half: never a state newer than the config
+// beside it.
+func TestGetReadsBothBranchesInOneFetch(t *testing.T) {
+	f := newFlowFixture(t)
+	f.run(t)
+	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
+	proxy := testutil.StartCountingProxy(t, f.srv)
+	landed := make(chan error, 1)
+	proxy.BeforeAnswering(testutil.ListForFetch, func() {
+		out, err := f.cliE("run", "--once", "--signing-key", f.controller)
+		if err != nil {
+			err = fmt.Errorf("run --once: %w\n%s", err, out)
+		}
+		landed <- err
+	})
+	cmd := newRootCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	cmd.SetArgs([]string{"get", "promotions", "-o", "json", "--trust", f.controllerPublic, "--repo", proxy.URL("acme.git")})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("get: %v\n%s", err, out.String())
+	}
+	select {
+	case err := <-landed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("get made no fetch")
+	}
+	var list v1alpha1.VectorPromotionList
+	if err := json.Unmarshal(out.Bytes(), &list); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	for _, p := range list.Items {
+		if p.Name == "latest-to-dev-2" {
+			t.Errorf("get shows %s %s, which landed after the refs it read were advertised: its state is newer than its config", p.Name, p.Status.State)
+		}
+	}
+	if p := f.promotions(t)["latest-to-dev-2"]; p.Status.State != v1alpha1.PromotionSucceeded {
+		t.Fatalf("the promotion that landed meanwhile is %s, want Succeeded", p.Status.State)
+	}
 }
