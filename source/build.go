@@ -28,7 +28,7 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	errs := buildAll(ctx, len(keys), func(i int) error {
+	errs := onEveryCore(ctx, len(keys), func(i int) error {
 		ref := s.StageIndex[keys[i]]
 		_, err := renderer.BuildContext(ctx, ref.Tree, ref.Overlay)
 		return err
@@ -57,10 +57,10 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 	return append(problems, componentImageProblems(s, renderer)...), nil
 }
 
-// buildAll runs build(0..n-1) on at most GOMAXPROCS goroutines and returns
-// each one's error at its index. Once ctx is done no further build starts;
-// the caller checks ctx.
-func buildAll(ctx context.Context, n int, build func(i int) error) []error {
+// onEveryCore runs work(0..n-1) on at most GOMAXPROCS goroutines and
+// returns each one's error at its index. Once ctx is done no further work
+// starts; the caller checks ctx.
+func onEveryCore(ctx context.Context, n int, work func(i int) error) []error {
 	errs := make([]error, n)
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -69,7 +69,7 @@ func buildAll(ctx context.Context, n int, build func(i int) error) []error {
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				errs[i] = build(i)
+				errs[i] = work(i)
 			}
 		}()
 	}

@@ -3,10 +3,7 @@ package source
 import (
 	"context"
 	"path"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"sigs.k8s.io/yaml"
@@ -72,18 +69,10 @@ func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []strin
 	// Files decode (or read their decode from disk) on every core: a
 	// large repository's configs are a few files of thousands of objects.
 	results := make([]fileResult, len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(files) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				results[i] = l.decodeFile(ctx, tree, files[i], reuse, disk)
-			}
-		}()
-	}
-	wg.Wait()
+	onEveryCore(ctx, len(files), func(i int) error {
+		results[i] = l.decodeFile(ctx, tree, files[i], reuse, disk)
+		return nil
+	})
 	var d decodedConfig
 	for i, file := range files {
 		r := results[i]
