@@ -120,31 +120,15 @@ func TestReaderNeverShowsStateAheadOfItsConfig(t *testing.T) {
 	f.run(t)
 	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
 	before := f.mainTip(t)
-	proxy := testutil.StartCountingProxy(t, f.srv)
-	reader := newFixtureReaderAt(t, f, proxy.URL("acme.git"), 0)
-
 	// The promotion lands just after the server advertised the refs of
 	// the reader's first fetch.
-	landed := make(chan error, 1)
-	proxy.BeforeAnswering(testutil.ListForFetch, func() {
-		out, err := f.cliE("run", "--once", "--signing-key", f.controller)
-		if err != nil {
-			err = fmt.Errorf("run --once: %w\n%s", err, out)
-		}
-		landed <- err
-	})
+	url, landed := promotionMidRead(t, f)
+	reader := newFixtureReaderAt(t, f, url, 0)
 	ctx := context.Background()
 	if err := reader.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-landed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	default:
-		t.Fatal("the reader made no fetch")
-	}
+	landed()
 	after := f.mainTip(t)
 	if after == before {
 		t.Fatal("the run promoted nothing")
@@ -173,6 +157,34 @@ func TestReaderNeverShowsStateAheadOfItsConfig(t *testing.T) {
 	}
 	if !check("the next") {
 		t.Errorf("the next read does not show the promotion of commit %s", after[:12])
+	}
+}
+
+// promotionMidRead is the fixture's repository behind a proxy where a
+// `run --once` promotion lands once the server has answered the next ref
+// advertisement, before its client gets the answer: between a reader's
+// requests. landed fails the test unless it did.
+func promotionMidRead(t *testing.T, f *flowFixture) (url string, landed func()) {
+	t.Helper()
+	proxy := testutil.StartCountingProxy(t, f.srv)
+	done := make(chan error, 1)
+	proxy.BeforeAnswering(testutil.ListForFetch, func() {
+		out, err := f.cliE("run", "--once", "--signing-key", f.controller)
+		if err != nil {
+			err = fmt.Errorf("run --once: %w\n%s", err, out)
+		}
+		done <- err
+	})
+	return proxy.URL("acme.git"), func() {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatal("the reader made no fetch")
+		}
 	}
 }
 
@@ -219,31 +231,16 @@ func TestGetReadsBothBranchesInOneFetch(t *testing.T) {
 	f := newFlowFixture(t)
 	f.run(t)
 	f.pushTemplateChange(t, "registry.example.com/acme/service-a", "1.0.2", "1.0.3")
-	proxy := testutil.StartCountingProxy(t, f.srv)
-	landed := make(chan error, 1)
-	proxy.BeforeAnswering(testutil.ListForFetch, func() {
-		out, err := f.cliE("run", "--once", "--signing-key", f.controller)
-		if err != nil {
-			err = fmt.Errorf("run --once: %w\n%s", err, out)
-		}
-		landed <- err
-	})
+	url, landed := promotionMidRead(t, f)
 	cmd := newRootCommand()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(io.Discard)
-	cmd.SetArgs([]string{"get", "promotions", "-o", "json", "--trust", f.controllerPublic, "--repo", proxy.URL("acme.git")})
+	cmd.SetArgs([]string{"get", "promotions", "-o", "json", "--trust", f.controllerPublic, "--repo", url})
 	if err := cmd.ExecuteContext(context.Background()); err != nil {
 		t.Fatalf("get: %v\n%s", err, out.String())
 	}
-	select {
-	case err := <-landed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	default:
-		t.Fatal("get made no fetch")
-	}
+	landed()
 	var list v1alpha1.VectorPromotionList
 	if err := json.Unmarshal(out.Bytes(), &list); err != nil {
 		t.Fatalf("%v:\n%s", err, out.String())
