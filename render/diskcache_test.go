@@ -181,9 +181,14 @@ func TestDiskCacheConcurrentWriters(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	files := entryFiles(t, cacheDir)
-	if len(files) != 2 {
-		t.Errorf("entries on disk: %v, want one per overlay", files)
+	// The two overlays' keys may share a bucket (a key's digest picks it):
+	// count whole keys, not files.
+	files, keys := entryFiles(t, cacheDir), 0
+	for _, f := range files {
+		keys += len(readBucket(f, time.Now()))
+	}
+	if keys != 2 {
+		t.Errorf("%d whole entries on disk in %v, want one per overlay", keys, files)
 	}
 	r := NewRenderer(Options{CacheDir: cacheDir})
 	for dir, w := range want {
