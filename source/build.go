@@ -54,7 +54,11 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 			problems = append(problems, p)
 		}
 	}
-	return append(problems, componentImageProblems(s, renderer)...), nil
+	problems = append(problems, componentImageProblems(ctx, s, renderer)...)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return problems, nil
 }
 
 // onEveryCore runs work(0..n-1) on at most GOMAXPROCS goroutines and

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,7 +23,7 @@ import (
 // template's vectors are promoted to, or a promotion there changes nothing.
 // A stage's images entry for the image (named after it, or a placeholder's
 // entry whose newName is it) says which name the containers run it under.
-func componentImageProblems(s *Snapshot, renderer Builder) []Problem {
+func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) []Problem {
 	var problems []Problem
 	for _, t := range sortedNames(s.Templates) {
 		tmpl := s.Templates[t]
@@ -36,51 +37,78 @@ func componentImageProblems(s *Snapshot, renderer Builder) []Problem {
 		}
 	}
 
-	seen := map[string]bool{}
+	// Each config's overlay is read and matched on every core; the findings
+	// are then taken in the configs' order, each problem once.
 	templates := newSourceTemplates(s)
-	for _, cfgName := range sortedNames(s.Configs) {
-		cfg := s.Configs[cfgName]
-		t := cfg.Spec.Target
-		key := StageKey(t.Landscape, t.Name)
-		ref, ok := s.StageIndex[key]
-		if !ok {
-			continue // reported where the target is resolved
-		}
-		template := templates.of(cfg)
-		if template == "" {
-			continue
-		}
-		out, err := renderer.Build(ref.Tree, ref.Overlay)
-		if err != nil {
-			continue // BuildStages reports it
-		}
-		images, err := overlays.Images(out)
-		if err != nil {
-			continue
-		}
-		for _, c := range s.templateComponents(template) {
-			image, field := componentImage(c.spec, c.index)
-			if entries := ref.Vector.Entries(image); len(entries) > 1 && !seen[key+"\x00entries\x00"+image] {
-				seen[key+"\x00entries\x00"+image] = true
-				o, _ := s.Object(v1alpha1.VectorTemplateKind, c.template)
-				problems = append(problems, Problem{File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
-					Reason: fmt.Sprintf("image %s has %d images entries in the overlay %s of Stage %s (%s): kustomize applies each, and a promotion cannot tell which sets the version; keep one",
-						image, len(entries), ref.Overlay, key, describeEntries(entries))})
+	configs := sortedNames(s.Configs)
+	sources := make([]string, len(configs))
+	for i, name := range configs {
+		sources[i] = templates.of(s.Configs[name])
+	}
+	findings := make([][]imageFinding, len(configs))
+	onEveryCore(ctx, len(configs), func(i int) error {
+		findings[i] = s.configImageFindings(renderer, configs[i], sources[i])
+		return nil
+	})
+	seen := map[string]bool{}
+	for _, fs := range findings {
+		for _, f := range fs {
+			if !seen[f.key] {
+				seen[f.key] = true
+				problems = append(problems, f.problem)
 			}
-			if _, err := name.NewRepository(image); err != nil || matchesAny(images, runsAs(ref.Vector, image)) {
-				continue
-			}
-			if seen[key+"\x00"+c.template+"\x00"+field] {
-				continue
-			}
-			seen[key+"\x00"+c.template+"\x00"+field] = true
-			o, _ := s.Object(v1alpha1.VectorTemplateKind, c.template)
-			problems = append(problems, Problem{File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
-				Reason: fmt.Sprintf("image %s matches no container of Stage %s (overlay %s, promoted to by VectorPromotionConfig %s): its containers use %s; set image to the image the containers use",
-					image, key, ref.Overlay, cfgName, containerImageNames(images))})
 		}
 	}
 	return problems
+}
+
+// imageFinding is a problem one config's check found, and what makes it the
+// same problem as another config's: the stage, template and field it is about.
+type imageFinding struct {
+	key     string
+	problem Problem
+}
+
+// configImageFindings checks the components of template (the one config
+// cfgName promotes) against the images its target stage's overlay renders.
+func (s *Snapshot) configImageFindings(renderer Builder, cfgName, template string) []imageFinding {
+	if template == "" {
+		return nil
+	}
+	t := s.Configs[cfgName].Spec.Target
+	key := StageKey(t.Landscape, t.Name)
+	ref, ok := s.StageIndex[key]
+	if !ok {
+		return nil // reported where the target is resolved
+	}
+	out, err := renderer.Build(ref.Tree, ref.Overlay)
+	if err != nil {
+		return nil // BuildStages reports it
+	}
+	images, err := overlays.Images(out)
+	if err != nil {
+		return nil
+	}
+	var findings []imageFinding
+	for _, c := range s.templateComponents(template) {
+		image, field := componentImage(c.spec, c.index)
+		if entries := ref.Vector.Entries(image); len(entries) > 1 {
+			o, _ := s.Object(v1alpha1.VectorTemplateKind, c.template)
+			findings = append(findings, imageFinding{key: key + "\x00entries\x00" + image, problem: Problem{
+				File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
+				Reason: fmt.Sprintf("image %s has %d images entries in the overlay %s of Stage %s (%s): kustomize applies each, and a promotion cannot tell which sets the version; keep one",
+					image, len(entries), ref.Overlay, key, describeEntries(entries))}})
+		}
+		if _, err := name.NewRepository(image); err != nil || matchesAny(images, runsAs(ref.Vector, image)) {
+			continue
+		}
+		o, _ := s.Object(v1alpha1.VectorTemplateKind, c.template)
+		findings = append(findings, imageFinding{key: key + "\x00" + c.template + "\x00" + field, problem: Problem{
+			File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
+			Reason: fmt.Sprintf("image %s matches no container of Stage %s (overlay %s, promoted to by VectorPromotionConfig %s): its containers use %s; set image to the image the containers use",
+				image, key, ref.Overlay, cfgName, containerImageNames(images))}})
+	}
+	return findings
 }
 
 // componentImage is the image a component's overlay entry is named after,
@@ -252,8 +280,9 @@ func describeEntries(entries []v1alpha1.VectorComponent) string {
 }
 
 func matchesAny(images []overlays.RenderedImage, image string) bool {
+	matches := overlays.ImageMatcher(image)
 	for _, r := range images {
-		if overlays.ImageMatches(r.Image, image) {
+		if matches(r.Image) {
 			return true
 		}
 	}

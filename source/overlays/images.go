@@ -77,11 +77,17 @@ func appendContainerImages(out []RenderedImage, object, path string, n *yaml.Nod
 // kustomize puts name into a regular expression unquoted, and so does this;
 // its own function is internal to kustomize (api/internal/image).
 func ImageMatches(image, name string) bool {
+	return ImageMatcher(name)(image)
+}
+
+// ImageMatcher is ImageMatches for one name against many images: the
+// expression is compiled once, not once an image.
+func ImageMatcher(name string) func(image string) bool {
 	pattern, err := regexp.Compile("^" + name + "(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z0-9]+([.+_-][a-zA-Z0-9]+)*:[a-zA-Z0-9_.{}-]*)?$")
 	if err != nil {
-		return false
+		return func(string) bool { return false }
 	}
-	return pattern.MatchString(image)
+	return pattern.MatchString
 }
 
 // SplitImage splits an image into its name as written, tag and digest,
