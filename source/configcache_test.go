@@ -2,8 +2,11 @@ package source
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -315,6 +318,65 @@ func TestConfigDecodesOnlyChangedFiles(t *testing.T) {
 					t.Errorf("problems, decoded (-) and reused (+):\n%s", diff)
 				}
 			})
+		}
+	}
+}
+
+// TestReadBudgetRunsOutAtOneFile: config files decode on every core, yet a
+// repository over --max-repository-size is refused at the same file on
+// every load, the first in the files' order that the budget cannot hold,
+// and every file after it: as reads one after the other would refuse them.
+func TestReadBudgetRunsOutAtOneFile(t *testing.T) {
+	dir := testutil.CopyDir(t, "testdata/good")
+	const extra = 200
+	padding := "# " + strings.Repeat("x", 1000) + "\n"
+	var size int64
+	for i := range extra {
+		name := fmt.Sprintf("vectorflow/padding-%03d.yaml", i)
+		writeFile(t, dir, name, padding)
+		size += int64(len(padding))
+	}
+	// What the rest of the load reads, measured: the budget then runs
+	// out about halfway through the padding files.
+	var used int64
+	if err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, "padding-") {
+			info, err := d.Info()
+			if err == nil {
+				used += info.Size()
+			}
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	limits := repofs.Limits{MaxRepositorySize: used + size/2}
+	var first []string
+	for run := range 30 {
+		snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), Limits: limits}).LoadDir(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refused []string
+		for _, p := range snap.Problems {
+			if strings.Contains(p.Reason, "--max-repository-size") && strings.Contains(p.File, "padding-") {
+				refused = append(refused, p.File)
+			}
+		}
+		if len(refused) == 0 || len(refused) == extra {
+			t.Fatalf("load %d refused %d of %d padding files, want some but not all: %v", run, len(refused), extra, snap.Problems)
+		}
+		// Every file from the first refused on is refused.
+		from := extra - len(refused)
+		for i, f := range refused {
+			if want := fmt.Sprintf("vectorflow/padding-%03d.yaml", from+i); f != want {
+				t.Fatalf("load %d refused %v, want the files from %s on", run, refused, fmt.Sprintf("vectorflow/padding-%03d.yaml", from))
+			}
+		}
+		if run == 0 {
+			first = refused
+		} else if !slices.Equal(refused, first) {
+			t.Fatalf("load %d refused %d files from %s, load 0 %d from %s", run, len(refused), refused[0], len(first), first[0])
 		}
 	}
 }

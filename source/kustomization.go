@@ -68,9 +68,26 @@ func plainResources(tree repofs.Tree, dir, kustomization string) ([]string, bool
 func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []string, reuse reuseIndex, disk *configDisk) decodedConfig {
 	// Files decode (or read their decode from disk) on every core: a
 	// large repository's configs are a few files of thousands of objects.
+	// The reads between the lookups and the decodes go one after the
+	// other, in the files' order: the repository's read budget then runs
+	// out at the same file every time, and that file is the one named.
 	results := make([]fileResult, len(files))
 	onEveryCore(ctx, len(files), func(i int) error {
-		results[i] = l.decodeFile(ctx, tree, files[i], reuse, disk)
+		results[i] = l.lookupFile(tree, files[i], reuse, disk)
+		return nil
+	})
+	for i, file := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		if r := &results[i]; r.looked && !r.found {
+			r.data, r.readErr = tree.ReadFile(file)
+		}
+	}
+	onEveryCore(ctx, len(files), func(i int) error {
+		if r := &results[i]; r.looked && !r.found && ctx.Err() == nil {
+			l.decodeRead(ctx, files[i], r, disk)
+		}
 		return nil
 	})
 	var d decodedConfig
@@ -94,17 +111,23 @@ func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []strin
 
 // fileResult is one file's part of decodeEach.
 type fileResult struct {
-	objects           []Object
-	problems          []Problem
-	hash              string
-	done              bool
+	objects  []Object
+	problems []Problem
+	hash     string
+	looked   bool // lookupFile ran
+	found    bool // an earlier load's decode, or the disk's
+	done     bool // objects and problems are the file's
+	// data is the file's content, read when no decode was found, or why
+	// it could not be read.
+	data              []byte
+	readErr           error
 	fromDisk, decoded bool
 }
 
-// decodeFile is the decode of one plain config file: an earlier load's,
-// the disk's, or a fresh one.
-func (l *Loader) decodeFile(ctx context.Context, tree repofs.Tree, file string, reuse reuseIndex, disk *configDisk) fileResult {
-	r := fileResult{done: true}
+// lookupFile finds the decode of one plain config file an earlier load
+// made, or the disk holds.
+func (l *Loader) lookupFile(tree repofs.Tree, file string, reuse reuseIndex, disk *configDisk) fileResult {
+	r := fileResult{looked: true}
 	// A plain directory's file may change between the hash and the
 	// read: a decode is filed under the hash of the bytes it decoded.
 	hash, err := tree.Hash(file)
@@ -112,28 +135,31 @@ func (l *Loader) decodeFile(ctx context.Context, tree repofs.Tree, file string, 
 		hash = ""
 	}
 	r.hash = hash
-	objects, problems, found := reuse.of(file, hash)
-	if !found && hash != "" && disk != nil {
+	r.objects, r.problems, r.found = reuse.of(file, hash)
+	if !r.found && hash != "" && disk != nil {
 		var cached decodedConfig
-		if cached, found = disk.lookup(fileKey(file, hash)); found {
-			objects, problems, r.fromDisk = cached.objects, cached.problems, true
+		if cached, r.found = disk.lookup(fileKey(file, hash)); r.found {
+			r.objects, r.problems, r.fromDisk = cached.objects, cached.problems, true
 		}
 	}
-	if !found {
-		data, err := tree.ReadFile(file)
-		if err != nil {
-			r.hash, objects, problems = "", nil, []Problem{readProblem(file, "cannot read", err)}
-		} else {
-			r.hash = plumbing.ComputeHash(plumbing.BlobObject, data).String()
-			objects, problems = decode(file, data, "", l.keys)
-			r.decoded = true
-			if disk != nil && ctx.Err() == nil {
-				disk.store(fileKey(file, r.hash), decodedConfig{objects: objects, problems: problems})
-			}
-		}
-	}
-	r.objects, r.problems = objects, problems
+	r.done = r.found
 	return r
+}
+
+// decodeRead decodes a file lookupFile found no decode of, from what was
+// read of it, and keeps the decode on disk.
+func (l *Loader) decodeRead(ctx context.Context, file string, r *fileResult, disk *configDisk) {
+	r.done = true
+	if r.readErr != nil {
+		r.hash, r.objects, r.problems = "", nil, []Problem{readProblem(file, "cannot read", r.readErr)}
+		return
+	}
+	r.hash = plumbing.ComputeHash(plumbing.BlobObject, r.data).String()
+	r.objects, r.problems = decode(file, r.data, "", l.keys)
+	r.data, r.decoded = nil, true
+	if disk != nil && ctx.Err() == nil {
+		disk.store(fileKey(file, r.hash), decodedConfig{objects: r.objects, problems: r.problems})
+	}
 }
 
 // fileContent is a config file with the hash of its content.
