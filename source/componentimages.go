@@ -45,9 +45,17 @@ func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) 
 	for i, name := range configs {
 		sources[i] = templates.of(s.Configs[name])
 	}
+	// Where each template is written, found once: a problem names the
+	// file, and Object scans every object.
+	files := map[string]string{}
+	for _, o := range s.Objects {
+		if _, ok := files[o.Name]; !ok && o.Kind == v1alpha1.VectorTemplateKind {
+			files[o.Name] = o.File
+		}
+	}
 	findings := make([][]imageFinding, len(configs))
 	onEveryCore(ctx, len(configs), func(i int) error {
-		findings[i] = s.configImageFindings(renderer, configs[i], sources[i])
+		findings[i] = s.configImageFindings(renderer, files, configs[i], sources[i])
 		return nil
 	})
 	seen := map[string]bool{}
@@ -70,8 +78,9 @@ type imageFinding struct {
 }
 
 // configImageFindings checks the components of template (the one config
-// cfgName promotes) against the images its target stage's overlay renders.
-func (s *Snapshot) configImageFindings(renderer Builder, cfgName, template string) []imageFinding {
+// cfgName promotes) against the images its target stage's overlay renders;
+// files names the file of each template.
+func (s *Snapshot) configImageFindings(renderer Builder, files map[string]string, cfgName, template string) []imageFinding {
 	if template == "" {
 		return nil
 	}
@@ -93,18 +102,16 @@ func (s *Snapshot) configImageFindings(renderer Builder, cfgName, template strin
 	for _, c := range s.templateComponents(template) {
 		image, field := componentImage(c.spec, c.index)
 		if entries := ref.Vector.Entries(image); len(entries) > 1 {
-			o, _ := s.Object(v1alpha1.VectorTemplateKind, c.template)
 			findings = append(findings, imageFinding{key: key + "\x00entries\x00" + image, problem: Problem{
-				File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
+				File: files[c.template], Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
 				Reason: fmt.Sprintf("image %s has %d images entries in the overlay %s of Stage %s (%s): kustomize applies each, and a promotion cannot tell which sets the version; keep one",
 					image, len(entries), ref.Overlay, key, describeEntries(entries))}})
 		}
 		if _, err := name.NewRepository(image); err != nil || matchesAny(images, runsAs(ref.Vector, image)) {
 			continue
 		}
-		o, _ := s.Object(v1alpha1.VectorTemplateKind, c.template)
 		findings = append(findings, imageFinding{key: key + "\x00" + c.template + "\x00" + field, problem: Problem{
-			File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
+			File: files[c.template], Kind: v1alpha1.VectorTemplateKind, Name: c.template, Field: field,
 			Reason: fmt.Sprintf("image %s matches no container of Stage %s (overlay %s, promoted to by VectorPromotionConfig %s): its containers use %s; set image to the image the containers use",
 				image, key, ref.Overlay, cfgName, containerImageNames(images))}})
 	}
