@@ -37,20 +37,24 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 		return nil, ctx.Err()
 	}
 	var problems []Problem
+	var files map[string]string
 	for i, k := range keys {
 		err := errs[i]
 		if err == nil {
 			continue
 		}
+		if files == nil {
+			files = s.filesOf(v1alpha1.StageKind)
+		}
 		ref := s.StageIndex[k]
-		o, _ := s.Object(v1alpha1.StageKind, k)
+		file := files[k]
 		problems = append(problems, Problem{
-			File: o.File, Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
+			File: file, Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
 			Reason: fmt.Sprintf("overlay %q does not build: %v", ref.Overlay, err),
 		})
 		// The file at fault, when it is not the Stage's: a link out of
 		// the repository, or a file over a limit.
-		if p := buildProblem("", err); p.File != "" && (p.File != o.File) && !isBuildErrorOnly(err) {
+		if p := buildProblem("", err); p.File != "" && (p.File != file) && !isBuildErrorOnly(err) {
 			problems = append(problems, p)
 		}
 	}

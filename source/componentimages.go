@@ -45,14 +45,7 @@ func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) 
 	for i, name := range configs {
 		sources[i] = templates.of(s.Configs[name])
 	}
-	// Where each template is written, found once: a problem names the
-	// file, and Object scans every object.
-	files := map[string]string{}
-	for _, o := range s.Objects {
-		if _, ok := files[o.Name]; !ok && o.Kind == v1alpha1.VectorTemplateKind {
-			files[o.Name] = o.File
-		}
-	}
+	files := s.filesOf(v1alpha1.VectorTemplateKind)
 	findings := make([][]imageFinding, len(configs))
 	onEveryCore(ctx, len(configs), func(i int) error {
 		findings[i] = s.configImageFindings(renderer, files, configs[i], sources[i])

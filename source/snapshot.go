@@ -97,6 +97,23 @@ func (s *Snapshot) Object(kind, name string) (Object, bool) {
 	return Object{}, false
 }
 
+// filesOf indexes the file of each object of kind by its name (a Stage's:
+// landscape/name), the first one as Object finds it: a problem per object
+// names its file without a scan of every object.
+func (s *Snapshot) filesOf(kind string) map[string]string {
+	files := map[string]string{}
+	for _, o := range s.Objects {
+		if o.Kind != kind {
+			continue
+		}
+		k := objectKey(o)
+		if _, seen := files[k]; !seen {
+			files[k] = o.File
+		}
+	}
+	return files
+}
+
 // Builder is what source asks of render: kustomize builds of a directory
 // of a tree. *render.Renderer is one. The shell (controller, cmd) passes it
 // in, so that source never imports render and data goes one way:

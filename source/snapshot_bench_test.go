@@ -10,6 +10,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
+	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
 // BenchmarkLoadSnapshot1000 loads a repository of 10 landscapes, 1,000
@@ -131,6 +132,47 @@ func BenchmarkLoadKustomizedConfig1000(b *testing.B) {
 					b.Fatalf("%d problems (%v), %d configs", len(s.Problems), s.Problems, len(s.Configs))
 				}
 			}
+		})
+	}
+}
+
+// refusingBuilder refuses every build, as kustomize refuses a broken overlay:
+// what BuildStages then costs is reporting the problems.
+type refusingBuilder struct{}
+
+func (refusingBuilder) Build(_ repofs.Tree, dir string) ([]byte, error) {
+	return nil, fmt.Errorf("build %s: refused", dir)
+}
+
+func (r refusingBuilder) BuildContext(_ context.Context, tree repofs.Tree, dir string) ([]byte, error) {
+	return r.Build(tree, dir)
+}
+
+func (r refusingBuilder) BuildWithOrigins(_ context.Context, tree repofs.Tree, dir string) ([]byte, error) {
+	return r.Build(tree, dir)
+}
+
+// BenchmarkBuildProblems reports a problem for every stage of 1,000 and of
+// 4,000 whose overlay does not build: the cost per stage stays the same
+// (each problem names its Stage's file from an index, not a scan).
+func BenchmarkBuildProblems(b *testing.B) {
+	for _, landscapes := range []int{10, 40} {
+		b.Run(fmt.Sprintf("%d", landscapes*100), func(b *testing.B) {
+			dir := writeLargeRepository(b, landscapes, 100)
+			snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).LoadDir(context.Background(), dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				problems, err := BuildStages(context.Background(), snap, refusingBuilder{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(problems) != landscapes*100 {
+					b.Fatalf("%d problems, want one per stage", len(problems))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(landscapes*100), "ns/stage")
 		})
 	}
 }
