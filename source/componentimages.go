@@ -25,13 +25,13 @@ import (
 // entry whose newName is it) says which name the containers run it under.
 func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) []Problem {
 	var problems []Problem
+	files := s.filesOf(v1alpha1.VectorTemplateKind)
 	for _, t := range sortedNames(s.Templates) {
 		tmpl := s.Templates[t]
 		for i, c := range tmpl.Spec.Components {
 			image, field := componentImage(c, i)
 			if _, err := name.NewRepository(image); err != nil {
-				o, _ := s.Object(v1alpha1.VectorTemplateKind, t)
-				problems = append(problems, Problem{File: o.File, Kind: v1alpha1.VectorTemplateKind, Name: t, Field: field,
+				problems = append(problems, Problem{File: files[t], Kind: v1alpha1.VectorTemplateKind, Name: t, Field: field,
 					Reason: fmt.Sprintf("%q is not a valid image reference: %v; write the image repository the containers use, without tag or digest (those come from version)", image, err)})
 			}
 		}
@@ -45,7 +45,6 @@ func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) 
 	for i, name := range configs {
 		sources[i] = templates.of(s.Configs[name])
 	}
-	files := s.filesOf(v1alpha1.VectorTemplateKind)
 	findings := make([][]imageFinding, len(configs))
 	onEveryCore(ctx, len(configs), func(i int) error {
 		findings[i] = s.configImageFindings(renderer, files, configs[i], sources[i])
