@@ -166,39 +166,53 @@ func (c *configDisk) loadVectors(repo string) map[string]vectorResult {
 	}
 	out := make(map[string]vectorResult, len(cv.Vectors))
 	for k, v := range cv.Vectors {
-		out[k] = vectorResult{vector: v}
+		out[k] = vectorResult{vector: v, kept: true}
 	}
 	return out
 }
 
 // storeVectors writes the vectors a load used that read without error, and
-// whose JSON gives them back exactly.
+// whose JSON gives them back exactly. Only the vectors not kept before are
+// checked (a pass over a new commit reads a few), and they are marked kept.
 func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult) {
 	cv := cachedVectors{Key: repo, Vectors: make(map[string]overlays.StageVector, len(vectors))}
+	fresh := cachedVectors{Vectors: map[string]overlays.StageVector{}}
 	for k, v := range vectors {
-		if v.err == nil {
-			cv.Vectors[k] = v.vector
+		if v.err != nil {
+			continue
+		}
+		cv.Vectors[k] = v.vector
+		if !v.kept {
+			fresh.Vectors[k] = v.vector
+		}
+	}
+	if len(fresh.Vectors) > 0 {
+		body, err := json.Marshal(fresh)
+		if err != nil {
+			return
+		}
+		var back cachedVectors
+		if json.Unmarshal(body, &back) != nil {
+			return
+		}
+		for k, v := range fresh.Vectors {
+			if !reflect.DeepEqual(back.Vectors[k], v) {
+				delete(cv.Vectors, k)
+				delete(fresh.Vectors, k)
+			}
 		}
 	}
 	body, err := json.Marshal(cv)
 	if err != nil {
 		return
 	}
-	var back cachedVectors
-	if json.Unmarshal(body, &back) != nil {
-		return
-	}
-	for k, v := range back.Vectors {
-		if !reflect.DeepEqual(v, cv.Vectors[k]) {
-			delete(cv.Vectors, k)
+	if c.write(c.vectorsFile(repo), body) {
+		for k := range fresh.Vectors {
+			v := vectors[k]
+			v.kept = true
+			vectors[k] = v
 		}
 	}
-	if len(back.Vectors) != len(cv.Vectors) {
-		if body, err = json.Marshal(cv); err != nil {
-			return
-		}
-	}
-	c.write(c.vectorsFile(repo), body)
 }
 
 // read returns an entry's body if its checksum and format hold.
@@ -206,11 +220,13 @@ func (c *configDisk) read(file string) ([]byte, bool) {
 	return cachefile.Read(file, configFormat, configMaxEntry, c.now())
 }
 
-// write stores an entry whole or not at all.
-func (c *configDisk) write(file string, body []byte) {
-	if cachefile.Write(file, configFormat, body) == nil {
-		c.sweep()
+// write stores an entry whole or not at all, and says which.
+func (c *configDisk) write(file string, body []byte) bool {
+	if cachefile.Write(file, configFormat, body) != nil {
+		return false
 	}
+	c.sweep()
+	return true
 }
 
 // sweep drops entries unused for configMaxAge, and temporary files a crash

@@ -228,6 +228,9 @@ type fileDecode struct {
 type vectorResult struct {
 	vector overlays.StageVector
 	err    error
+	// kept: the vector's JSON on disk gives it back exactly (it was read
+	// from there, or checked when stored), so a store need not check it.
+	kept bool
 }
 
 // NewLoader returns a Loader with empty caches.
