@@ -176,29 +176,29 @@ func (c *configDisk) loadVectors(repo string) map[string]vectorResult {
 // checked (a pass over a new commit reads a few), and they are marked kept.
 func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult) {
 	cv := cachedVectors{Key: repo, Vectors: make(map[string]overlays.StageVector, len(vectors))}
-	fresh := cachedVectors{Vectors: map[string]overlays.StageVector{}}
+	fresh := map[string]overlays.StageVector{}
 	for k, v := range vectors {
 		if v.err != nil {
 			continue
 		}
 		cv.Vectors[k] = v.vector
 		if !v.kept {
-			fresh.Vectors[k] = v.vector
+			fresh[k] = v.vector
 		}
 	}
-	if len(fresh.Vectors) > 0 {
+	if len(fresh) > 0 {
 		body, err := json.Marshal(fresh)
 		if err != nil {
 			return
 		}
-		var back cachedVectors
+		var back map[string]overlays.StageVector
 		if json.Unmarshal(body, &back) != nil {
 			return
 		}
-		for k, v := range fresh.Vectors {
-			if !reflect.DeepEqual(back.Vectors[k], v) {
+		for k, v := range fresh {
+			if !reflect.DeepEqual(back[k], v) {
 				delete(cv.Vectors, k)
-				delete(fresh.Vectors, k)
+				delete(fresh, k)
 			}
 		}
 	}
@@ -207,7 +207,7 @@ func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult) 
 		return
 	}
 	if c.write(c.vectorsFile(repo), body) {
-		for k := range fresh.Vectors {
+		for k := range fresh {
 			v := vectors[k]
 			v.kept = true
 			vectors[k] = v

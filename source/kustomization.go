@@ -80,12 +80,12 @@ func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []strin
 		if ctx.Err() != nil {
 			break
 		}
-		if r := &results[i]; r.looked && !r.found {
+		if r := &results[i]; !r.found {
 			r.data, r.readErr = tree.ReadFile(file)
 		}
 	}
 	onEveryCore(ctx, len(files), func(i int) error {
-		if r := &results[i]; r.looked && !r.found && ctx.Err() == nil {
+		if r := &results[i]; !r.found && ctx.Err() == nil {
 			l.decodeRead(ctx, files[i], r, disk)
 		}
 		return nil
@@ -114,7 +114,6 @@ type fileResult struct {
 	objects  []Object
 	problems []Problem
 	hash     string
-	looked   bool // lookupFile ran
 	found    bool // an earlier load's decode, or the disk's
 	done     bool // objects and problems are the file's
 	// data is the file's content, read when no decode was found, or why
@@ -127,7 +126,7 @@ type fileResult struct {
 // lookupFile finds the decode of one plain config file an earlier load
 // made, or the disk holds.
 func (l *Loader) lookupFile(tree repofs.Tree, file string, reuse reuseIndex, disk *configDisk) fileResult {
-	r := fileResult{looked: true}
+	var r fileResult
 	// A plain directory's file may change between the hash and the
 	// read: a decode is filed under the hash of the bytes it decoded.
 	hash, err := tree.Hash(file)
