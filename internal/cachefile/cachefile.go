@@ -78,10 +78,13 @@ func WriteFunc(file, format string, body func(w io.Writer) error) error {
 // to file; on any error file is left as it was.
 func writeTemp(file string, write func(f *os.File) error) error {
 	// The directory is made only when missing: most writes go to one that
-	// exists, and a check first would cost each a system call.
+	// exists, and a check first would cost each a system call. A sweep may
+	// remove the directory made, while it is still empty, before the
+	// temporary file is in it; it is then made again (a sweep visits each
+	// directory once).
 	dir := filepath.Dir(file)
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if errors.Is(err, fs.ErrNotExist) {
+	for tries := 0; errors.Is(err, fs.ErrNotExist) && tries < 3; tries++ {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}

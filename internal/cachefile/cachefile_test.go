@@ -3,9 +3,11 @@ package cachefile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -131,5 +133,38 @@ func TestWriteFunc(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(file)); len(entries) != 1 {
 		t.Errorf("files left: %v, want the entry only", entries)
+	}
+}
+
+// TestWriteBesideSweep: a sweep that finds a directory a write has just
+// made, still empty, removes it; the write makes it again instead of
+// failing. Writes into fresh directories race the first sweep of a cache
+// (when a process stores many entries at once, as a config directory's
+// decodes are stored from every core).
+func TestWriteBesideSweep(t *testing.T) {
+	for round := range 50 {
+		root := t.TempDir()
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				file := filepath.Join(root, fmt.Sprintf("%02x", i), "entry")
+				errs <- Write(file, "format 1\n", []byte("body"))
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			Sweep(root, 30*24*time.Hour, 24*time.Hour, time.Now())
+		}()
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: a write beside a sweep failed: %v", round, err)
+			}
+		}
 	}
 }
