@@ -73,7 +73,8 @@ func openCached(url string, auth Auth, cacheDir string, warnings io.Writer, now 
 	}
 	reposDir := filepath.Join(cacheDir, storesDir)
 	removeIdleStores(reposDir, now)
-	d := &diskStore{url: url, dir: filepath.Join(reposDir, storeKey(remote)), warnings: warnings}
+	d := &diskStore{url: url, dir: filepath.Join(reposDir, storeKey(remote)), warnings: warnings,
+		looseLimit: compactLooseLimit, looseAge: compactLooseAge}
 	err = d.open()
 	var repo *git.Repository
 	if err == nil {
@@ -106,10 +107,10 @@ type diskStore struct {
 	warnings io.Writer
 	fs       *filesystem.Storage
 	storer   *packStorer
-	// packs are the pack files the index in memory was read from (or
-	// told of, for the packs this process wrote): another process's pack
-	// makes them differ, and the index is read again.
-	packs string
+	// looseLimit and looseAge are compact's: compactLooseLimit and
+	// compactLooseAge, unless a test wants every fetch to compact.
+	looseLimit int
+	looseAge   time.Duration
 	// whole are the commits found whole (holdsWhole), so an unchanged
 	// branch is not walked again every pass, and wholeTrees the trees, so
 	// a new commit costs a walk of the trees it changed.
@@ -182,7 +183,7 @@ func (d *diskStore) open() error {
 	}
 	d.fs = filesystem.NewStorageWithOptions(osfs.New(d.gitDir()), cache.NewObjectLRU(storeObjectCache),
 		filesystem.Options{LargeObjectThreshold: storeLargeObject, MaxOpenDescriptors: storeOpenPacks})
-	d.storer = &packStorer{lockedStorer: &lockedStorer{Storer: d.fs, exclusive: true}, fs: d.fs}
+	d.storer = &packStorer{lockedStorer: &lockedStorer{Storer: d.fs, exclusive: true}, fs: d.fs, gitDir: d.gitDir()}
 	unlock, err := d.lock(context.Background())
 	if err != nil {
 		return err
@@ -210,17 +211,14 @@ func (d *diskStore) prepare() error {
 			return err
 		}
 	}
-	if packs := d.listPacks(); packs != d.packs {
-		d.fs.Reindex()
-		d.storer.indexes = nil
-		d.packs = packs
-	}
+	d.storer.rereadLocked()
 	return nil
 }
 
-// listPacks names the store's pack files, in order; "" when unreadable.
-func (d *diskStore) listPacks() string {
-	names, err := filepath.Glob(filepath.Join(d.gitDir(), "objects", "pack", "pack-*.pack"))
+// listPacks names the pack files of the store in gitDir, in order; "" when
+// unreadable.
+func listPacks(gitDir string) string {
+	names, err := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "pack-*.pack"))
 	if err != nil {
 		return ""
 	}
@@ -233,7 +231,7 @@ func (d *diskStore) initialize() error {
 	_ = d.fs.Close() // open packs of a removed store must not be read again
 	d.fs.Reindex()
 	d.storer.indexes = nil
-	d.packs = ""
+	d.storer.packs = ""
 	d.whole, d.wholeTrees = nil, nil
 	if err := d.fs.Init(); err != nil {
 		return err
@@ -275,10 +273,13 @@ func (d *diskStore) fetch(ctx context.Context, fetch func() error, verify func()
 		}
 	}
 	err = fetch()
-	d.packs = d.listPacks() // the index in memory was told of the pack written
+	d.storer.mu.Lock()
+	d.storer.packs = listPacks(d.gitDir()) // the index in memory was told of the pack written
+	d.storer.mu.Unlock()
 	var fault error
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		if fault = verify(); fault == nil {
+			d.compact(time.Now())
 			return err
 		}
 	} else if fault = checkStore(d.gitDir()); fault == nil {
@@ -509,10 +510,58 @@ func truncate(s string, n int) string {
 type packStorer struct {
 	*lockedStorer
 	fs     *filesystem.Storage
+	gitDir string
 	config memory.ConfigStorage
 	// indexes are the indexes of the store's packs, read on first use and
 	// dropped when the packs change; nil until read.
 	indexes []*idxfile.MemoryIndex
+	// packs are the pack files go-git's index was read from (or told of,
+	// for the packs this process wrote): another process's pack makes them
+	// differ, and the indexes are read again.
+	packs string
+}
+
+// rereadLocked reads the pack indexes again when the store's packs are no
+// longer the ones they were read from, and says whether it did. s.mu must
+// be held.
+func (s *packStorer) rereadLocked() bool {
+	packs := listPacks(s.gitDir)
+	if packs == s.packs {
+		return false
+	}
+	s.fs.Reindex()
+	s.indexes = nil
+	s.packs = packs
+	return true
+}
+
+// again says whether a lookup that found nothing is worth one more try:
+// another process (or another Repository of this store) may have packed
+// loose objects into a pack this one has not read, and removed them
+// (compact), as git's own readers expect of each other.
+func (s *packStorer) again(err error) bool {
+	if !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rereadLocked()
+}
+
+func (s *packStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	o, err := s.lockedStorer.EncodedObject(t, h)
+	if s.again(err) {
+		o, err = s.lockedStorer.EncodedObject(t, h)
+	}
+	return o, err
+}
+
+func (s *packStorer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	n, err := s.lockedStorer.EncodedObjectSize(h)
+	if s.again(err) {
+		n, err = s.lockedStorer.EncodedObjectSize(h)
+	}
+	return n, err
 }
 
 // HasEncodedObject looks in the pack indexes first: go-git's filesystem
@@ -522,6 +571,14 @@ type packStorer struct {
 // An object in no index is looked for as before, loose or in a pack
 // added since.
 func (s *packStorer) HasEncodedObject(h plumbing.Hash) error {
+	err := s.hasEncodedObject(h)
+	if s.again(err) {
+		err = s.hasEncodedObject(h)
+	}
+	return err
+}
+
+func (s *packStorer) hasEncodedObject(h plumbing.Hash) error {
 	defer s.readLock()()
 	if s.indexes == nil {
 		s.indexes = s.readIndexes()

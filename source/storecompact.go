@@ -1,0 +1,139 @@
+package source
+
+import (
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+)
+
+// The writer stores each commit it makes as loose objects, one file each:
+// at 10,000 stages a promotion adds about 40 of them and a megabyte of
+// disk, and a cold run some 40,000 (200 MB, mostly the file system's
+// blocks, against 36 MB packed). A fetch therefore packs the loose objects
+// once there are many, as git's gc --auto does, and removes the loose
+// copies of packed objects once they are an hour old: a process of an
+// older vectorflow sharing the cache then still finds an object it looks
+// up loose, and this one's readers look at the packs again when an
+// object is missing (packStorer.again).
+const (
+	// compactLooseLimit is git's gc.auto (6,700 loose objects) over the
+	// 256 directories loose objects are spread over: one directory with
+	// more unpacked (or removable) objects than this starts a compaction.
+	compactLooseLimit = 6700 / 256
+	// compactBatchBytes bounds the objects one pack is encoded from: the
+	// encoder holds them in memory, and a tree of 10,000 overlays is
+	// 400 KB.
+	compactBatchBytes = 64 << 20
+	// compactLooseAge is how long a packed object stays loose too.
+	compactLooseAge = time.Hour
+)
+
+// compact packs the loose objects no pack holds, and removes the loose
+// copies of packed objects older than the store's looseAge, when one
+// directory of loose objects has more than looseLimit of either.
+// Called with the file lock held. A compaction that fails leaves objects
+// where they were: it costs disk, never an object.
+func (d *diskStore) compact(now time.Time) {
+	s := d.storer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	unpacked, removable := d.looseSample(now)
+	if unpacked <= d.looseLimit && removable <= d.looseLimit {
+		return
+	}
+	var loose []plumbing.Hash
+	if d.fs.ForEachObjectHash(func(h plumbing.Hash) error {
+		loose = append(loose, h)
+		return nil
+	}) != nil {
+		return
+	}
+	var batch []plumbing.Hash
+	var bytes int64
+	pack := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		w, err := d.fs.PackfileWriter()
+		if err != nil {
+			return false
+		}
+		_, err = packfile.NewEncoder(w, d.fs, false).Encode(batch, 0)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		batch, bytes = batch[:0], 0
+		return err == nil
+	}
+	for _, h := range loose {
+		if s.packed(h) {
+			continue
+		}
+		size, err := d.fs.EncodedObjectSize(h)
+		if err != nil {
+			continue // damaged or gone: left as it is
+		}
+		if bytes+size > compactBatchBytes && !pack() {
+			return
+		}
+		batch = append(batch, h)
+		bytes += size
+	}
+	if !pack() {
+		return
+	}
+	// go-git was told of the packs written; the indexes are read again.
+	s.packs = listPacks(s.gitDir)
+	s.indexes = nil
+	for _, h := range loose {
+		if !s.packed(h) {
+			continue
+		}
+		if at, err := d.fs.LooseObjectTime(h); err == nil && now.Sub(at) >= d.looseAge {
+			_ = d.fs.DeleteLooseObject(h)
+		}
+	}
+}
+
+// looseSample counts, in one of the 256 directories of loose objects, the
+// objects no pack holds and the packed ones old enough to remove, as
+// git's gc --auto estimates. s.mu must be held.
+func (d *diskStore) looseSample(now time.Time) (unpacked, removable int) {
+	dir := filepath.Join(d.gitDir(), "objects", "17")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0
+	}
+	for _, e := range entries {
+		name := "17" + e.Name()
+		if _, err := hex.DecodeString(name); err != nil || len(name) != 40 {
+			continue // a temporary file
+		}
+		h := plumbing.NewHash(name)
+		switch info, err := e.Info(); {
+		case err != nil:
+		case !d.storer.packed(h):
+			unpacked++
+		case now.Sub(info.ModTime()) >= d.looseAge:
+			removable++
+		}
+	}
+	return unpacked, removable
+}
+
+// packed says whether a pack holds h. s.mu must be held.
+func (s *packStorer) packed(h plumbing.Hash) bool {
+	if s.indexes == nil {
+		s.indexes = s.readIndexes()
+	}
+	for _, idx := range s.indexes {
+		if ok, err := idx.Contains(h); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,141 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+)
+
+// writeLooseBlobs stores n blobs in repo's store, as the writer stores the
+// objects of its commits: loose.
+func writeLooseBlobs(t *testing.T, repo *Repository, n int) []plumbing.Hash {
+	t.Helper()
+	hashes := make([]plumbing.Hash, n)
+	for i := range n {
+		o := repo.Storer().NewEncodedObject()
+		o.SetType(plumbing.BlobObject)
+		w, err := o.Writer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(w, "blob %d of %s\n", i, t.Name())
+		w.Close()
+		if hashes[i], err = repo.Storer().SetEncodedObject(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hashes
+}
+
+func readsAll(t *testing.T, repo *Repository, hashes []plumbing.Hash) {
+	t.Helper()
+	for _, h := range hashes {
+		if _, err := repo.Storer().EncodedObject(plumbing.BlobObject, h); err != nil {
+			t.Fatalf("object %s does not read: %v", h, err)
+		}
+	}
+}
+
+// TestStorePacksLooseObjects: a fetch into a store with many loose objects
+// (the writer's) packs them and removes the loose copies old enough; every
+// object still reads, in this process and in the next.
+func TestStorePacksLooseObjects(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	url, auth, cacheDir := srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, t.TempDir()
+	repo, err := OpenCached(url, auth, cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	gitDir := storeGitDirs(t, cacheDir)[0]
+	_, packedBefore := storedObjects(t, gitDir)
+	blobs := writeLooseBlobs(t, repo, 3000) // about 12 in each of the 256 directories
+
+	// Below the limit, and too young to remove: nothing moves.
+	repo.store.looseLimit = 100
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	if loose, packed := storedObjects(t, gitDir); packed != packedBefore || loose < len(blobs) {
+		t.Fatalf("under the limit: %d loose and %d packed objects, want the %d blobs loose and %d packed", loose, packed, len(blobs), packedBefore)
+	}
+
+	// Over it: packed, the loose copies kept while young.
+	repo.store.looseLimit = 1
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	loose, packed := storedObjects(t, gitDir)
+	if packed < packedBefore+len(blobs) || loose < len(blobs) {
+		t.Fatalf("over the limit: %d loose and %d packed objects, want the %d blobs packed and still loose", loose, packed, len(blobs))
+	}
+	readsAll(t, repo, blobs)
+
+	// Old enough: the loose copies go.
+	repo.store.looseAge = 0
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	if loose, _ := storedObjects(t, gitDir); loose != 0 {
+		t.Errorf("%d objects are still loose, want none", loose)
+	}
+	readsAll(t, repo, blobs)
+	next, err := OpenCached(url, auth, cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readsAll(t, next, blobs)
+	if err := checkStore(gitDir); err != nil {
+		t.Errorf("the store is unreadable after the compaction: %v", err)
+	}
+}
+
+// TestStoreReadersFindObjectsPackedElsewhere: a Repository that read the
+// store before another one (another process, or the web view's reader)
+// packed its loose objects and removed them finds them in the new pack.
+func TestStoreReadersFindObjectsPackedElsewhere(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	url, auth, cacheDir := srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, t.TempDir()
+	reader, err := OpenCached(url, auth, cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, err := reader.Fetch(context.Background(), fixtureBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := writeLooseBlobs(t, reader, 50)
+	readsAll(t, reader, blobs) // the reader's indexes are read now
+
+	packer, err := OpenCached(url, auth, cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packer.store.looseLimit, packer.store.looseAge = -1, 0
+	if _, err := packer.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	if loose, _ := storedObjects(t, storeGitDirs(t, cacheDir)[0]); loose != 0 {
+		t.Fatalf("%d objects are still loose, want none", loose)
+	}
+	readsAll(t, reader, blobs)
+	for _, h := range blobs {
+		if err := reader.Storer().HasEncodedObject(h); err != nil {
+			t.Fatalf("the reader does not find %s: %v", h, err)
+		}
+		if _, err := reader.Storer().EncodedObjectSize(h); err != nil {
+			t.Fatalf("the reader cannot size %s: %v", h, err)
+		}
+	}
+	if _, err := reader.Repo().CommitObject(tip); err != nil {
+		t.Errorf("the fetched commit does not read: %v", err)
+	}
+}
