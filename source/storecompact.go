@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -41,6 +42,7 @@ func (d *diskStore) compact(now time.Time) {
 	s := d.storer
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	d.removeTemporaries(now)
 	unpacked, removable := d.looseSample(now)
 	if unpacked <= d.looseLimit && removable <= d.looseLimit {
 		return
@@ -95,6 +97,26 @@ func (d *diskStore) compact(now time.Time) {
 		}
 		if at, err := d.fs.LooseObjectTime(h); err == nil && now.Sub(at) >= d.looseAge {
 			_ = d.fs.DeleteLooseObject(h)
+		}
+	}
+}
+
+// removeTemporaries removes the temporary files go-git writes packs and
+// loose objects through (in objects/pack) that a process stopped in the
+// middle of a write left behind, once they are as old as a loose object
+// may stay: nobody is still writing them.
+func (d *diskStore) removeTemporaries(now time.Time) {
+	dir := filepath.Join(d.gitDir(), "objects", "pack")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "tmp_pack_") && !strings.HasPrefix(e.Name(), "tmp_obj_") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) >= compactLooseAge {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
 }

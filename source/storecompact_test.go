@@ -3,7 +3,10 @@ package source
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -137,5 +140,45 @@ func TestStoreReadersFindObjectsPackedElsewhere(t *testing.T) {
 	}
 	if _, err := reader.Repo().CommitObject(tip); err != nil {
 		t.Errorf("the fetched commit does not read: %v", err)
+	}
+}
+
+// TestStoreRemovesLeftTemporaries: a temporary pack or object file a
+// stopped process left goes at a fetch once it is an hour old; a young one,
+// maybe still being written by another process, stays.
+func TestStoreRemovesLeftTemporaries(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	repo, err := OpenCached(srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	packDir := filepath.Join(repo.store.gitDir(), "objects", "pack")
+	left := func(name string, age time.Duration) string {
+		p := filepath.Join(packDir, name)
+		if err := os.WriteFile(p, []byte("torn"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	oldPack, oldObject := left("tmp_pack_123", 2*time.Hour), left("tmp_obj_456", 2*time.Hour)
+	young := left("tmp_obj_789", time.Minute)
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{oldPack, oldObject} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (err %v)", filepath.Base(gone), err)
+		}
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a young temporary file was removed: %v", err)
 	}
 }
