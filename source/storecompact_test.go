@@ -34,6 +34,33 @@ func writeLooseBlobs(t *testing.T, repo *Repository, n int) []plumbing.Hash {
 	return hashes
 }
 
+// storeFixture serves testdata/good over HTTP; open opens a Repository
+// over one cache directory, as a new process does.
+func storeFixture(t *testing.T) (open func() *Repository, cacheDir string) {
+	t.Helper()
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
+	cacheDir = t.TempDir()
+	return func() *Repository {
+		t.Helper()
+		repo, err := OpenCached(srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, cacheDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return repo
+	}, cacheDir
+}
+
+// fetchBranch fetches the fixture's branch into repo's store.
+func fetchBranch(t *testing.T, repo *Repository) plumbing.Hash {
+	t.Helper()
+	tip, err := repo.Fetch(context.Background(), fixtureBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tip
+}
+
 func readsAll(t *testing.T, repo *Repository, hashes []plumbing.Hash) {
 	t.Helper()
 	for _, h := range hashes {
@@ -47,34 +74,23 @@ func readsAll(t *testing.T, repo *Repository, hashes []plumbing.Hash) {
 // (the writer's) packs them and removes the loose copies old enough; every
 // object still reads, in this process and in the next.
 func TestStorePacksLooseObjects(t *testing.T) {
-	srv := testutil.StartGitServer(t)
-	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
-	url, auth, cacheDir := srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, t.TempDir()
-	repo, err := OpenCached(url, auth, cacheDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
-		t.Fatal(err)
-	}
+	open, cacheDir := storeFixture(t)
+	repo := open()
+	fetchBranch(t, repo)
 	gitDir := storeGitDirs(t, cacheDir)[0]
 	_, packedBefore := storedObjects(t, gitDir)
 	blobs := writeLooseBlobs(t, repo, 3000) // about 12 in each of the 256 directories
 
 	// Below the limit, and too young to remove: nothing moves.
 	repo.store.looseLimit = 100
-	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
-		t.Fatal(err)
-	}
+	fetchBranch(t, repo)
 	if loose, packed := storedObjects(t, gitDir); packed != packedBefore || loose < len(blobs) {
 		t.Fatalf("under the limit: %d loose and %d packed objects, want the %d blobs loose and %d packed", loose, packed, len(blobs), packedBefore)
 	}
 
 	// Over it: packed, the loose copies kept while young.
 	repo.store.looseLimit = 1
-	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
-		t.Fatal(err)
-	}
+	fetchBranch(t, repo)
 	loose, packed := storedObjects(t, gitDir)
 	if packed < packedBefore+len(blobs) || loose < len(blobs) {
 		t.Fatalf("over the limit: %d loose and %d packed objects, want the %d blobs packed and still loose", loose, packed, len(blobs))
@@ -83,18 +99,12 @@ func TestStorePacksLooseObjects(t *testing.T) {
 
 	// Old enough: the loose copies go.
 	repo.store.looseAge = 0
-	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
-		t.Fatal(err)
-	}
+	fetchBranch(t, repo)
 	if loose, _ := storedObjects(t, gitDir); loose != 0 {
 		t.Errorf("%d objects are still loose, want none", loose)
 	}
 	readsAll(t, repo, blobs)
-	next, err := OpenCached(url, auth, cacheDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readsAll(t, next, blobs)
+	readsAll(t, open(), blobs)
 	if err := checkStore(gitDir); err != nil {
 		t.Errorf("the store is unreadable after the compaction: %v", err)
 	}
@@ -104,28 +114,15 @@ func TestStorePacksLooseObjects(t *testing.T) {
 // store before another one (another process, or the web view's reader)
 // packed its loose objects and removed them finds them in the new pack.
 func TestStoreReadersFindObjectsPackedElsewhere(t *testing.T) {
-	srv := testutil.StartGitServer(t)
-	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
-	url, auth, cacheDir := srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, t.TempDir()
-	reader, err := OpenCached(url, auth, cacheDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tip, err := reader.Fetch(context.Background(), fixtureBranch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	open, cacheDir := storeFixture(t)
+	reader := open()
+	tip := fetchBranch(t, reader)
 	blobs := writeLooseBlobs(t, reader, 50)
 	readsAll(t, reader, blobs) // the reader's indexes are read now
 
-	packer, err := OpenCached(url, auth, cacheDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	packer := open()
 	packer.store.looseLimit, packer.store.looseAge = -1, 0
-	if _, err := packer.Fetch(context.Background(), fixtureBranch); err != nil {
-		t.Fatal(err)
-	}
+	fetchBranch(t, packer)
 	if loose, _ := storedObjects(t, storeGitDirs(t, cacheDir)[0]); loose != 0 {
 		t.Fatalf("%d objects are still loose, want none", loose)
 	}
@@ -147,15 +144,9 @@ func TestStoreReadersFindObjectsPackedElsewhere(t *testing.T) {
 // stopped process left goes at a fetch once it is an hour old; a young one,
 // maybe still being written by another process, stays.
 func TestStoreRemovesLeftTemporaries(t *testing.T) {
-	srv := testutil.StartGitServer(t)
-	srv.InitRepo(t, "testdata/good", fixtureBranch, "config")
-	repo, err := OpenCached(srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
-		t.Fatal(err)
-	}
+	open, _ := storeFixture(t)
+	repo := open()
+	fetchBranch(t, repo)
 	packDir := filepath.Join(repo.store.gitDir(), "objects", "pack")
 	left := func(name string, age time.Duration) string {
 		p := filepath.Join(packDir, name)
@@ -170,9 +161,7 @@ func TestStoreRemovesLeftTemporaries(t *testing.T) {
 	}
 	oldPack, oldObject := left("tmp_pack_123", 2*time.Hour), left("tmp_obj_456", 2*time.Hour)
 	young := left("tmp_obj_789", time.Minute)
-	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
-		t.Fatal(err)
-	}
+	fetchBranch(t, repo)
 	for _, gone := range []string{oldPack, oldObject} {
 		if _, err := os.Stat(gone); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (err %v)", filepath.Base(gone), err)
