@@ -125,13 +125,17 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 	}
 }
 
-// pushTemplateBump moves service-a from 1.0.2 to 1.0.3 in the template of
-// repository name, as a person would with the git binary.
-func pushTemplateBump(t *testing.T, srv *testutil.GitServer, name string) {
+// pushTemplateBump moves service-a from 1.0.2 to 1.0.3 in the template
+// file (vectorflow/config.yaml unless given) of repository name, as a
+// person would with the git binary.
+func pushTemplateBump(t *testing.T, srv *testutil.GitServer, name string, template ...string) {
 	t.Helper()
 	dir := t.TempDir()
-	testutil.Git(t, dir, nil, "clone", "-q", srv.HTTPURLWithCredentials(name), ".")
+	testutil.Git(t, dir, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials(name), ".")
 	file := filepath.Join(dir, "vectorflow", "config.yaml")
+	if len(template) > 0 {
+		file = filepath.Join(dir, filepath.FromSlash(template[0]))
+	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

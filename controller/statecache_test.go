@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -87,6 +88,75 @@ func TestRestartedControllerReusesTheCacheDirectory(t *testing.T) {
 	}
 	if c.stateRepo == nil {
 		t.Error("with other trusted keys, the history was not verified")
+	}
+}
+
+// TestPromotionLeavesTheStateMemo: a run --once that changes a few state
+// files (a promotion) does not rewrite the state codec's memory, which
+// holds every file of the state branch; the next process decodes those few
+// itself and finds the repository settled.
+func TestPromotionLeavesTheStateMemo(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	srv.InitRepo(t, filepath.Join("..", "examples", "quickstart"), "main", "config.git")
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	cacheDir := t.TempDir()
+	runOnce := func() (*Controller, []PassResult) {
+		t.Helper()
+		c, err := New(Options{URL: srv.HTTPURL("config.git"), Branch: "main", Writer: w, Auth: auth, CacheDir: cacheDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		passes, err := c.RunUntilStable(context.Background(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, passes
+	}
+	memo := func() []byte {
+		t.Helper()
+		files, _ := filepath.Glob(filepath.Join(cacheDir, "configs", "state-*"))
+		if len(files) != 1 {
+			t.Fatalf("state memos in the cache: %v, want one", files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	runOnce()
+	settled := memo()
+
+	pushTemplateBump(t, srv, "config.git", "vectorflow/template.yaml")
+	c, passes := runOnce()
+	executed := 0
+	for _, p := range passes {
+		executed += len(p.Executed)
+	}
+	if executed == 0 {
+		t.Fatal("the bump promoted nothing: the fixture tests nothing")
+	}
+	if stale, files := c.codec.Stale(); stale == 0 || stale > staleFilesKept(files) {
+		t.Fatalf("the promotion left %d of %d state files stale, want 1 to %d", stale, files, staleFilesKept(files))
+	}
+	if !bytes.Equal(memo(), settled) {
+		t.Error("a promotion that changed a few state files rewrote the state memo")
+	}
+
+	restarted, passes := runOnce()
+	if len(passes) != 1 || passes[0].Changed() {
+		t.Errorf("restarted: %d passes, first %+v; want one that writes nothing", len(passes), passes[0])
+	}
+	if stale, _ := restarted.codec.Stale(); stale != 0 && !restarted.codec.Changed() {
+		t.Errorf("restarted: %d stale files taken from the memo without a decode", stale)
 	}
 }
 

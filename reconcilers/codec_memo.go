@@ -33,7 +33,8 @@ func (c *Codec) Export() ([]byte, error) {
 	c.changed = false
 	entries := make([]memoEntry, 0, len(c.known))
 	exported := make(map[string]memoEntry, len(c.known))
-	defer func() { c.exported = exported }()
+	leftOut := map[string][]byte{}
+	defer func() { c.exported, c.leftOut = exported, leftOut }()
 	for _, name := range slices.Sorted(maps.Keys(c.known)) {
 		e := c.known[name]
 		// An entry exported (or imported) before with these very bytes was
@@ -47,16 +48,19 @@ func (c *Codec) Export() ([]byte, error) {
 		if !e.decoded {
 			decoded, err := decodeFile(name, e.data)
 			if err != nil || decoded == nil {
+				leftOut[name] = e.data
 				continue
 			}
 			e = codecEntry{data: e.data, obj: decoded, decoded: true}
 		}
 		obj, err := json.Marshal(e.obj.value())
 		if err != nil {
+			leftOut[name] = e.data
 			continue
 		}
 		back := newRuntimeObject(name)
 		if back == nil || json.Unmarshal(obj, back.value()) != nil || !reflect.DeepEqual(back, e.obj) {
+			leftOut[name] = e.data
 			continue
 		}
 		entry := memoEntry{Name: name, Data: e.data, Object: obj}
@@ -68,6 +72,29 @@ func (c *Codec) Export() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// Stale counts the files the last Export (or Import) does not answer as
+// they are now (files added or changed since, and files gone) among the
+// files the codec knows. A restart decodes the stale ones itself, so a few
+// of them cost less than exporting a large state again. A file Export left
+// out, as not giving its object back, counts only once its bytes change.
+func (c *Codec) Stale() (stale, files int) {
+	for name, e := range c.known {
+		if prev, ok := c.exported[name]; ok && bytes.Equal(prev.Data, e.data) {
+			continue
+		}
+		if data, ok := c.leftOut[name]; ok && bytes.Equal(data, e.data) {
+			continue
+		}
+		stale++
+	}
+	for name := range c.exported {
+		if _, ok := c.known[name]; !ok {
+			stale++
+		}
+	}
+	return stale, len(c.known)
 }
 
 // Import adds what another codec exported. A file is still decoded unless

@@ -161,3 +161,49 @@ func TestCodecMemoExportsOnlyWhatChanged(t *testing.T) {
 		t.Errorf("an imported memory exported again: %d objects checked (want 0), same bytes %v", n, bytes.Equal(again, memo))
 	}
 }
+
+// TestCodecMemoCountsStaleFiles: Stale counts what a restart would decode
+// itself (files changed, added or gone since the last Export or Import),
+// and nothing once exported again.
+func TestCodecMemoCountsStaleFiles(t *testing.T) {
+	vector := func(i int, label string) []byte {
+		return fmt.Appendf(nil, "apiVersion: vectorflow.dev/v1alpha1\nkind: Vector\nmetadata: {name: app-%d, labels: {l: %q}}\nspec: {template: app, version: \"2026.1.%d\"}\n", i, label, i)
+	}
+	files := map[string][]byte{}
+	for i := range 10 {
+		files[VectorPath("app", fmt.Sprintf("2026.1.%d", i))] = vector(i, "a")
+	}
+	c := NewCodec()
+	if _, errs := c.Decode(files); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if stale, all := c.Stale(); stale != 10 || all != 10 {
+		t.Errorf("nothing exported yet: %d of %d files stale, want 10 of 10", stale, all)
+	}
+	memo, err := c.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale, _ := c.Stale(); stale != 0 {
+		t.Errorf("just exported: %d files stale, want 0", stale)
+	}
+
+	restarted := NewCodec()
+	restarted.Import(memo)
+	changed := maps.Clone(files)
+	changed[VectorPath("app", "2026.1.1")] = vector(1, "b")   // changed
+	delete(changed, VectorPath("app", "2026.1.2"))            // gone
+	changed[VectorPath("app", "2026.1.10")] = vector(10, "a") // added
+	if _, errs := restarted.Decode(changed); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if stale, all := restarted.Stale(); stale != 3 || all != 10 {
+		t.Errorf("one file changed, one gone, one added since the import: %d of %d stale, want 3 of 10", stale, all)
+	}
+	if _, err := restarted.Export(); err != nil {
+		t.Fatal(err)
+	}
+	if stale, _ := restarted.Stale(); stale != 0 {
+		t.Errorf("exported again: %d files stale, want 0", stale)
+	}
+}

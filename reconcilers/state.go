@@ -166,6 +166,8 @@ type Codec struct {
 	// each checked to give its object back: the next Export checks only
 	// the files whose bytes changed.
 	exported map[string]memoEntry
+	// leftOut are the files the last Export left out, by their bytes then.
+	leftOut map[string][]byte
 	// encodes counts the objects encoded and exportChecks those Export
 	// checked, for tests.
 	encodes, exportChecks int
