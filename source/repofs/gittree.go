@@ -97,7 +97,7 @@ func (t *gitTree) Stat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.info(e)
+	return t.info(e), nil
 }
 
 func (t *gitTree) ReadFile(name string) ([]byte, error) {
@@ -132,11 +132,7 @@ func (t *gitTree) ReadDir(name string) ([]fs.DirEntry, error) {
 		if te.Mode == filemode.Submodule {
 			continue
 		}
-		info, err := t.info(gitEntry{name: te.Name, entry: te, parent: d})
-		if err != nil {
-			return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
-		}
-		out = append(out, fs.FileInfoToDirEntry(info))
+		out = append(out, fs.FileInfoToDirEntry(t.info(gitEntry{name: te.Name, entry: te, parent: d})))
 	}
 	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
@@ -254,12 +250,12 @@ func (t *gitTree) blob(e gitEntry) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-func (t *gitTree) info(e gitEntry) (fs.FileInfo, error) {
+func (t *gitTree) info(e gitEntry) fs.FileInfo {
 	info := fileInfo{name: e.name}
 	switch e.entry.Mode {
 	case filemode.Dir:
 		info.mode = fs.ModeDir | 0o555
-		return info, nil
+		return info
 	case filemode.Symlink:
 		info.mode = fs.ModeSymlink | 0o777
 	case filemode.Executable:
@@ -267,17 +263,30 @@ func (t *gitTree) info(e gitEntry) (fs.FileInfo, error) {
 	default:
 		info.mode = 0o444
 	}
+	return &blobInfo{fileInfo: info, tree: t, entry: e}
+}
+
+// blobInfo is a file's info that reads its size only when asked: finding
+// a file (a kustomization in each of thousands of overlays) or listing a
+// directory reads no blob.
+type blobInfo struct {
+	fileInfo
+	tree  *gitTree
+	entry gitEntry
+}
+
+// Size is 0 for a blob the storage does not hold; reading it fails.
+func (i *blobInfo) Size() int64 {
+	t, e := i.tree, i.entry
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if size, ok := t.shared.size(e.entry.Hash); ok {
-		info.size = size
-		return info, nil
+		return size
 	}
 	f, err := e.parent.tree.TreeEntryFile(&e.entry)
 	if err != nil {
-		return nil, err
+		return 0
 	}
 	t.shared.sizes[e.entry.Hash] = f.Size
-	info.size = f.Size
-	return info, nil
+	return f.Size
 }

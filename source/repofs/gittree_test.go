@@ -2,8 +2,10 @@ package repofs
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	git "github.com/go-git/go-git/v5"
@@ -110,5 +112,70 @@ func TestGitObjectsDecodeOnlyChangedDirectories(t *testing.T) {
 	treeOf(shared, "main")
 	if n := len(shared.dirs) + len(shared.lastDirs) + len(shared.sizes) + len(shared.lastSize); n != 0 {
 		t.Errorf("two generations that used nothing still hold %d directories and sizes", n)
+	}
+}
+
+// TestGitTreeReadsSizesOnlyWhenAsked: finding files (Stat, ReadDir) reads
+// no blob; a file's size, asked for, is its blob's, read once.
+func TestGitTreeReadsSizesOnlyWhenAsked(t *testing.T) {
+	counting := &readCounter{Storer: memory.NewStorage()}
+	dir := t.TempDir()
+	testutil.Git(t, dir, nil, "init", "-q", "-b", "main")
+	want := map[string]int64{}
+	for i := range 10 {
+		name := fmt.Sprintf("s%d.yaml", i)
+		content := strings.Repeat("namespace: s\n", i+1)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = int64(len(content))
+	}
+	testutil.Git(t, dir, nil, "add", ".")
+	testutil.Git(t, dir, nil, "commit", "-qm", "files")
+	local := testutil.CopyGitObjects(t, dir, counting)
+	head, err := local.ResolveRevision("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := git.Init(counting, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := repo.CommitObject(*head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := c.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := GitTree(root)
+
+	counting.reads = 0
+	entries, err := tree.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var infos []fs.FileInfo
+	for _, e := range entries {
+		info, err := tree.Stat(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.IsDir() {
+			t.Errorf("%s is a directory", e.Name())
+		}
+		infos = append(infos, info)
+	}
+	if counting.reads != 0 {
+		t.Errorf("listing and finding %d files read %d objects, want none", len(entries), counting.reads)
+	}
+	for _, info := range infos {
+		if info.Size() != want[info.Name()] || info.Size() != info.Size() {
+			t.Errorf("%s is %d bytes, want %d", info.Name(), info.Size(), want[info.Name()])
+		}
+	}
+	if counting.reads != len(want) {
+		t.Errorf("the sizes of %d files read %d objects, want one each", len(want), counting.reads)
 	}
 }
