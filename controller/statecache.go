@@ -20,7 +20,7 @@ import (
 // takes a remembered object only for a file of exactly the remembered
 // bytes). It is keyed by the build, the repository and the state branch.
 const (
-	stateMemoFormat = "vectorflow state codec 1\n"
+	stateMemoFormat = "vectorflow state codec 2\n"
 	stateMemoMax    = 1 << 30
 	// stateMemoEvery bounds how often a running controller rewrites it:
 	// between writes, a restart decodes the few files that changed.

@@ -57,3 +57,40 @@ func steadyConfigs(tb testing.TB, n, per int) []ConfigInput {
 	}
 	return inputs
 }
+
+// BenchmarkCodecMemoImport reads back the memory of 10,000 state files, as
+// a restarted run --once does before its first decode.
+func BenchmarkCodecMemoImport(b *testing.B) {
+	files := map[string][]byte{}
+	for i := range 10_000 {
+		version := fmt.Sprintf("2026.1.%d", i)
+		files[VectorPath(fmt.Sprintf("app%d", i%1000), version)] = fmt.Appendf(nil, `apiVersion: vectorflow.dev/v1alpha1
+kind: Vector
+metadata: {name: app-%d, labels: {vectorflow.dev/template: app}}
+spec:
+  template: app
+  version: %q
+  components:
+    - {name: registry.example.com/app/api, tag: "1.%d.0", digest: "sha256:%064d"}
+    - {name: registry.example.com/app/worker, tag: "2.%d.0", digest: "sha256:%064d"}
+  digest: "sha256:%064d"
+`, i, version, i, i, i, i, i)
+	}
+	c := NewCodec()
+	if _, errs := c.Decode(files); len(errs) > 0 {
+		b.Fatal(errs[0])
+	}
+	memo, err := c.Export()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(memo)))
+	b.ReportAllocs()
+	for b.Loop() {
+		fresh := NewCodec()
+		fresh.Import(memo)
+		if len(fresh.known) != len(files) {
+			b.Fatalf("imported %d files, want %d", len(fresh.known), len(files))
+		}
+	}
+}

