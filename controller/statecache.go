@@ -131,6 +131,7 @@ func (c *Controller) exportStateMemo(now bool) {
 		return
 	}
 	if stale, files := c.codec.Stale(); stale <= staleFilesKept(files) {
+		m.saved = at // a running controller looks again a stateMemoEvery later
 		return
 	}
 	body, err := c.codec.Export()
