@@ -105,7 +105,7 @@ spec:
 
 	// Now only builds is asked to look (as its push webhook would): its
 	// promotion into dev must wake releases, idle for an hour otherwise.
-	pushTemplateBump(t, srv, "builds.git")
+	pushTemplateBump(t, srv, "builds.git", "vectorflow/config.yaml")
 	if n := runner.Trigger(srv.HTTPURL("builds.git"), ""); n != 1 {
 		t.Fatalf("the push to builds triggered %d controllers, want 1", n)
 	}
@@ -126,16 +126,13 @@ func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 }
 
 // pushTemplateBump moves service-a from 1.0.2 to 1.0.3 in the template
-// file (vectorflow/config.yaml unless given) of repository name, as a
-// person would with the git binary.
-func pushTemplateBump(t *testing.T, srv *testutil.GitServer, name string, template ...string) {
+// file of repository name's main branch, as a person would with the git
+// binary.
+func pushTemplateBump(t *testing.T, srv *testutil.GitServer, name, template string) {
 	t.Helper()
 	dir := t.TempDir()
 	testutil.Git(t, dir, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials(name), ".")
-	file := filepath.Join(dir, "vectorflow", "config.yaml")
-	if len(template) > 0 {
-		file = filepath.Join(dir, filepath.FromSlash(template[0]))
-	}
+	file := filepath.Join(dir, filepath.FromSlash(template))
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
