@@ -24,14 +24,7 @@ import (
 func TestRestartedControllerReusesTheCacheDirectory(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, filepath.Join("..", "examples", "quickstart"), "main", "config.git")
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := signedWriter(t)
 	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
 	cacheDir := t.TempDir()
 	newController := func() *Controller {
@@ -98,14 +91,7 @@ func TestRestartedControllerReusesTheCacheDirectory(t *testing.T) {
 func TestPromotionLeavesTheStateMemo(t *testing.T) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, filepath.Join("..", "examples", "quickstart"), "main", "config.git")
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := signedWriter(t)
 	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
 	cacheDir := t.TempDir()
 	runOnce := func() (*Controller, []PassResult) {
