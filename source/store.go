@@ -27,6 +27,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
 )
 
 // The on-disk object stores live under <cache dir>/repos/<key>/, one per
@@ -115,11 +117,28 @@ type diskStore struct {
 	// branch is not walked again every pass, and wholeTrees the trees, so
 	// a new commit costs a walk of the trees it changed.
 	whole, wholeTrees map[plumbing.Hash]bool
+	// packedTrees are the trees of wholeTrees whose every object is in a
+	// pack; they are kept in storeWholeFile for the next process.
+	packedTrees map[plumbing.Hash]bool
+	// wholeRead says storeWholeFile was read, once per process.
+	wholeRead bool
 }
 
 // maxWholeTrees bounds wholeTrees: several times the trees of a
 // 10,000-stage repository, a few megabytes.
 const maxWholeTrees = 1 << 18
+
+// storeWholeFile, in the store's git directory, names the trees a process
+// found whole whose every object is in a pack, and the packs there were,
+// so the next process walks only the trees its fetch brought: 30 ms of a
+// 0.25 s run --once at 1,000 stages, 0.23 s at 10,000. Only packs vouch
+// for a tree: vectorflow never removes one but with the whole store (and
+// this file with it), and a pack removed by hand voids the file. Loose
+// objects are removed once packed, so a tree holding one is walked again.
+const (
+	storeWholeFile   = "vectorflow-whole-trees"
+	storeWholeFormat = "vectorflow whole trees 1\n"
+)
 
 // holdsWhole checks that the store holds commit, its tree, every tree
 // below and every blob they name, without reading the blobs.
@@ -131,11 +150,20 @@ func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", commit, err)
 	}
-	if d.wholeTrees == nil || len(d.wholeTrees) > maxWholeTrees {
-		d.wholeTrees = map[plumbing.Hash]bool{}
+	if !d.wholeRead {
+		d.wholeRead = true
+		d.readWholeTrees(time.Now())
 	}
-	if err := holdsTree(repo, c.TreeHash, d.wholeTrees); err != nil {
+	if d.wholeTrees == nil || len(d.wholeTrees) > maxWholeTrees {
+		d.wholeTrees, d.packedTrees = map[plumbing.Hash]bool{}, map[plumbing.Hash]bool{}
+	}
+	packedBefore := len(d.packedTrees)
+	w := treeWalk{repo: repo, whole: d.wholeTrees, packed: d.packedTrees, inPack: d.inPack}
+	if _, err := w.holds(c.TreeHash); err != nil {
 		return fmt.Errorf("the tree of commit %s: %w", commit, err)
+	}
+	if len(d.packedTrees) > packedBefore {
+		d.writeWholeTrees()
 	}
 	if len(d.whole) >= 64 {
 		d.whole = nil
@@ -147,31 +175,104 @@ func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error
 	return nil
 }
 
-// holdsTree checks tree as holdsWhole does, but for the trees in whole,
-// and adds each tree it found whole.
-func holdsTree(repo *git.Repository, tree plumbing.Hash, whole map[plumbing.Hash]bool) error {
-	if whole[tree] {
-		return nil
+// treeWalk checks trees as holdsWhole does, but for the trees in whole,
+// adding each tree it found whole, and to packed those whose every object
+// inPack says is in a pack.
+type treeWalk struct {
+	repo          *git.Repository
+	whole, packed map[plumbing.Hash]bool
+	inPack        func(plumbing.Hash) bool
+}
+
+// holds says whether every object below tree is in a pack, or why the
+// store does not hold it whole.
+func (w treeWalk) holds(tree plumbing.Hash) (packed bool, err error) {
+	if w.whole[tree] {
+		return w.packed[tree], nil
 	}
-	t, err := repo.TreeObject(tree)
+	t, err := w.repo.TreeObject(tree)
 	if err != nil {
-		return fmt.Errorf("tree %s: %w", tree, err)
+		return false, fmt.Errorf("tree %s: %w", tree, err)
 	}
+	packed = w.inPack(tree)
 	for _, e := range t.Entries {
 		switch {
 		case e.Mode == filemode.Dir:
-			if err := holdsTree(repo, e.Hash, whole); err != nil {
-				return err
+			below, err := w.holds(e.Hash)
+			if err != nil {
+				return false, err
 			}
+			packed = packed && below
 		case e.Mode == filemode.Submodule: // a commit of another repository
 		default:
-			if err := repo.Storer.HasEncodedObject(e.Hash); err != nil {
-				return fmt.Errorf("%s (%s): %w", e.Name, e.Hash, err)
+			if err := w.repo.Storer.HasEncodedObject(e.Hash); err != nil {
+				return false, fmt.Errorf("%s (%s): %w", e.Name, e.Hash, err)
+			}
+			packed = packed && w.inPack(e.Hash)
+		}
+	}
+	w.whole[tree] = true // only once all below is found: a failed walk marks nothing it did not finish
+	if packed {
+		w.packed[tree] = true
+	}
+	return packed, nil
+}
+
+// inPack says whether one of the packs whose index the store read holds
+// h; a pack it has not read yet only costs a walk.
+func (d *diskStore) inPack(h plumbing.Hash) bool {
+	if d.storer == nil {
+		return false
+	}
+	defer d.storer.readLock()()
+	return d.storer.packed(h)
+}
+
+// readWholeTrees takes the trees storeWholeFile names as found whole, if
+// every pack it names is still there.
+func (d *diskStore) readWholeTrees(now time.Time) {
+	body, ok := cachefile.Read(filepath.Join(d.gitDir(), storeWholeFile), storeWholeFormat, 8*maxWholeTrees*int64(len(plumbing.ZeroHash)), now)
+	if !ok {
+		return
+	}
+	packs, trees, ok := bytes.Cut(body, []byte("\n\n"))
+	if !ok || len(trees)%len(plumbing.ZeroHash) != 0 || len(trees)/len(plumbing.ZeroHash) > maxWholeTrees {
+		return
+	}
+	if len(packs) > 0 {
+		for _, name := range strings.Split(string(packs), "\n") {
+			if name != filepath.Base(name) || !strings.HasPrefix(name, "pack-") {
+				return
+			}
+			if _, err := os.Stat(filepath.Join(d.gitDir(), "objects", "pack", name)); err != nil {
+				return // removed by hand: its trees are walked again
 			}
 		}
 	}
-	whole[tree] = true // only once all below is found: a failed walk marks nothing it did not finish
-	return nil
+	d.wholeTrees, d.packedTrees = map[plumbing.Hash]bool{}, map[plumbing.Hash]bool{}
+	for i := 0; i < len(trees); i += len(plumbing.ZeroHash) {
+		var h plumbing.Hash
+		copy(h[:], trees[i:])
+		d.wholeTrees[h], d.packedTrees[h] = true, true
+	}
+}
+
+// writeWholeTrees keeps packedTrees in storeWholeFile with the packs
+// there are now, which hold them all: packs are only ever added.
+func (d *diskStore) writeWholeTrees() {
+	var names []string
+	for _, p := range strings.Split(listPacks(d.gitDir()), "\n") {
+		if p != "" {
+			names = append(names, filepath.Base(p))
+		}
+	}
+	body := make([]byte, 0, 64*len(names)+2+len(d.packedTrees)*len(plumbing.ZeroHash))
+	body = append(body, strings.Join(names, "\n")...)
+	body = append(body, "\n\n"...)
+	for h := range d.packedTrees {
+		body = append(body, h[:]...)
+	}
+	_ = cachefile.Write(filepath.Join(d.gitDir(), storeWholeFile), storeWholeFormat, body) // a cache: a miss costs a walk
 }
 
 func (d *diskStore) gitDir() string { return filepath.Join(d.dir, storeGitDir) }
@@ -232,7 +333,7 @@ func (d *diskStore) initialize() error {
 	d.fs.Reindex()
 	d.storer.indexes = nil
 	d.storer.packs = ""
-	d.whole, d.wholeTrees = nil, nil
+	d.whole, d.wholeTrees, d.packedTrees = nil, nil, nil
 	if err := d.fs.Init(); err != nil {
 		return err
 	}
@@ -580,13 +681,8 @@ func (s *packStorer) HasEncodedObject(h plumbing.Hash) error {
 
 func (s *packStorer) hasEncodedObject(h plumbing.Hash) error {
 	defer s.readLock()()
-	if s.indexes == nil {
-		s.indexes = s.readIndexes()
-	}
-	for _, idx := range s.indexes {
-		if ok, err := idx.Contains(h); err == nil && ok {
-			return nil
-		}
+	if s.packed(h) {
+		return nil
 	}
 	return s.Storer.HasEncodedObject(h)
 }

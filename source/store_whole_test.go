@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/memory"
 
@@ -19,12 +23,24 @@ import (
 // askCounter counts the objects asked whether they are held.
 type askCounter struct {
 	storage.Storer
-	asked int
+	asked  int
+	hashes map[plumbing.Hash]bool // the objects asked for, when not nil
 }
 
 func (c *askCounter) HasEncodedObject(h plumbing.Hash) error {
 	c.asked++
+	if c.hashes != nil {
+		c.hashes[h] = true
+	}
 	return c.Storer.HasEncodedObject(h)
+}
+
+// packCounter is askCounter over a store that takes fetched packs whole,
+// as the store it wraps does.
+type packCounter struct{ *askCounter }
+
+func (c packCounter) PackfileWriter() (io.WriteCloser, error) {
+	return c.Storer.(storer.PackfileWriter).PackfileWriter()
 }
 
 // TestHoldsWholeWalksOnlyChangedTrees: once a commit is found whole, the
@@ -172,5 +188,94 @@ func TestPackedObjectsAreFoundInTheIndexes(t *testing.T) {
 	}
 	if err := repo.Storer().HasEncodedObject(plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")); !errors.Is(err, plumbing.ErrObjectNotFound) {
 		t.Errorf("an object in no pack: %v, want not found", err)
+	}
+}
+
+// TestWholeTreesOutliveTheProcess: a process finds the trees whole that an
+// earlier one found whole in packs, without a walk; only what a fetch
+// brought since is walked. A pack removed by hand, or a loose object, is
+// never taken on the earlier process's word.
+func TestWholeTreesOutliveTheProcess(t *testing.T) {
+	dir := t.TempDir()
+	testutil.Git(t, dir, nil, "init", "-q", "-b", "main")
+	const dirs = 2 * storeLooseObjects // fetched as a pack, not as loose objects
+	for i := range dirs {
+		writeFile(t, dir, fmt.Sprintf("apps/overlays/s%d/kustomization.yaml", i), fmt.Sprintf("namespace: s%d\n", i))
+	}
+	testutil.Git(t, dir, nil, "add", ".")
+	testutil.Git(t, dir, nil, "commit", "-qm", "first")
+	cache := t.TempDir()
+	blob := func(name string) plumbing.Hash {
+		return plumbing.NewHash(strings.TrimSpace(testutil.Git(t, dir, nil, "rev-parse", "main:"+name)))
+	}
+	unchanged := blob("apps/overlays/s0/kustomization.yaml")
+
+	// process fetches main as a new process would, and says which
+	// objects it asked the store whether it holds.
+	process := func() (asked map[plumbing.Hash]bool, err error) {
+		t.Helper()
+		repo, err := OpenCached("file://"+dir, Auth{}, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counting := &askCounter{Storer: repo.repo.Storer, hashes: map[plumbing.Hash]bool{}}
+		if repo.repo, err = git.Open(packCounter{counting}, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = repo.Fetch(context.Background(), "main")
+		return counting.hashes, err
+	}
+	if asked, err := process(); err != nil || !asked[unchanged] {
+		t.Fatalf("the first process (%v): did not ask for every blob", err)
+	}
+	if asked, err := process(); err != nil || len(asked) > 2 {
+		t.Errorf("the next process, nothing fetched (%v): asked for %d objects, want only the tip", err, len(asked))
+	}
+
+	// A small fetch is kept loose: its trees are walked by every process
+	// until they are packed, the others are not.
+	writeFile(t, dir, "apps/overlays/s7/kustomization.yaml", "namespace: seven\n")
+	testutil.Git(t, dir, nil, "commit", "-qam", "second")
+	changed := blob("apps/overlays/s7/kustomization.yaml")
+	for _, which := range []string{"the process that fetched one changed file", "the process after"} {
+		asked, err := process()
+		if err != nil || !asked[changed] || asked[unchanged] {
+			t.Errorf("%s (%v): asked for the changed blob %t, an unchanged one %t; want only the changed one", which, err, asked[changed], asked[unchanged])
+		}
+	}
+	gitDirs, _ := filepath.Glob(filepath.Join(cache, storesDir, "*", storeGitDir))
+	if len(gitDirs) != 1 {
+		t.Fatalf("want one store in %s, have %v", cache, gitDirs)
+	}
+	loose := filepath.Join(gitDirs[0], "objects", changed.String()[:2], changed.String()[2:])
+	if err := os.Rename(loose, loose+".away"); err != nil {
+		t.Fatalf("the changed blob is not loose: %v", err)
+	}
+	if asked, err := process(); err != nil || !asked[changed] {
+		t.Errorf("a loose blob removed by hand (%v): the tree was taken as whole", err)
+	}
+	// (The store was found not whole, and fetched afresh.)
+
+	// A pack removed by hand voids what was found whole in it.
+	if _, err := process(); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(gitDirs[0], "objects", "pack", "pack-*.pack"))
+	if len(packs) == 0 {
+		t.Fatal("the store has no pack")
+	}
+	found := func() int {
+		d := &diskStore{dir: filepath.Dir(gitDirs[0])}
+		d.readWholeTrees(time.Now())
+		return len(d.wholeTrees)
+	}
+	if found() == 0 {
+		t.Fatal("the store's packs are there: no tree was taken as whole")
+	}
+	if err := os.Rename(packs[0], packs[0]+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if n := found(); n != 0 {
+		t.Errorf("a pack removed by hand: %d trees were taken as whole, want none", n)
 	}
 }
