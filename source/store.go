@@ -162,7 +162,7 @@ func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error
 	if _, err := w.holds(c.TreeHash); err != nil {
 		return fmt.Errorf("the tree of commit %s: %w", commit, err)
 	}
-	if len(d.packedTrees) > packedBefore {
+	if len(d.packedTrees) > packedBefore && len(d.packedTrees) <= maxWholeTrees { // more would be dropped when read
 		d.writeWholeTrees()
 	}
 	if len(d.whole) >= 64 {
@@ -231,7 +231,7 @@ func (d *diskStore) inPack(h plumbing.Hash) bool {
 // readWholeTrees takes the trees storeWholeFile names as found whole, if
 // every pack it names is still there.
 func (d *diskStore) readWholeTrees(now time.Time) {
-	body, ok := cachefile.Read(filepath.Join(d.gitDir(), storeWholeFile), storeWholeFormat, 8*maxWholeTrees*int64(len(plumbing.ZeroHash)), now)
+	body, ok := cachefile.Read(filepath.Join(d.gitDir(), storeWholeFile), storeWholeFormat, maxWholeTrees*int64(len(plumbing.ZeroHash))+1<<20, now)
 	if !ok {
 		return
 	}
