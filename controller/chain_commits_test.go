@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/bench"
 	"github.com/vectorflow-dev/vectorflow/internal/demo"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -45,16 +44,7 @@ func TestTemplateBumpThroughAnAutomaticChainCostsOneStateCommitPerHop(t *testing
 	srv.InitRepo(t, dir, "main", "chain.git")
 	url := srv.HTTPURL("chain.git")
 	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
-	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
-	signer, err := gitwriter.NewSigner(key.PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{
-		Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := signedWriter(t)
 	c, err := New(Options{URL: url, Branch: "main", Writer: w, Auth: auth})
 	if err != nil {
 		t.Fatal(err)

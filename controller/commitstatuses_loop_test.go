@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -55,14 +54,7 @@ func TestCommitStatusesMakeAVectorActive(t *testing.T) {
 	testutil.Git(t, dir, nil, "push", "-q", testutil.CredentialURL(t, cloneURL, owner, password), "main")
 	g.WaitForBranch(t, owner, "acme", "main", token)
 
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := signedWriter(t)
 	auth := source.Auth{Username: owner, Password: password}
 	c, err := New(Options{URL: cloneURL, Branch: "main", Writer: w, Auth: func(string) source.Auth { return auth }, Clock: time.Now})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -25,14 +24,7 @@ func TestRefusedPushFailsThePromotion(t *testing.T) {
 	testutil.Git(t, dir, nil, "add", "-A")
 	testutil.Git(t, dir, nil, "commit", "-qm", "acme")
 
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := signedWriter(t)
 	c, err := New(Options{URL: dir, Branch: "main", Writer: w})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -37,14 +36,7 @@ func TestUnreadableLandscapeRepository(t *testing.T) {
 	}
 	srv.InitRepo(t, config, "main", "acme.git")
 
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := signedWriter(t)
 	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
 	c, err := New(Options{URL: srv.HTTPURL("acme.git"), Branch: "main", Writer: w, Auth: auth})
 	if err != nil {

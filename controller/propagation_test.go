@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -57,14 +56,7 @@ spec:
 	srv.InitRepo(t, builds, "main", "builds.git")
 	srv.InitRepo(t, releases, "main", "releases.git")
 
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := signedWriter(t)
 	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
 	var controllers []*Controller
 	for _, name := range []string{"releases.git", "builds.git"} {

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
@@ -102,14 +101,7 @@ func TestPromotionRendersOrFails(t *testing.T) {
 			}
 			before := mainTip()
 
-			signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := signedWriter(t)
 			auth := source.Auth{Username: srv.Username, Password: srv.Password}
 			c, err := New(Options{URL: url, Branch: "main", Writer: w, Auth: func(string) source.Auth { return auth }})
 			if err != nil {

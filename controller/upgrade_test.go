@@ -72,14 +72,8 @@ func newUpgradeWorld(t *testing.T, more ...func(dir string)) *upgradeWorld {
 	u.srv.InitRepo(t, upgradeRepo(t, more...), "main", "acme.git")
 	u.url = u.srv.HTTPURL("acme.git")
 	u.auth = func(string) source.Auth { return source.Auth{Username: u.srv.Username, Password: u.srv.Password} }
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.w, err = gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u.w = signedWriter(t)
+	var err error
 	u.c, err = New(Options{URL: u.url, Branch: "main", Writer: u.w, Auth: u.auth, Clock: u.clock.now})
 	if err != nil {
 		t.Fatal(err)
