@@ -22,18 +22,7 @@ import (
 // branch's objects from the cache instead of decoding them; with the
 // cache deleted it answers the same.
 func TestRestartedControllerReusesTheCacheDirectory(t *testing.T) {
-	srv := testutil.StartGitServer(t)
-	srv.InitRepo(t, filepath.Join("..", "examples", "quickstart"), "main", "config.git")
-	w := signedWriter(t)
-	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
-	cacheDir := t.TempDir()
-	newController := func() *Controller {
-		c, err := New(Options{URL: srv.HTTPURL("config.git"), Branch: "main", Writer: w, Auth: auth, CacheDir: cacheDir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	_, cacheDir, newController := cachedQuickstart(t)
 	ctx := context.Background()
 	first, err := newController().RunUntilStable(ctx, 10)
 	if err != nil {
@@ -42,10 +31,7 @@ func TestRestartedControllerReusesTheCacheDirectory(t *testing.T) {
 	if !first[0].Changed() {
 		t.Fatal("the first run wrote nothing: the fixture tests nothing")
 	}
-	memos, _ := filepath.Glob(filepath.Join(cacheDir, "configs", "state-*"))
-	if len(memos) != 1 {
-		t.Fatalf("state memos in the cache: %v, want one", memos)
-	}
+	stateMemoFile(t, cacheDir)
 
 	for _, name := range []string{"restarted", "restarted with the cache deleted"} {
 		if strings.Contains(name, "deleted") {
@@ -71,11 +57,9 @@ func TestRestartedControllerReusesTheCacheDirectory(t *testing.T) {
 
 	// Other trusted keys: the verdict of the earlier keys is not taken.
 	other := testutil.NewOpenPGPKey(t, "other", "other@vectorflow.dev", nil)
-	c, err := New(Options{URL: srv.HTTPURL("config.git"), Branch: "main", Writer: w, Auth: auth, CacheDir: cacheDir,
-		StateSigners: []gitwriter.TrustedKey{{Name: "other", PublicKey: string(other.PublicArmored)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newController(func(o *Options) {
+		o.StateSigners = []gitwriter.TrustedKey{{Name: "other", PublicKey: string(other.PublicArmored)}}
+	})
 	if _, err := c.RunUntilStable(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -89,17 +73,10 @@ func TestRestartedControllerReusesTheCacheDirectory(t *testing.T) {
 // holds every file of the state branch; the next process decodes those few
 // itself and finds the repository settled.
 func TestPromotionLeavesTheStateMemo(t *testing.T) {
-	srv := testutil.StartGitServer(t)
-	srv.InitRepo(t, filepath.Join("..", "examples", "quickstart"), "main", "config.git")
-	w := signedWriter(t)
-	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
-	cacheDir := t.TempDir()
+	srv, cacheDir, newController := cachedQuickstart(t)
 	runOnce := func() (*Controller, []PassResult) {
 		t.Helper()
-		c, err := New(Options{URL: srv.HTTPURL("config.git"), Branch: "main", Writer: w, Auth: auth, CacheDir: cacheDir})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := newController()
 		passes, err := c.RunUntilStable(context.Background(), 10)
 		if err != nil {
 			t.Fatal(err)
@@ -108,11 +85,7 @@ func TestPromotionLeavesTheStateMemo(t *testing.T) {
 	}
 	memo := func() []byte {
 		t.Helper()
-		files, _ := filepath.Glob(filepath.Join(cacheDir, "configs", "state-*"))
-		if len(files) != 1 {
-			t.Fatalf("state memos in the cache: %v, want one", files)
-		}
-		b, err := os.ReadFile(files[0])
+		b, err := os.ReadFile(stateMemoFile(t, cacheDir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,6 +117,40 @@ func TestPromotionLeavesTheStateMemo(t *testing.T) {
 	if stale, _ := restarted.codec.Stale(); stale != 0 && !restarted.codec.Changed() {
 		t.Errorf("restarted: %d stale files taken from the memo without a decode", stale)
 	}
+}
+
+// cachedQuickstart serves the quickstart as config.git and makes
+// controllers of it, each as a new run --once would, sharing one signing
+// writer and one cache directory; change, if given, edits the options.
+func cachedQuickstart(t *testing.T) (srv *testutil.GitServer, cacheDir string, newController func(change ...func(*Options)) *Controller) {
+	t.Helper()
+	srv = testutil.StartGitServer(t)
+	srv.InitRepo(t, filepath.Join("..", "examples", "quickstart"), "main", "config.git")
+	w := signedWriter(t)
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	cacheDir = t.TempDir()
+	return srv, cacheDir, func(change ...func(*Options)) *Controller {
+		t.Helper()
+		o := Options{URL: srv.HTTPURL("config.git"), Branch: "main", Writer: w, Auth: auth, CacheDir: cacheDir}
+		for _, f := range change {
+			f(&o)
+		}
+		c, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
+
+// stateMemoFile is the one state memo in cacheDir.
+func stateMemoFile(t *testing.T, cacheDir string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(cacheDir, "configs", "state-*"))
+	if len(files) != 1 {
+		t.Fatalf("state memos in the cache: %v, want one", files)
+	}
+	return files[0]
 }
 
 // TestRememberTrustedTakesOnlyTrustedTips: only a verdict that a commit
