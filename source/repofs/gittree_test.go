@@ -10,6 +10,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/memory"
 
@@ -58,21 +59,7 @@ func TestGitObjectsDecodeOnlyChangedDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	treeOf := func(objects *GitObjects, rev string) Tree {
-		h, err := local.ResolveRevision(plumbing.Revision(rev))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := repo.CommitObject(*h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		root, err := c.Tree()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return objects.Tree(root)
-	}
+	treeOf := func(objects *GitObjects, rev string) Tree { return objects.Tree(rootAt(t, local, repo, rev)) }
 	sizes := func(tree Tree) map[string]int64 {
 		out := map[string]int64{}
 		for i := range stages {
@@ -133,23 +120,11 @@ func TestGitTreeReadsSizesOnlyWhenAsked(t *testing.T) {
 	testutil.Git(t, dir, nil, "add", ".")
 	testutil.Git(t, dir, nil, "commit", "-qm", "files")
 	local := testutil.CopyGitObjects(t, dir, counting)
-	head, err := local.ResolveRevision("main")
-	if err != nil {
-		t.Fatal(err)
-	}
 	repo, err := git.Init(counting, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := repo.CommitObject(*head)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := c.Tree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree := GitTree(root)
+	tree := GitTree(rootAt(t, local, repo, "main"))
 
 	counting.reads = 0
 	entries, err := tree.ReadDir(".")
@@ -178,4 +153,23 @@ func TestGitTreeReadsSizesOnlyWhenAsked(t *testing.T) {
 	if counting.reads != len(want) {
 		t.Errorf("the sizes of %d files read %d objects, want one each", len(want), counting.reads)
 	}
+}
+
+// rootAt is the root tree of the commit rev names in local, read through
+// repo (a store holding the same objects).
+func rootAt(t *testing.T, local, repo *git.Repository, rev string) *object.Tree {
+	t.Helper()
+	h, err := local.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := repo.CommitObject(*h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := c.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
