@@ -147,35 +147,37 @@ func sameDecode(a, b decodedConfig) bool {
 type cachedVectors struct {
 	Key     string                          `json:"key"`
 	Vectors map[string]overlays.StageVector `json:"vectors"`
+	// Kustomizations are loadCache.kustomizations.
+	Kustomizations map[string]string `json:"kustomizations,omitempty"`
 }
 
 func (c *configDisk) vectorsFile(repo string) string {
 	return c.file("vectors of " + repo)
 }
 
-// loadVectors returns the vectors stored for a repository and branch; nil
-// when there are none.
-func (c *configDisk) loadVectors(repo string) map[string]vectorResult {
+// loadVectors returns the vectors and kustomization files stored for a
+// repository and branch; nil when there are none.
+func (c *configDisk) loadVectors(repo string) (map[string]vectorResult, map[string]string) {
 	data, ok := c.read(c.vectorsFile(repo))
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var cv cachedVectors
 	if err := json.Unmarshal(data, &cv); err != nil || cv.Key != repo {
-		return nil
+		return nil, nil
 	}
 	out := make(map[string]vectorResult, len(cv.Vectors))
 	for k, v := range cv.Vectors {
 		out[k] = vectorResult{vector: v, kept: true}
 	}
-	return out
+	return out, cv.Kustomizations
 }
 
 // storeVectors writes the vectors a load used that read without error, and
 // whose JSON gives them back exactly. Only the vectors not kept before are
 // checked (a pass over a new commit reads a few), and they are marked kept.
-func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult) {
-	cv := cachedVectors{Key: repo, Vectors: make(map[string]overlays.StageVector, len(vectors))}
+func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult, kustomizations map[string]string) {
+	cv := cachedVectors{Key: repo, Vectors: make(map[string]overlays.StageVector, len(vectors)), Kustomizations: kustomizations}
 	fresh := map[string]overlays.StageVector{}
 	for k, v := range vectors {
 		if v.err != nil {

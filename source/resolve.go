@@ -21,6 +21,9 @@ type resolver struct {
 	old, next *loadCache
 	// vectorsRead counts the overlays whose vector was read, not cached.
 	vectorsRead int
+	// overlaysOpened counts the overlays read to find their kustomization
+	// file, not found in a cache.
+	overlaysOpened int
 	// files is where each object came from, by kind and key.
 	files      map[string]string
 	landscapes map[string]landscapeRoot
@@ -174,19 +177,27 @@ func (r *resolver) resolveStages() {
 			r.problem(o, "spec.path", fmt.Sprintf("overlay %q does not exist in %s", overlay, describeRepo(lr)))
 			continue
 		}
-		kustomization := kustomizationFile(lr.tree, overlay)
-		if kustomization == "" {
-			r.problem(o, "spec.path", fmt.Sprintf("overlay %q has no kustomization.yaml", overlay))
-			continue
-		}
-		hash, err := lr.tree.Hash(overlay)
-		if err != nil {
-			r.problem(o, "spec.path", fmt.Sprintf("cannot hash overlay %q: %v", overlay, err))
-			continue
-		}
+		hash, hashErr := lr.tree.Hash(overlay)
 		// The kustomization file's own hash too: it may be a link out of
 		// the overlay, and the vector is what the link leads to.
-		fileHash, _ := lr.tree.Hash(kustomization)
+		fileHash, known := r.old.kustomizations[hash]
+		if hashErr != nil || !known {
+			r.overlaysOpened++
+			kustomization := kustomizationFile(lr.tree, overlay)
+			if kustomization == "" {
+				r.problem(o, "spec.path", fmt.Sprintf("overlay %q has no kustomization.yaml", overlay))
+				continue
+			}
+			if hashErr != nil {
+				r.problem(o, "spec.path", fmt.Sprintf("cannot hash overlay %q: %v", overlay, hashErr))
+				continue
+			}
+			fileHash, _ = lr.tree.Hash(kustomization)
+			known = regularFile(lr.tree, kustomization)
+		}
+		if known {
+			r.next.kustomizations[hash] = fileHash
+		}
 		key := hash + ":" + fileHash
 		vr, cached := r.old.vectors[key]
 		if !cached {
@@ -204,6 +215,21 @@ func (r *resolver) resolveStages() {
 			Overlay: overlay, OverlayHash: hash, Vector: vr.vector, Tree: lr.tree,
 		}
 	}
+}
+
+// regularFile says whether name is a file, not a link: its content is
+// then part of its directory's hash.
+func regularFile(tree repofs.Tree, name string) bool {
+	entries, err := tree.ReadDir(path.Dir(name))
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name() == path.Base(name) {
+			return e.Type().IsRegular()
+		}
+	}
+	return false
 }
 
 // resolveTemplates checks every base exists and that no base chain loops.

@@ -161,9 +161,10 @@ type Loader struct {
 	caches map[string]*loadCache // by URL and branch
 	disk   *configDisk           // nil: memory only
 	// diskHits counts config decodes found on disk, filesDecoded the
-	// config files decoded rather than reused, and vectorsRead the stage
-	// overlays read rather than found in a cache, for tests.
-	diskHits, filesDecoded, vectorsRead int
+	// config files decoded rather than reused, vectorsRead the stage
+	// overlays read rather than found in a cache, and overlaysOpened the
+	// overlay directories read to find their kustomization file, for tests.
+	diskHits, filesDecoded, vectorsRead, overlaysOpened int
 	// keys remembers the verdict on each approver and signer key the
 	// configs name: a monorepo names the same few in thousands of them.
 	keys *v1alpha1.KeyVerdicts
@@ -206,6 +207,11 @@ type loadedTree struct {
 type loadCache struct {
 	configs map[string]decodedConfig
 	vectors map[string]vectorResult
+	// kustomizations is the hash of each overlay's kustomization file, by
+	// the overlay's hash, for overlays whose kustomization file is a
+	// regular file in them: the overlay's hash then decides it, so a new
+	// process need not read thousands of overlay directories to find it.
+	kustomizations map[string]string
 }
 
 type decodedConfig struct {
@@ -292,12 +298,12 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	if old == nil {
 		old = &loadCache{}
 		if persist {
-			old.vectors = l.disk.loadVectors(cacheKey)
+			old.vectors, old.kustomizations = l.disk.loadVectors(cacheKey)
 		}
 	}
 	// Only what this load used is kept, so the caches never outgrow the
 	// repository.
-	next := &loadCache{configs: map[string]decodedConfig{}, vectors: map[string]vectorResult{}}
+	next := &loadCache{configs: map[string]decodedConfig{}, vectors: map[string]vectorResult{}, kustomizations: map[string]string{}}
 	defer func() { l.caches[cacheKey] = next }()
 
 	decoded, err := l.decodeConfig(ctx, tree, old, next, persist)
@@ -314,8 +320,9 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 		return nil, err // a snapshot cut short is not a true one
 	}
 	l.vectorsRead += r.vectorsRead
-	if persist && r.vectorsRead > 0 {
-		l.disk.storeVectors(cacheKey, next.vectors)
+	l.overlaysOpened += r.overlaysOpened
+	if persist && (r.vectorsRead > 0 || len(next.kustomizations) > len(old.kustomizations)) {
+		l.disk.storeVectors(cacheKey, next.vectors, next.kustomizations)
 	}
 	sortProblems(snap.Problems)
 	l.remember(cacheKey, snap, r.landscapes)

@@ -22,14 +22,14 @@ func BenchmarkStoreVectors(b *testing.B) {
 			Images: []v1alpha1.VectorComponent{{Name: "ghcr.io/acme/service-a", Tag: fmt.Sprintf("1.%d.0", i)}},
 		}}
 	}
-	disk.storeVectors("repo", vectors)
-	vectors = disk.loadVectors("repo")
+	disk.storeVectors("repo", vectors, nil)
+	vectors, _ = disk.loadVectors("repo")
 	if len(vectors) != 10000 {
 		b.Fatalf("%d vectors read back, want 10000", len(vectors))
 	}
 	for b.Loop() {
 		vectors["fresh"] = vectorResult{vector: overlays.StageVector{Vector: "app:2.0.0"}}
-		disk.storeVectors("repo", vectors)
+		disk.storeVectors("repo", vectors, nil)
 	}
 }
 
@@ -43,11 +43,11 @@ func TestStoreVectorsChecksWhatItHasNotKept(t *testing.T) {
 	bad := overlays.StageVector{Vector: "app:\xff"}
 	vectors := map[string]vectorResult{"good": {vector: good}, "bad": {vector: bad}}
 	for round := range 2 {
-		disk.storeVectors("repo", vectors)
+		disk.storeVectors("repo", vectors, nil)
 		if !vectors["good"].kept || vectors["bad"].kept {
 			t.Fatalf("round %d: kept good %v, bad %v; want good only", round, vectors["good"].kept, vectors["bad"].kept)
 		}
-		back := disk.loadVectors("repo")
+		back, _ := disk.loadVectors("repo")
 		if len(back) != 1 || !back["good"].kept || !reflect.DeepEqual(back["good"].vector, good) {
 			t.Fatalf("round %d: read back %+v, want the good vector only, kept", round, back)
 		}
