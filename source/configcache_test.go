@@ -191,23 +191,27 @@ func TestConfigCacheKeys(t *testing.T) {
 
 // TestVectorCacheFollowsLinkedKustomization: a stage overlay whose
 // kustomization file is a link to a file outside the overlay has the
-// vector of that file, after it changes too; a new Loader reads the
-// vectors of unchanged overlays from disk.
+// vector of that file, after it changes too (the overlay's own hash does
+// not change); a new Loader reads the vectors of unchanged overlays from
+// disk; a plain directory, read twice, is followed the same way.
 func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
-	for _, persisted := range []bool{false, true} {
-		name := "in memory"
-		if persisted {
-			name = "on disk, a new loader"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, variant := range []string{"in memory", "on disk, a new loader", "a plain directory"} {
+		persisted, plain := variant == "on disk, a new loader", variant == "a plain directory"
+		t.Run(variant, func(t *testing.T) {
 			// From the overlay's directory: ../../../shared/dev.yaml.
 			dir := goodFixtureWithLink(t, "apps/overlays/dev/kustomization.yaml", "shared/dev.yaml", "../../../shared/dev.yaml")
 			cacheDir := t.TempDir()
 			newLoader := func() *Loader {
 				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
 			}
+			load := func(loader *Loader) (*Snapshot, error) {
+				if plain {
+					return loader.LoadDir(context.Background(), dir)
+				}
+				return loader.Load(context.Background(), dir, fixtureBranch)
+			}
 			loader := newLoader()
-			first, err := loader.Load(context.Background(), dir, fixtureBranch)
+			first, err := load(loader)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +227,7 @@ func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 			if persisted {
 				loader = newLoader()
 			}
-			next, err := loader.Load(context.Background(), dir, fixtureBranch)
+			next, err := load(loader)
 			if err != nil {
 				t.Fatal(err)
 			}
