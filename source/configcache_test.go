@@ -288,6 +288,53 @@ func TestRestartedLoaderOpensNoUnchangedOverlay(t *testing.T) {
 	}
 }
 
+// TestRememberedKustomizationSeesLinkTargetAppear: an overlay holding a
+// second kustomization file that is a link to a file not there yet reads
+// as its first one; once the link's target appears (the overlay's own hash
+// unchanged), the overlay holds two and says so, in the same loader and in
+// a new one.
+func TestRememberedKustomizationSeesLinkTargetAppear(t *testing.T) {
+	for _, persisted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("new loader %v", persisted), func(t *testing.T) {
+			dir := testutil.CopyDir(t, "testdata/good")
+			// From the overlay's directory: ../../../shared/dev.yml.
+			if err := os.Symlink("../../../shared/dev.yml", filepath.Join(dir, "apps/overlays/dev/kustomization.yml")); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
+			testutil.Git(t, dir, nil, "add", ".")
+			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			cacheDir := t.TempDir()
+			newLoader := func() *Loader {
+				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+			}
+			loader := newLoader()
+			first, err := loader.Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := first.StageIndex["dev/dev"]; !ok {
+				t.Fatalf("dev does not resolve while its link leads nowhere: %v", first.Problems)
+			}
+			writeFile(t, dir, "shared/dev.yml", "resources: [../apps/base]\n")
+			testutil.Git(t, dir, nil, "add", ".")
+			testutil.Git(t, dir, nil, "commit", "-qm", "the link's target")
+			if persisted {
+				loader = newLoader()
+			}
+			next, err := loader.Load(context.Background(), dir, fixtureBranch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := next.StageIndex["dev/dev"]; ok || !slices.ContainsFunc(next.Problems, func(p Problem) bool {
+				return p.Name == "dev" && strings.Contains(p.Reason, "has both")
+			}) {
+				t.Errorf("dev still resolves once its overlay holds two kustomization files; problems %v", next.Problems)
+			}
+		})
+	}
+}
+
 // stageVectors is each resolved stage's overlay, its hash and its vector.
 func stageVectors(s *Snapshot) map[string]StageRef {
 	out := map[string]StageRef{}

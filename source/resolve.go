@@ -3,9 +3,13 @@ package source
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
@@ -178,13 +182,10 @@ func (r *resolver) resolveStages() {
 			continue
 		}
 		hash, hashErr := lr.tree.Hash(overlay)
-		// The kustomization file's own hash too: it may be a link out of
-		// the overlay, and the vector is what the link leads to.
-		fileHash, known := r.old.kustomizations[hash]
+		files, known := r.old.kustomizations[hash]
 		if hashErr != nil || !known {
 			r.overlaysOpened++
-			kustomization := kustomizationFile(lr.tree, overlay)
-			if kustomization == "" {
+			if kustomizationFile(lr.tree, overlay) == "" {
 				r.problem(o, "spec.path", fmt.Sprintf("overlay %q has no kustomization.yaml", overlay))
 				continue
 			}
@@ -192,13 +193,12 @@ func (r *resolver) resolveStages() {
 				r.problem(o, "spec.path", fmt.Sprintf("cannot hash overlay %q: %v", overlay, hashErr))
 				continue
 			}
-			fileHash, _ = lr.tree.Hash(kustomization)
-			known = regularFile(lr.tree, kustomization)
+			files, known = kustomizationHashes(lr.tree, overlay)
 		}
 		if known {
-			r.next.kustomizations[hash] = fileHash
+			r.next.kustomizations[hash] = files
 		}
-		key := hash + ":" + fileHash
+		key := hash + ":" + files
 		vr, cached := r.old.vectors[key]
 		if !cached {
 			vr.vector, vr.err = overlays.ReadStageVector(lr.tree, overlay)
@@ -217,19 +217,28 @@ func (r *resolver) resolveStages() {
 	}
 }
 
-// regularFile says whether name is a file, not a link: its content is
-// then part of its directory's hash.
-func regularFile(tree repofs.Tree, name string) bool {
-	entries, err := tree.ReadDir(path.Dir(name))
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if e.Name() == path.Base(name) {
-			return e.Type().IsRegular()
+// kustomizationHashes is the content, through links, of every file name
+// kustomize looks for in overlay: what its vector is read from (a link out
+// of the overlay reads as where it leads; two files are refused). decided
+// says the overlay's own hash decides it: none of those names is a link,
+// whose target could appear or change while the overlay stays the same.
+func kustomizationHashes(tree repofs.Tree, overlay string) (hashes string, decided bool) {
+	names := konfig.RecognizedKustomizationFileNames()
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = "-"
+		if h, err := tree.Hash(path.Join(overlay, name)); err == nil {
+			parts[i] = h
 		}
 	}
-	return false
+	entries, err := tree.ReadDir(overlay)
+	decided = err == nil
+	for _, e := range entries {
+		if slices.Contains(names, e.Name()) && e.Type()&fs.ModeSymlink != 0 {
+			decided = false
+		}
+	}
+	return strings.Join(parts, ","), decided
 }
 
 // resolveTemplates checks every base exists and that no base chain loops.

@@ -207,10 +207,10 @@ type loadedTree struct {
 type loadCache struct {
 	configs map[string]decodedConfig
 	vectors map[string]vectorResult
-	// kustomizations is the hash of each overlay's kustomization file, by
-	// the overlay's hash, for overlays whose kustomization file is a
-	// regular file in them: the overlay's hash then decides it, so a new
-	// process need not read thousands of overlay directories to find it.
+	// kustomizations are the hashes of each overlay's kustomization files
+	// (kustomizationHashes), by the overlay's hash, for overlays where no
+	// kustomization file is a link: the overlay's hash then decides them,
+	// so a new process need not read thousands of overlay directories.
 	kustomizations map[string]string
 }
 
