@@ -247,10 +247,7 @@ func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 // decodes at 10,000 stages); an overlay that changed is read again, and
 // the stages resolve as a fresh load resolves them.
 func TestRestartedLoaderOpensNoUnchangedOverlay(t *testing.T) {
-	dir := testutil.CopyDir(t, "testdata/good")
-	testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
-	testutil.Git(t, dir, nil, "add", ".")
-	testutil.Git(t, dir, nil, "commit", "-qm", "config")
+	dir := commitFixture(t, "testdata/good")
 	cacheDir := t.TempDir()
 	load := func() (*Snapshot, int) {
 		t.Helper()
@@ -296,14 +293,13 @@ func TestRestartedLoaderOpensNoUnchangedOverlay(t *testing.T) {
 func TestRememberedKustomizationSeesLinkTargetAppear(t *testing.T) {
 	for _, persisted := range []bool{false, true} {
 		t.Run(fmt.Sprintf("new loader %v", persisted), func(t *testing.T) {
-			dir := testutil.CopyDir(t, "testdata/good")
+			dir := commitFixture(t, "testdata/good")
 			// From the overlay's directory: ../../../shared/dev.yml.
 			if err := os.Symlink("../../../shared/dev.yml", filepath.Join(dir, "apps/overlays/dev/kustomization.yml")); err != nil {
 				t.Fatal(err)
 			}
-			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
 			testutil.Git(t, dir, nil, "add", ".")
-			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			testutil.Git(t, dir, nil, "commit", "-qm", "a link to a file not there yet")
 			cacheDir := t.TempDir()
 			newLoader := func() *Loader {
 				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
