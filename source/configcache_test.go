@@ -292,7 +292,11 @@ func TestRestartedLoaderOpensNoUnchangedOverlay(t *testing.T) {
 // a new one.
 func TestRememberedKustomizationSeesLinkTargetAppear(t *testing.T) {
 	for _, persisted := range []bool{false, true} {
-		t.Run(fmt.Sprintf("new loader %v", persisted), func(t *testing.T) {
+		name := "in memory"
+		if persisted {
+			name = "on disk, a new loader"
+		}
+		t.Run(name, func(t *testing.T) {
 			dir := commitFixture(t, "testdata/good")
 			// From the overlay's directory: ../../../shared/dev.yml.
 			if err := os.Symlink("../../../shared/dev.yml", filepath.Join(dir, "apps/overlays/dev/kustomization.yml")); err != nil {
