@@ -218,11 +218,7 @@ func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 			if got := first.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.7.27-dev" {
 				t.Fatalf("dev's vector before the change: %q", got)
 			}
-			data, err := os.ReadFile(filepath.Join(dir, "shared/dev.yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			writeFile(t, dir, "shared/dev.yaml", strings.ReplaceAll(string(data), "app:2026.7.27-dev", "app:2026.8.1"))
+			replaceInFile(t, dir, "shared/dev.yaml", "app:2026.7.27-dev", "app:2026.8.1")
 			testutil.Git(t, dir, nil, "commit", "-qam", "new vector")
 			if persisted {
 				loader = newLoader()
@@ -270,11 +266,7 @@ func TestRestartedLoaderOpensNoUnchangedOverlay(t *testing.T) {
 		t.Errorf("stages from the remembered kustomization files differ (-fresh +remembered):\n%s", diff)
 	}
 
-	data, err := os.ReadFile(filepath.Join(dir, "apps/overlays/dev/kustomization.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, dir, "apps/overlays/dev/kustomization.yaml", strings.ReplaceAll(string(data), "2026.7.27-dev", "2026.8.1"))
+	replaceInFile(t, dir, "apps/overlays/dev/kustomization.yaml", "2026.7.27-dev", "2026.8.1")
 	testutil.Git(t, dir, nil, "commit", "-qam", "dev moves on")
 	changed, opened := load()
 	if opened != 1 {
@@ -397,11 +389,7 @@ func TestConfigDecodesOnlyChangedFiles(t *testing.T) {
 				if _, err := loader.Load(context.Background(), dir, fixtureBranch); err != nil {
 					t.Fatal(err)
 				}
-				data, err := os.ReadFile(filepath.Join(dir, "vectorflow/templates.yaml"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				writeFile(t, dir, "vectorflow/templates.yaml", strings.Replace(string(data), "version: 1.4.x", "version: 1.5.x", 1))
+				replaceInFile(t, dir, "vectorflow/templates.yaml", "version: 1.4.x", "version: 1.5.x")
 				testutil.Git(t, dir, nil, "commit", "-qam", "service-b 1.5")
 				if persisted {
 					loader = newLoader()

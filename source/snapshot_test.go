@@ -337,6 +337,20 @@ func writeFile(t *testing.T, dir, name, content string) {
 	}
 }
 
+// replaceInFile rewrites the file name under dir with every old replaced
+// by new; the file must hold old.
+func replaceInFile(t *testing.T, dir, name, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), old) {
+		t.Fatalf("%s does not hold %q", name, old)
+	}
+	writeFile(t, dir, name, strings.ReplaceAll(string(data), old, new))
+}
+
 // TestLoadLandscapeProblems checks a landscape whose root or repository
 // cannot be read is reported on the landscape's own field.
 func TestLoadLandscapeProblems(t *testing.T) {
