@@ -145,6 +145,13 @@ func (c *Codec) Import(data []byte) {
 	if !ok {
 		return
 	}
+	// Sized once: a restarted process imports thousands of entries.
+	if len(c.known) == 0 {
+		c.known = make(map[string]codecEntry, len(entries))
+	}
+	if c.exported == nil {
+		c.exported = make(map[string]memoEntry, len(entries))
+	}
 	for _, e := range entries {
 		if _, ok := c.known[e.Name]; ok {
 			continue
@@ -154,9 +161,6 @@ func (c *Codec) Import(data []byte) {
 			continue
 		}
 		c.known[e.Name] = codecEntry{data: e.Data, obj: obj, decoded: true}
-		if c.exported == nil {
-			c.exported = map[string]memoEntry{}
-		}
 		c.exported[e.Name] = e
 	}
 }
