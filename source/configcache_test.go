@@ -29,26 +29,12 @@ func TestConfigCacheFollowsLinkedFiles(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := goodFixtureWithLink(t, "vectorflow/landscapes.yaml", "shared/landscapes.yaml", "../shared/landscapes.yaml")
-			cacheDir := t.TempDir()
-			newLoader := func() *Loader {
-				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
-			}
-			loader := newLoader()
-			first, err := loader.Load(context.Background(), dir, fixtureBranch)
-			if err != nil {
-				t.Fatal(err)
-			}
+			first, next, _ := reloadAfter(t, dir, persisted, nil, func() {
+				writeFile(t, dir, "shared/landscapes.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: qa\n")
+				testutil.Git(t, dir, nil, "commit", "-qam", "qa")
+			})
 			if first.Landscapes["qa"] != nil || first.Landscapes["dev"] == nil {
 				t.Fatalf("landscapes before the change: %v", first.Landscapes)
-			}
-			writeFile(t, dir, "shared/landscapes.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: qa\n")
-			testutil.Git(t, dir, nil, "commit", "-qam", "qa")
-			if persisted {
-				loader = newLoader()
-			}
-			next, err := loader.Load(context.Background(), dir, fixtureBranch)
-			if err != nil {
-				t.Fatal(err)
 			}
 			if next.Landscapes["qa"] == nil || next.Landscapes["dev"] != nil {
 				t.Errorf("after the linked file changed, landscapes %v, want only qa: the decode of the old file was reused", keys(next.Landscapes))
@@ -73,6 +59,35 @@ func commitFixture(t *testing.T, fixture string) string {
 	testutil.Git(t, dir, nil, "add", ".")
 	testutil.Git(t, dir, nil, "commit", "-qm", "config")
 	return dir
+}
+
+// reloadAfter loads dir with a Loader on a fresh cache directory, calls
+// change, and loads dir again: by the same Loader, or, with restart, by a
+// new one on the same cache directory, as a new process would. read loads
+// with a Loader; nil is Load of fixtureBranch. It returns both snapshots
+// and the Loader that read the second.
+func reloadAfter(t *testing.T, dir string, restart bool, read func(*Loader) (*Snapshot, error), change func()) (first, next *Snapshot, second *Loader) {
+	t.Helper()
+	if read == nil {
+		read = func(l *Loader) (*Snapshot, error) { return l.Load(context.Background(), dir, fixtureBranch) }
+	}
+	cacheDir := t.TempDir()
+	newLoader := func() *Loader {
+		return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+	}
+	second = newLoader()
+	first, err := read(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change()
+	if restart {
+		second = newLoader()
+	}
+	if next, err = read(second); err != nil {
+		t.Fatal(err)
+	}
+	return first, next, second
 }
 
 // TestConfigCacheReusedByNewLoader: a Loader made later (as by a new
@@ -200,32 +215,16 @@ func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 		t.Run(variant, func(t *testing.T) {
 			// From the overlay's directory: ../../../shared/dev.yaml.
 			dir := goodFixtureWithLink(t, "apps/overlays/dev/kustomization.yaml", "shared/dev.yaml", "../../../shared/dev.yaml")
-			cacheDir := t.TempDir()
-			newLoader := func() *Loader {
-				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+			var read func(*Loader) (*Snapshot, error)
+			if plain {
+				read = func(l *Loader) (*Snapshot, error) { return l.LoadDir(context.Background(), dir) }
 			}
-			load := func(loader *Loader) (*Snapshot, error) {
-				if plain {
-					return loader.LoadDir(context.Background(), dir)
-				}
-				return loader.Load(context.Background(), dir, fixtureBranch)
-			}
-			loader := newLoader()
-			first, err := load(loader)
-			if err != nil {
-				t.Fatal(err)
-			}
+			first, next, loader := reloadAfter(t, dir, persisted, read, func() {
+				replaceInFile(t, dir, "shared/dev.yaml", "app:2026.7.27-dev", "app:2026.8.1")
+				testutil.Git(t, dir, nil, "commit", "-qam", "new vector")
+			})
 			if got := first.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.7.27-dev" {
 				t.Fatalf("dev's vector before the change: %q", got)
-			}
-			replaceInFile(t, dir, "shared/dev.yaml", "app:2026.7.27-dev", "app:2026.8.1")
-			testutil.Git(t, dir, nil, "commit", "-qam", "new vector")
-			if persisted {
-				loader = newLoader()
-			}
-			next, err := load(loader)
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := next.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.8.1" {
 				t.Errorf("dev's vector after the linked file changed: %q, want app:2026.8.1: the old reading was reused", got)
@@ -296,27 +295,13 @@ func TestRememberedKustomizationSeesLinkTargetAppear(t *testing.T) {
 			}
 			testutil.Git(t, dir, nil, "add", ".")
 			testutil.Git(t, dir, nil, "commit", "-qm", "a link to a file not there yet")
-			cacheDir := t.TempDir()
-			newLoader := func() *Loader {
-				return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
-			}
-			loader := newLoader()
-			first, err := loader.Load(context.Background(), dir, fixtureBranch)
-			if err != nil {
-				t.Fatal(err)
-			}
+			first, next, _ := reloadAfter(t, dir, persisted, nil, func() {
+				writeFile(t, dir, "shared/dev.yml", "resources: [../apps/base]\n")
+				testutil.Git(t, dir, nil, "add", ".")
+				testutil.Git(t, dir, nil, "commit", "-qm", "the link's target")
+			})
 			if _, ok := first.StageIndex["dev/dev"]; !ok {
 				t.Fatalf("dev does not resolve while its link leads nowhere: %v", first.Problems)
-			}
-			writeFile(t, dir, "shared/dev.yml", "resources: [../apps/base]\n")
-			testutil.Git(t, dir, nil, "add", ".")
-			testutil.Git(t, dir, nil, "commit", "-qm", "the link's target")
-			if persisted {
-				loader = newLoader()
-			}
-			next, err := loader.Load(context.Background(), dir, fixtureBranch)
-			if err != nil {
-				t.Fatal(err)
 			}
 			if _, ok := next.StageIndex["dev/dev"]; ok || !slices.ContainsFunc(next.Problems, func(p Problem) bool {
 				return p.Name == "dev" && strings.Contains(p.Reason, "has both")
