@@ -291,10 +291,15 @@ type PromotionPlan struct {
 
 // ReconcilePromotion is the promotion's own pass: it recomputes the state and
 // retires a run that has passed its deadline. Starting is the config's job
-// (SchedulePromotions), so that at most one runs per config.
+// (SchedulePromotions), so that at most one runs per config. p is never
+// modified. A plan that changes nothing holds p itself, sharing its
+// conditions: every pass looks at every promotion, most of them finished,
+// and copying each was a tenth of a pass's decision.
 func ReconcilePromotion(p v1alpha1.VectorPromotion, now time.Time) PromotionPlan {
-	out := *p.DeepCopy()
-	plan := PromotionPlan{Promotion: out}
+	if DeriveState(&p) != p.Status.State || p.Status.State == v1alpha1.PromotionInProgress && overdue(&p, now) {
+		p = *p.DeepCopy()
+	}
+	plan := PromotionPlan{Promotion: p}
 	if tr, ok := refreshState(&plan.Promotion); ok {
 		plan.Changed, plan.Transition = true, &tr
 	}

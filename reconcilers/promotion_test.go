@@ -351,4 +351,39 @@ func TestReconcilePromotionRefreshesStaleState(t *testing.T) {
 	}
 }
 
+// ReconcilePromotion hands back an unchanged promotion without copying it,
+// so whatever it changes it must change on a copy: the caller's promotion
+// (the state before the pass) stays as it was, conditions included.
+func TestReconcilePromotionLeavesItsInputAlone(t *testing.T) {
+	stale := promo(1, true, approvedCond())
+	stale.Status.State = v1alpha1.PromotionWaiting
+	for name, tt := range map[string]struct {
+		p       v1alpha1.VectorPromotion
+		at      time.Duration
+		changed bool
+	}{
+		"stale state":   {stale, 0, true},
+		"overdue":       {promo(1, false, approvedCond(), runningCond(0)), 6 * time.Minute, true},
+		"running":       {promo(1, false, approvedCond(), runningCond(0)), time.Minute, false},
+		"finished":      {promo(1, false, approvedCond(), succeededCond(0)), time.Hour, false},
+		"still waiting": {promo(1, true, waitingCond()), time.Hour, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := *tt.p.DeepCopy()
+			plan := ReconcilePromotion(tt.p, at(tt.at))
+			if plan.Changed != tt.changed {
+				t.Fatalf("changed=%v, want %v", plan.Changed, tt.changed)
+			}
+			if diff := cmp.Diff(before, tt.p); diff != "" {
+				t.Errorf("the caller's promotion changed (-before +after):\n%s", diff)
+			}
+			if !plan.Changed {
+				if diff := cmp.Diff(before, plan.Promotion); diff != "" {
+					t.Errorf("a plan that changes nothing changed the promotion (-before +after):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
