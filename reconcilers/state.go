@@ -559,15 +559,25 @@ func StateDiff(before, after map[string][]byte) map[string][]byte {
 	return diff
 }
 
-// Clone is a deep copy, so a decision never mutates the state it read.
+// Clone is a deep copy: what a test keeps to compare with later.
 func (s *State) Clone() *State {
+	c := s.CloneSharingPromotions()
+	for k, v := range c.Promotions {
+		c.Promotions[k] = v.DeepCopy()
+	}
+	return c
+}
+
+// CloneSharingPromotions is Clone, except that the promotions are s's own:
+// whoever changes one replaces it with a changed copy instead (copy on
+// write). A decision keeps every promotion and changes few, most of them
+// finished long ago, and copying them all was an eighth of its time.
+func (s *State) CloneSharingPromotions() *State {
 	c := NewState()
 	for k, v := range s.Vectors {
 		c.Vectors[k] = v.DeepCopy()
 	}
-	for k, v := range s.Promotions {
-		c.Promotions[k] = v.DeepCopy()
-	}
+	maps.Copy(c.Promotions, s.Promotions)
 	for k, v := range s.Configs {
 		c.Configs[k] = v.DeepCopy()
 	}

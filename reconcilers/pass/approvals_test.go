@@ -37,13 +37,13 @@ func TestApprovalCountWaiting(t *testing.T) {
 func TestDecideKeepsAnotherChannelsWord(t *testing.T) {
 	spec := passtest.DefaultSnapshotSpec()
 	spec.DevVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State
+	state := decide(t, Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State
 	p := state.Promotions["dev-to-test-1"]
 	closed := metav1.Condition{Type: v1alpha1.ApprovedCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.PullRequestClosedReason,
 		Message: "pull request #1 was closed without merging", LastTransitionTime: metav1.NewTime(t0)}
 	meta.SetStatusCondition(&p.Status.Conditions, closed)
 	alice := v1alpha1.ApprovalRecord{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0), Commit: "c1"}
-	d := Decide(Inputs{Snapshot: spec.Build(), State: state, Approvals: map[string]ApprovalCount{
+	d := decide(t, Inputs{Snapshot: spec.Build(), State: state, Approvals: map[string]ApprovalCount{
 		"dev-to-test-1": {Needed: 2, Grants: []v1alpha1.ApprovalRecord{alice}}}}, t0.Add(time.Minute))
 	got := d.State.Promotions["dev-to-test-1"]
 	if diff := cmp.Diff(&closed, meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ApprovedCondition)); diff != "" {

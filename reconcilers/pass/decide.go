@@ -74,6 +74,12 @@ type Decision struct {
 	// NewHolds are hold records to add in the state commit, by path: a
 	// rollback's, and a ManualChange's.
 	NewHolds map[string]reconcilers.HoldRecord
+
+	// owned names the promotions of State this decision copied to change
+	// in place; the others are shared with the state it read
+	// (State.CloneSharingPromotions), so each change either replaces its
+	// promotion or changes the one promotion returns.
+	owned map[string]bool
 }
 
 // Decide runs every reconciler over one snapshot and the state: stages
@@ -81,7 +87,7 @@ type Decision struct {
 // recorded, configs detect drift and schedule promotions. It is pure; the
 // caller persists Decision.State and then executes Decision.Start.
 func Decide(in Inputs, now time.Time) Decision {
-	d := Decision{State: in.State.Clone()}
+	d := Decision{State: in.State.CloneSharingPromotions(), owned: map[string]bool{}}
 	pruneAllowed := len(in.Snapshot.Problems) == 0
 	d.observeStages(in.Snapshot, now, pruneAllowed)
 	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
@@ -98,6 +104,17 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.consumeRequests(in.Snapshot, in.TargetSequences, holds, in.Requests, now)
 	reconcilers.SetKstatusAll(d.State, now)
 	return d
+}
+
+// promotion is the named promotion of State, to change in place: a copy of
+// the one the decision read, made on the first call.
+func (d *Decision) promotion(name string) *v1alpha1.VectorPromotion {
+	p := d.State.Promotions[name]
+	if p != nil && !d.owned[name] {
+		p = p.DeepCopy()
+		d.State.Promotions[name], d.owned[name] = p, true
+	}
+	return p
 }
 
 // completeExecutions records the outcome of promotions written since the
@@ -394,6 +411,7 @@ func (d *Decision) recordApprovals(counts map[string]ApprovalCount, now time.Tim
 			}
 			continue
 		}
+		p = d.promotion(name)
 		reason := v1alpha1.WaitingForApprovalReason
 		if len(count.Grants) == 0 {
 			reason = v1alpha1.ApprovalRefusedReason

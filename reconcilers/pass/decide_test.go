@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -303,7 +304,7 @@ func TestDecide(t *testing.T) {
 				if s.in != nil {
 					s.in(&in)
 				}
-				d := Decide(in, t0.Add(s.at))
+				d := decide(t, in, t0.Add(s.at))
 				if s.check != nil {
 					t.Run(fmt.Sprintf("step %d", i+1), func(t *testing.T) { s.check(t, d) })
 				}
@@ -319,7 +320,7 @@ func TestDecide(t *testing.T) {
 func TestDecideDoesNotMutateItsInputs(t *testing.T) {
 	spec := passtest.DefaultSnapshotSpec()
 	spec.DevVector = "acme:v1"
-	state := Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State
+	state := decide(t, Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State
 	state.Approvals[reconcilers.LegacyApprovalPath("dev-to-test-1")] = &reconcilers.Approval{APIVersion: v1alpha1.GroupVersion.String(), Kind: reconcilers.ApprovalKind,
 		Promotion: "dev-to-test-1", Vector: "acme:v1", ApprovedAt: metav1.NewTime(t0)}
 	spec.ServiceA = "1.0.2"
@@ -335,7 +336,7 @@ func TestDecideDoesNotMutateItsInputs(t *testing.T) {
 		configs[k] = v.DeepCopy()
 	}
 	for _, at := range []time.Duration{time.Minute, 2 * reconcilers.ExecutionDeadline} {
-		d := Decide(in, t0.Add(at))
+		d := decide(t, in, t0.Add(at))
 		if len(d.Transitions) == 0 {
 			t.Fatal("the decision changed nothing, so it proves nothing about mutation")
 		}
@@ -361,9 +362,9 @@ func TestDecideIsDeterministic(t *testing.T) {
 	spec.TestImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.9.0"}}
 	spec.ProdImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "0.8.0"}}
 	in := Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}
-	first := Decide(in, t0)
+	first := decide(t, in, t0)
 	for i := 0; i < 50; i++ {
-		if diff := cmp.Diff(first, Decide(in, t0)); diff != "" {
+		if diff := cmp.Diff(first, decide(t, in, t0), cmpopts.IgnoreUnexported(Decision{})); diff != "" {
 			t.Fatalf("decision %d differs from the first (-first +again):\n%s", i+2, diff)
 		}
 	}
@@ -372,7 +373,7 @@ func TestDecideIsDeterministic(t *testing.T) {
 func TestPromote(t *testing.T) {
 	spec := passtest.DefaultSnapshotSpec()
 	spec.DevVector = "acme:v1"
-	state := passtest.RoundTrip(t, Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State)
+	state := passtest.RoundTrip(t, decide(t, Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State)
 	passtest.WantPromotion(t, state, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
 
 	d, name, err := Promote(Inputs{Snapshot: spec.Build(), State: state}, "dev-to-test", t0.Add(time.Minute))
@@ -409,7 +410,7 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 	}
 	spec := passtest.DefaultSnapshotSpec()
 	spec.DevVector, spec.DevImages = "acme:2026.11.3-090000000Z", images
-	d := Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, now)
+	d := decide(t, Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, now)
 
 	if got := d.State.Templates["acme"].Status.LatestVector; got != "acme:2026.11.3-090000000Z" {
 		t.Fatalf("template acme's latest vector is %q, want dev's acme:2026.11.3-090000000Z", got)
@@ -424,10 +425,23 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 	}
 
 	spec.ServiceA = "1.0.2"
-	d = Decide(Inputs{Snapshot: spec.Build(), State: passtest.RoundTrip(t, d.State)}, now.Add(time.Minute))
+	d = decide(t, Inputs{Snapshot: spec.Build(), State: passtest.RoundTrip(t, d.State)}, now.Add(time.Minute))
 	latest := d.State.Templates["acme"].Status.LatestVector
 	if latest == "acme:2026.11.3-090000000Z" || d.State.Vectors[latest] == nil {
 		t.Fatalf("after the template changed, latest vector %q: want a new one", latest)
 	}
 	passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionInProgress, latest)
+}
+
+// decide is Decide, checking that it leaves the state it read as it was:
+// the decision shares that state's promotions (CloneSharingPromotions) and
+// must copy one before changing it.
+func decide(t *testing.T, in Inputs, now time.Time) Decision {
+	t.Helper()
+	before := in.State.Clone()
+	d := Decide(in, now)
+	if diff := cmp.Diff(before, in.State); diff != "" {
+		t.Fatalf("Decide changed the state it read (-before +after):\n%s", diff)
+	}
+	return d
 }

@@ -19,7 +19,7 @@ import (
 func TestDecideReportsConfigConflicts(t *testing.T) {
 	snap := passtest.DefaultSnapshotSpec().Build()
 	snap.Configs["prod-to-dev"] = passtest.NewConfig("prod-to-dev", v1alpha1.SourceReference{Kind: v1alpha1.StageKind, Name: "prod", Landscape: "prod"}, "dev")
-	d := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0)
+	d := decide(t, Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0)
 	want := map[string][]string{
 		"latest-to-dev": {"is also the target of VectorPromotionConfig prod-to-dev"},
 		"prod-to-dev":   {"is also the target of VectorPromotionConfig latest-to-dev", "cycle: VectorPromotionConfig prod-to-dev (prod/prod → dev/dev) → VectorPromotionConfig dev-to-test (dev/dev → test/test) → VectorPromotionConfig test-to-prod (test/test → prod/prod)"},
@@ -43,7 +43,7 @@ func TestDecideReportsConfigConflicts(t *testing.T) {
 	}
 	// Without prod-to-dev, everything is Ready again.
 	delete(snap.Configs, "prod-to-dev")
-	d = Decide(Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
+	d = decide(t, Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
 	for name := range snap.Configs {
 		if c := meta.FindStatusCondition(d.State.Configs[name].Status.Conditions, v1alpha1.ReadyCondition); c == nil || c.Status != "True" {
 			t.Errorf("%s after the conflict is gone: Ready %+v", name, c)

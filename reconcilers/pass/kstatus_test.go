@@ -22,7 +22,7 @@ func TestDecideSetsKstatusConditions(t *testing.T) {
 	for name := range snap.Templates {
 		template = name
 	}
-	d := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState(), RegistryProblems: map[string]string{template: "registry.example.com: connection refused"}}, t0)
+	d := decide(t, Inputs{Snapshot: snap, State: reconcilers.NewState(), RegistryProblems: map[string]string{template: "registry.example.com: connection refused"}}, t0)
 	stalled := meta.FindStatusCondition(d.State.Configs["prod-to-dev"].Status.Conditions, v1alpha1.StalledCondition)
 	if stalled == nil || stalled.Status != "True" || stalled.Reason != v1alpha1.ConfigConflictReason {
 		t.Errorf("prod-to-dev in conflict: Stalled %+v, want True/%s", stalled, v1alpha1.ConfigConflictReason)
@@ -36,7 +36,7 @@ func TestDecideSetsKstatusConditions(t *testing.T) {
 	}
 
 	delete(snap.Configs, "prod-to-dev")
-	d = Decide(Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
+	d = decide(t, Inputs{Snapshot: snap, State: d.State}, t0.Add(time.Minute))
 	for name, cfg := range d.State.Configs {
 		for _, typ := range []string{v1alpha1.StalledCondition, v1alpha1.ReconcilingCondition} {
 			if c := meta.FindStatusCondition(cfg.Status.Conditions, typ); c != nil {

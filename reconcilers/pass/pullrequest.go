@@ -73,6 +73,7 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 			continue
 		}
 		pr := opened[name]
+		p = d.promotion(name)
 		p.Status.PullRequest = &pr
 		d.note("%s: opened pull request #%d %s", name, pr.Number, pr.URL)
 	}
@@ -82,6 +83,7 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 			continue
 		}
 		f := facts[name]
+		p = d.promotion(name) // its pull request's state and conditions change in place
 		if pr := p.Status.PullRequest; pr.State != f.State {
 			pr.State = f.State
 			d.note("%s: pull request #%d is %s", name, pr.Number, f.State)

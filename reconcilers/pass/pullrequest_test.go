@@ -247,7 +247,7 @@ func TestDecidePullRequests(t *testing.T) {
 				if s.in != nil {
 					s.in(&in)
 				}
-				d := Decide(in, t0.Add(time.Duration(i)*time.Minute))
+				d := decide(t, in, t0.Add(time.Duration(i)*time.Minute))
 				if s.check != nil {
 					t.Run(fmt.Sprintf("step %d", i+1), func(t *testing.T) { s.check(t, d) })
 				}

@@ -17,7 +17,7 @@ import (
 func TestDecideConsumesRequests(t *testing.T) {
 	spec := passtest.DefaultSnapshotSpec()
 	spec.DevVector = "acme:v1"
-	state := passtest.RoundTrip(t, Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State)
+	state := passtest.RoundTrip(t, decide(t, Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State)
 	req := func(config, vector string) reconcilers.PromotionRequest {
 		return reconcilers.PromotionRequest{Kind: reconcilers.PromotionRequestKind, Config: config, Vector: vector}
 	}
@@ -27,7 +27,7 @@ func TestDecideConsumesRequests(t *testing.T) {
 		{Path: "requests/dev-to-test/c.yaml", Request: req("dev-to-test", "acme:v0"), Requester: "alice"},
 		{Path: "requests/nope/d.yaml", Request: req("nope", ""), Requester: "alice"},
 	}
-	d := Decide(Inputs{Snapshot: spec.Build(), State: state, Requests: requests}, t0.Add(time.Minute))
+	d := decide(t, Inputs{Snapshot: spec.Build(), State: state, Requests: requests}, t0.Add(time.Minute))
 	passtest.WantPromotion(t, d.State, "dev-to-test-2", v1alpha1.PromotionWaiting, "acme:v1")
 	if p := d.State.Promotions["dev-to-test-3"]; p != nil {
 		t.Errorf("a refused request made %s", p.Name)

@@ -191,8 +191,8 @@ func richState(t *testing.T) *reconcilers.State {
 	spec := passtest.DefaultSnapshotSpec()
 	spec.DevVector = "acme:v1"
 	spec.DevImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Image: "ghcr.io/acme/frontend", Tag: "1.2.0"}}
-	d := Decide(Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0)
-	d = Decide(Inputs{Snapshot: spec.Build(), State: d.State,
+	d := decide(t, Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0)
+	d = decide(t, Inputs{Snapshot: spec.Build(), State: d.State,
 		Approvals: map[string]ApprovalCount{"dev-to-test-1": {Needed: 1, Grants: []v1alpha1.ApprovalRecord{
 			{ApprovedBy: "alice", ApprovedAt: metav1.NewTime(t0.Add(time.Second)), Commit: strings.Repeat("a", 40)}}}},
 		Results: map[string]reconcilers.Result{"latest-to-dev-1": {Outcome: reconcilers.OutcomeSucceeded, Commit: strings.Repeat("c", 40)}},
