@@ -77,7 +77,7 @@ type Decision struct {
 
 	// owned names the promotions of State this decision copied to change
 	// in place; the others are shared with the state it read
-	// (State.CloneSharingPromotions), so each change either replaces its
+	// (State.CloneSharing), so each change either replaces its
 	// promotion or changes the one promotion returns.
 	owned map[string]bool
 }
@@ -87,7 +87,7 @@ type Decision struct {
 // recorded, configs detect drift and schedule promotions. It is pure; the
 // caller persists Decision.State and then executes Decision.Start.
 func Decide(in Inputs, now time.Time) Decision {
-	d := Decision{State: in.State.CloneSharingPromotions(), owned: map[string]bool{}}
+	d := Decision{State: in.State.CloneSharing(), owned: map[string]bool{}}
 	pruneAllowed := len(in.Snapshot.Problems) == 0
 	d.observeStages(in.Snapshot, now, pruneAllowed)
 	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
@@ -472,6 +472,15 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 		d.applyConfigPlan(name, reconcilers.ReconcileConfig(in, now))
 	}
 	if !prune {
+		// A config gone from the repository keeps its status while the
+		// repository has problems. Every other config's status is the
+		// plan's; this one becomes the decision's own here, as what
+		// follows changes statuses in place.
+		for name, c := range d.State.Configs {
+			if _, ok := snap.Configs[name]; !ok {
+				d.State.Configs[name] = c.DeepCopy()
+			}
+		}
 		return
 	}
 	for _, name := range sortedKeys(d.State.Promotions) {

@@ -434,7 +434,7 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 }
 
 // decide is Decide, checking that it leaves the state it read as it was:
-// the decision shares that state's promotions (CloneSharingPromotions) and
+// the decision shares that state's promotions and configs (CloneSharing) and
 // must copy one before changing it.
 func decide(t *testing.T, in Inputs, now time.Time) Decision {
 	t.Helper()
@@ -444,4 +444,29 @@ func decide(t *testing.T, in Inputs, now time.Time) Decision {
 		t.Fatalf("Decide changed the state it read (-before +after):\n%s", diff)
 	}
 	return d
+}
+
+// A config removed from the repository while it has problems keeps its
+// status (nothing is pruned on a broken snapshot), and the decision still
+// derives that status's kstatus conditions: on its own copy, as decide
+// checks.
+func TestDecideKeepsARemovedConfigOnItsOwnCopy(t *testing.T) {
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector = "acme:v1"
+	state := passtest.RoundTrip(t, decide(t, Inputs{Snapshot: spec.Build(), State: reconcilers.NewState()}, t0).State)
+	removed := state.Configs["dev-to-test"]
+	meta.SetStatusCondition(&removed.Status.Conditions, metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.InvalidSpecReason, Message: "spec.target: required", LastTransitionTime: metav1.NewTime(t0)})
+	meta.RemoveStatusCondition(&removed.Status.Conditions, v1alpha1.StalledCondition)
+	snap := spec.Build()
+	delete(snap.Configs, "dev-to-test")
+	snap.Problems = append(snap.Problems, source.Problem{File: "vectorflow/configs.yaml", Reason: "a broken file"})
+	d := decide(t, Inputs{Snapshot: snap, State: state}, t0.Add(time.Hour))
+	kept := d.State.Configs["dev-to-test"]
+	if kept == nil {
+		t.Fatal("the removed config's status was pruned on a snapshot with problems")
+	}
+	if !meta.IsStatusConditionTrue(kept.Status.Conditions, v1alpha1.StalledCondition) {
+		t.Errorf("the removed config's status is not Stalled: %+v", kept.Status.Conditions)
+	}
 }
