@@ -76,9 +76,9 @@ type Decision struct {
 	NewHolds map[string]reconcilers.HoldRecord
 
 	// owned names the promotions of State this decision copied to change
-	// in place; the others are shared with the state it read
-	// (State.CloneSharing), so each change either replaces its
-	// promotion or changes the one promotion returns.
+	// in place. The others are shared with the state it read
+	// (State.CloneSharing): a change replaces its promotion with a changed
+	// copy, or is made on the copy Decision.promotion returns.
 	owned map[string]bool
 }
 
