@@ -38,9 +38,17 @@ var trickyStrings = []string{
 // for byte as sigs.k8s.io/yaml.Marshal did, so no state file changes with
 // the faster encoder: random objects of every kind, with random and
 // tricky strings, keys and numbers.
+//
+// The objects are the same on every run. The YAML writer's order of
+// mapping keys is not a total order: it compares digit runs from where
+// two keys first differ, in an int64 that wraps, so "9223372036854775807"
+// < "9223372036854775808" < "'" < "9223372036854775807". A map holding
+// such keys is written in an order that depends on Go's map order, by
+// sigs.k8s.io/yaml as by this encoder, and randomly seeded objects met
+// one in a few runs of the package.
 func TestMarshalYAMLIsSigsYAML(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(32, 17))
-	filler := randfill.New().NilChance(0.2).NumElements(0, 3).MaxDepth(8).Funcs(
+	filler := randfill.NewWithSeed(32).NilChance(0.2).NumElements(0, 3).MaxDepth(8).Funcs(
 		func(s *string, c randfill.Continue) {
 			if c.Bool() {
 				*s = trickyStrings[rnd.IntN(len(trickyStrings))]
