@@ -55,10 +55,16 @@ func keys[V any](m map[string]V) []string {
 func commitFixture(t *testing.T, fixture string) string {
 	t.Helper()
 	dir := testutil.CopyDir(t, fixture)
+	commitDir(t, dir)
+	return dir
+}
+
+// commitDir makes dir a Git repository whose fixtureBranch holds all of it.
+func commitDir(t testing.TB, dir string) {
+	t.Helper()
 	testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
 	testutil.Git(t, dir, nil, "add", ".")
 	testutil.Git(t, dir, nil, "commit", "-qm", "config")
-	return dir
 }
 
 // reloadAfter loads dir with a Loader on a fresh cache directory, calls
@@ -115,9 +121,7 @@ func TestConfigCacheReusedByNewLoader(t *testing.T) {
 			if tt.change != nil {
 				tt.change(dir)
 			}
-			testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
-			testutil.Git(t, dir, nil, "add", ".")
-			testutil.Git(t, dir, nil, "commit", "-qm", "config")
+			commitDir(t, dir)
 			want, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, fixtureBranch)
 			if err != nil {
 				t.Fatal(err)
@@ -335,9 +339,7 @@ func goodFixtureWithLink(t *testing.T, file, moved, target string) string {
 	if err := os.Symlink(target, filepath.Join(dir, file)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
-	testutil.Git(t, dir, nil, "add", ".")
-	testutil.Git(t, dir, nil, "commit", "-qm", "config")
+	commitDir(t, dir)
 	return dir
 }
 
@@ -363,9 +365,7 @@ func TestConfigDecodesOnlyChangedFiles(t *testing.T) {
 				if layout.change != nil {
 					layout.change(dir)
 				}
-				testutil.Git(t, dir, nil, "init", "-q", "-b", fixtureBranch)
-				testutil.Git(t, dir, nil, "add", ".")
-				testutil.Git(t, dir, nil, "commit", "-qm", "config")
+				commitDir(t, dir)
 				cacheDir := t.TempDir()
 				newLoader := func() *Loader {
 					return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -20,9 +19,7 @@ import (
 // target is under 200 ms).
 func BenchmarkLoadSnapshot1000(b *testing.B) {
 	dir := writeLargeRepository(b, 10, 100)
-	testutil.Git(b, dir, nil, "init", "-q", "-b", fixtureBranch)
-	testutil.Git(b, dir, nil, "add", ".")
-	testutil.Git(b, dir, nil, "commit", "-qm", "large repository")
+	commitDir(b, dir)
 	ctx := context.Background()
 	check := func(b *testing.B, s *Snapshot) {
 		if len(s.Problems) > 0 || len(s.StageIndex) != 1000 || len(s.Configs) != 1000 {
@@ -120,9 +117,7 @@ func BenchmarkLoadKustomizedConfig1000(b *testing.B) {
 			if err := os.WriteFile(filepath.Join(dir, "vectorflow", "kustomization.yaml"), []byte(bc.kustomization), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			testutil.Git(b, dir, nil, "init", "-q", "-b", fixtureBranch)
-			testutil.Git(b, dir, nil, "add", ".")
-			testutil.Git(b, dir, nil, "commit", "-qm", "large repository")
+			commitDir(b, dir)
 			for b.Loop() {
 				s, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, fixtureBranch)
 				if err != nil {
