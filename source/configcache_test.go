@@ -22,25 +22,19 @@ import (
 // change of the linked file changes the snapshot, although the config
 // directory's own tree is unchanged.
 func TestConfigCacheFollowsLinkedFiles(t *testing.T) {
-	for _, persisted := range []bool{false, true} {
-		name := "in memory"
-		if persisted {
-			name = "on disk, a new loader"
-		}
-		t.Run(name, func(t *testing.T) {
-			dir := goodFixtureWithLink(t, "vectorflow/landscapes.yaml", "shared/landscapes.yaml", "../shared/landscapes.yaml")
-			first, next, _ := reloadAfter(t, dir, persisted, nil, func() {
-				writeFile(t, dir, "shared/landscapes.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: qa\n")
-				testutil.Git(t, dir, nil, "commit", "-qam", "qa")
-			})
-			if first.Landscapes["qa"] != nil || first.Landscapes["dev"] == nil {
-				t.Fatalf("landscapes before the change: %v", first.Landscapes)
-			}
-			if next.Landscapes["qa"] == nil || next.Landscapes["dev"] != nil {
-				t.Errorf("after the linked file changed, landscapes %v, want only qa: the decode of the old file was reused", keys(next.Landscapes))
-			}
+	sameAndNewLoader(t, func(t *testing.T, restart bool) {
+		dir := goodFixtureWithLink(t, "vectorflow/landscapes.yaml", "shared/landscapes.yaml", "../shared/landscapes.yaml")
+		first, next, _ := reloadAfter(t, dir, restart, nil, func() {
+			writeFile(t, dir, "shared/landscapes.yaml", "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: qa\n")
+			testutil.Git(t, dir, nil, "commit", "-qam", "qa")
 		})
-	}
+		if first.Landscapes["qa"] != nil || first.Landscapes["dev"] == nil {
+			t.Fatalf("landscapes before the change: %v", first.Landscapes)
+		}
+		if next.Landscapes["qa"] == nil || next.Landscapes["dev"] != nil {
+			t.Errorf("after the linked file changed, landscapes %v, want only qa: the decode of the old file was reused", keys(next.Landscapes))
+		}
+	})
 }
 
 func keys[V any](m map[string]V) []string {
@@ -94,6 +88,19 @@ func reloadAfter(t *testing.T, dir string, restart bool, read func(*Loader) (*Sn
 		t.Fatal(err)
 	}
 	return first, next, second
+}
+
+// sameAndNewLoader runs test twice: restart false keeps one Loader
+// throughout (its memory), true makes a new one on the same cache
+// directory for the second load (the disk, as a new process).
+func sameAndNewLoader(t *testing.T, test func(t *testing.T, restart bool)) {
+	for _, restart := range []bool{false, true} {
+		name := "in memory"
+		if restart {
+			name = "on disk, a new loader"
+		}
+		t.Run(name, func(t *testing.T) { test(t, restart) })
+	}
 }
 
 // TestConfigCacheReusedByNewLoader: a Loader made later (as by a new
@@ -215,7 +222,7 @@ func TestConfigCacheKeys(t *testing.T) {
 // disk; a plain directory, read twice, is followed the same way.
 func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 	for _, variant := range []string{"in memory", "on disk, a new loader", "a plain directory"} {
-		persisted, plain := variant == "on disk, a new loader", variant == "a plain directory"
+		restart, plain := variant == "on disk, a new loader", variant == "a plain directory"
 		t.Run(variant, func(t *testing.T) {
 			// From the overlay's directory: ../../../shared/dev.yaml.
 			dir := goodFixtureWithLink(t, "apps/overlays/dev/kustomization.yaml", "shared/dev.yaml", "../../../shared/dev.yaml")
@@ -223,7 +230,7 @@ func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 			if plain {
 				read = func(l *Loader) (*Snapshot, error) { return l.LoadDir(context.Background(), dir) }
 			}
-			first, next, loader := reloadAfter(t, dir, persisted, read, func() {
+			first, next, loader := reloadAfter(t, dir, restart, read, func() {
 				replaceInFile(t, dir, "shared/dev.yaml", "app:2026.7.27-dev", "app:2026.8.1")
 				testutil.Git(t, dir, nil, "commit", "-qam", "new vector")
 			})
@@ -233,7 +240,7 @@ func TestVectorCacheFollowsLinkedKustomization(t *testing.T) {
 			if got := next.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.8.1" {
 				t.Errorf("dev's vector after the linked file changed: %q, want app:2026.8.1: the old reading was reused", got)
 			}
-			if persisted && loader.vectorsRead != 1 {
+			if restart && loader.vectorsRead != 1 {
 				t.Errorf("the new loader read %d overlays, want only the changed one", loader.vectorsRead)
 			}
 		})
@@ -286,34 +293,28 @@ func TestRestartedLoaderOpensNoUnchangedOverlay(t *testing.T) {
 // unchanged), the overlay holds two and says so, in the same loader and in
 // a new one.
 func TestRememberedKustomizationSeesLinkTargetAppear(t *testing.T) {
-	for _, persisted := range []bool{false, true} {
-		name := "in memory"
-		if persisted {
-			name = "on disk, a new loader"
+	sameAndNewLoader(t, func(t *testing.T, restart bool) {
+		dir := commitFixture(t, "testdata/good")
+		// From the overlay's directory: ../../../shared/dev.yml.
+		if err := os.Symlink("../../../shared/dev.yml", filepath.Join(dir, "apps/overlays/dev/kustomization.yml")); err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			dir := commitFixture(t, "testdata/good")
-			// From the overlay's directory: ../../../shared/dev.yml.
-			if err := os.Symlink("../../../shared/dev.yml", filepath.Join(dir, "apps/overlays/dev/kustomization.yml")); err != nil {
-				t.Fatal(err)
-			}
+		testutil.Git(t, dir, nil, "add", ".")
+		testutil.Git(t, dir, nil, "commit", "-qm", "a link to a file not there yet")
+		first, next, _ := reloadAfter(t, dir, restart, nil, func() {
+			writeFile(t, dir, "shared/dev.yml", "resources: [../apps/base]\n")
 			testutil.Git(t, dir, nil, "add", ".")
-			testutil.Git(t, dir, nil, "commit", "-qm", "a link to a file not there yet")
-			first, next, _ := reloadAfter(t, dir, persisted, nil, func() {
-				writeFile(t, dir, "shared/dev.yml", "resources: [../apps/base]\n")
-				testutil.Git(t, dir, nil, "add", ".")
-				testutil.Git(t, dir, nil, "commit", "-qm", "the link's target")
-			})
-			if _, ok := first.StageIndex["dev/dev"]; !ok {
-				t.Fatalf("dev does not resolve while its link leads nowhere: %v", first.Problems)
-			}
-			if _, ok := next.StageIndex["dev/dev"]; ok || !slices.ContainsFunc(next.Problems, func(p Problem) bool {
-				return p.Name == "dev" && strings.Contains(p.Reason, "has both")
-			}) {
-				t.Errorf("dev still resolves once its overlay holds two kustomization files; problems %v", next.Problems)
-			}
+			testutil.Git(t, dir, nil, "commit", "-qm", "the link's target")
 		})
-	}
+		if _, ok := first.StageIndex["dev/dev"]; !ok {
+			t.Fatalf("dev does not resolve while its link leads nowhere: %v", first.Problems)
+		}
+		if _, ok := next.StageIndex["dev/dev"]; ok || !slices.ContainsFunc(next.Problems, func(p Problem) bool {
+			return p.Name == "dev" && strings.Contains(p.Reason, "has both")
+		}) {
+			t.Errorf("dev still resolves once its overlay holds two kustomization files; problems %v", next.Problems)
+		}
+	})
 }
 
 // stageVectors is each resolved stage's overlay, its hash and its vector.
@@ -355,37 +356,26 @@ func TestConfigDecodesOnlyChangedFiles(t *testing.T) {
 		name   string
 		change func(dir string)
 	}{{name: "files"}, {name: "plain kustomization", change: plainKustomization}} {
-		for _, persisted := range []bool{false, true} {
-			name := layout.name + ", in memory"
-			if persisted {
-				name = layout.name + ", on disk, a new loader"
-			}
-			t.Run(name, func(t *testing.T) {
+		t.Run(layout.name, func(t *testing.T) {
+			sameAndNewLoader(t, func(t *testing.T, restart bool) {
 				dir := testutil.CopyDir(t, "testdata/good")
 				if layout.change != nil {
 					layout.change(dir)
 				}
 				commitDir(t, dir)
-				cacheDir := t.TempDir()
-				newLoader := func() *Loader {
-					return NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+				decoded := 0 // by the last read
+				read := func(l *Loader) (*Snapshot, error) {
+					before := l.filesDecoded
+					snap, err := l.Load(context.Background(), dir, fixtureBranch)
+					decoded = l.filesDecoded - before
+					return snap, err
 				}
-				loader := newLoader()
-				if _, err := loader.Load(context.Background(), dir, fixtureBranch); err != nil {
-					t.Fatal(err)
-				}
-				replaceInFile(t, dir, "vectorflow/templates.yaml", "version: 1.4.x", "version: 1.5.x")
-				testutil.Git(t, dir, nil, "commit", "-qam", "service-b 1.5")
-				if persisted {
-					loader = newLoader()
-				}
-				before := loader.filesDecoded
-				got, err := loader.Load(context.Background(), dir, fixtureBranch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n := loader.filesDecoded - before; n != 1 {
-					t.Errorf("the load after one file changed decoded %d files, want 1", n)
+				_, got, _ := reloadAfter(t, dir, restart, read, func() {
+					replaceInFile(t, dir, "vectorflow/templates.yaml", "version: 1.4.x", "version: 1.5.x")
+					testutil.Git(t, dir, nil, "commit", "-qam", "service-b 1.5")
+				})
+				if decoded != 1 {
+					t.Errorf("the load after one file changed decoded %d files, want 1", decoded)
 				}
 				want, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, fixtureBranch)
 				if err != nil {
@@ -398,7 +388,7 @@ func TestConfigDecodesOnlyChangedFiles(t *testing.T) {
 					t.Errorf("problems, decoded (-) and reused (+):\n%s", diff)
 				}
 			})
-		}
+		})
 	}
 }
 
