@@ -234,6 +234,9 @@ func (r *repo) list(ctx context.Context, remote Remote) (map[string]plumbing.Has
 // updates and refuse others; and a branch already elsewhere than its old
 // tip is reported as moved without sending the pack.
 func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdate) error {
+	if kept, err := r.keep(updates); kept {
+		return err
+	}
 	var objects []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
 	for _, u := range updates {

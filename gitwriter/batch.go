@@ -43,6 +43,7 @@ func (w *Writer) branch(url, branch string) *branchState {
 	st, ok := w.branches[k]
 	if !ok {
 		st = &branchState{sem: make(chan struct{}, 1), repo: newRepo(url, w.shared[url])}
+		st.repo.held = w.heldLocked(url)
 		w.branches[k] = st
 	}
 	return st

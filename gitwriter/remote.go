@@ -31,6 +31,8 @@ type repo struct {
 	s      storage.Storer
 	remote *git.Remote
 	trees  *treeCache // the trees commits are built from, decoded once
+	// held, when set, keeps back this remote's pushes (Writer.Hold).
+	held *held
 }
 
 // newRepo keeps objects in objects when it is set (a store shared with the
@@ -83,6 +85,9 @@ func (r *repo) saw(branch string, tip plumbing.Hash) bool {
 	if tip.IsZero() {
 		return false
 	}
+	if h, ok := r.held.tip(branch); ok {
+		return h == tip // a held branch moves only with its held writes
+	}
 	if _, err := object.GetCommit(r.s, tip); err != nil {
 		return false
 	}
@@ -94,6 +99,10 @@ func (r *repo) saw(branch string, tip plumbing.Hash) bool {
 // rewritten vectorflow/promote/ branch.
 func (r *repo) fetch(ctx context.Context, remote Remote, branch string) (plumbing.Hash, error) {
 	tracking := trackingRef(branch)
+	if tip, ok := r.held.tip(branch); ok {
+		// The remote's tip is older than what this process holds back.
+		return tip, r.s.SetReference(plumbing.NewHashReference(tracking, tip))
+	}
 	err := r.remote.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: "origin",
 		RefSpecs:   []config.RefSpec{config.RefSpec("+" + plumbing.NewBranchReferenceName(branch).String() + ":" + tracking.String())},
@@ -134,6 +143,9 @@ func (r *repo) cachedTip(branch string) (plumbing.Hash, bool) {
 // which the remote has): go-git's own push walks the whole history to find
 // them, which grows with the repository.
 func (r *repo) push(ctx context.Context, remote Remote, branch string, old, commit, base plumbing.Hash) error {
+	if kept, err := r.keep([]refUpdate{{branch: branch, old: old, new: commit, base: base}}); kept {
+		return err
+	}
 	objects, err := newObjects(r.s, commit, base)
 	if err != nil {
 		return err

@@ -97,6 +97,8 @@ type Writer struct {
 	shared map[string]storer.EncodedObjectStorer
 	// apart are the remotes that offer no atomic push (ApplyAlong).
 	apart map[string]bool
+	// holds are the pushes kept back, by remote URL (Hold).
+	holds map[string]*held
 }
 
 // NewWriter returns a Writer with o's defaults filled in.
@@ -113,7 +115,7 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	if o.Backoff == (wait.Backoff{}) {
 		o.Backoff = writeBackoff
 	}
-	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}, apart: map[string]bool{}}, nil
+	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}, apart: map[string]bool{}, holds: map[string]*held{}}, nil
 }
 
 // ShareStore makes the writer keep the objects of the remote at url in s,
@@ -199,6 +201,10 @@ func (w *Writer) PushBranch(ctx context.Context, remote Remote, base, branch str
 		return Result{}, err
 	}
 	defer st.unlock()
+	if st.repo.held.pending(base) {
+		// A pull request from it would carry commits the remote has not seen.
+		return Result{}, fmt.Errorf("push %s: its base %s has held writes; flush them first", branch, base)
+	}
 
 	var last error
 	backoff := w.opts.Backoff

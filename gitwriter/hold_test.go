@@ -1,0 +1,147 @@
+package gitwriter
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+)
+
+// TestHoldPushesOnceAtFlush: while a remote is held, promotions, state
+// commits and promotions along with state commits build on each other and
+// reach nothing on the server; Flush pushes them all in one request.
+func TestHoldPushesOnceAtFlush(t *testing.T) {
+	r := newServerRepo(t, fixtureDir)
+	proxy := testutil.StartCountingProxy(t, r.g)
+	remote := r.httpRemote()
+	remote.URL = proxy.URL(r.name)
+	main := Target{Remote: remote, Branch: "main"}
+	state := Target{Remote: remote, Branch: "vectorflow/state"}
+	ctx := context.Background()
+	mainBefore := r.tip(t, "main")
+
+	w := newTestWriter(t, WriterOptions{})
+	if err := w.Hold(remote.URL); !errors.Is(err, ErrCannotHold) {
+		t.Fatalf("Hold without a shared store: %v, want ErrCannotHold", err)
+	}
+	w.ShareStore(remote.URL, memory.NewStorage())
+	if err := w.Hold(remote.URL); err != nil {
+		t.Fatal(err)
+	}
+	one, err := w.CompareAndSwap(ctx, state, plumbing.ZeroHash, map[string][]byte{"note": []byte("one")}, "state one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, two, err := w.ApplyAlong(ctx, main, promotionChange("p1", 1, lineEdit("settings.env", "a", "1")),
+		Swap{Branch: state.Branch, Expected: one, Files: map[string][]byte{"note": []byte("two")}, Message: "state two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, err := w.Apply(ctx, main, promotionChange("p2", 2, lineEdit("settings.env", "b", "2")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := w.CompareAndSwap(ctx, state, two, map[string][]byte{"note": []byte("three")}, "state three")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := proxy.Reset(); got[testutil.Push] != 0 {
+		t.Errorf("held writes made %s, want no push", got)
+	}
+	if r.tip(t, "main") != mainBefore || r.tip(t, "vectorflow/state") != "" {
+		t.Fatal("a held write reached the server")
+	}
+	if tip, ok := w.Held(remote.URL, "main"); !ok || tip != applied[0].Commit {
+		t.Fatalf("Held(main) = %s, %v; want %s", tip, ok, applied[0].Commit)
+	}
+	if h, err := w.History(ctx, main, applied[0].Commit); err != nil || len(h.Commits("p1")) != 1 || len(h.Commits("p2")) != 1 {
+		t.Fatalf("the held history does not name both held promotions (%v)", err)
+	}
+	if _, err := w.PushBranch(ctx, remote, "main", PromoteBranchPrefix+"p9", promotionChange("p9", 9, lineEdit("settings.env", "z", "9"))); err == nil {
+		t.Fatal("a pull-request branch was pushed on top of held commits")
+	}
+
+	proxy.Reset()
+	if err := w.Flush(ctx, remote, state.Branch); err != nil {
+		t.Fatal(err)
+	}
+	if got := proxy.Reset(); got[testutil.Push] != 1 {
+		t.Errorf("Flush took %s, want one push", got)
+	}
+	if r.tip(t, "main") != applied[0].Commit.String() || r.tip(t, "vectorflow/state") != three.String() {
+		t.Fatalf("after the flush main at %s and state at %s, want %s and %s", r.tip(t, "main"), r.tip(t, "vectorflow/state"), applied[0].Commit, three)
+	}
+	if _, err := testutil.GitE(r.bare, nil, "merge-base", "--is-ancestor", res.Commit.String(), "main"); err != nil {
+		t.Fatal("the first held promotion is not on main")
+	}
+	if got := r.show(t, "vectorflow/state", "note"); got != "three" {
+		t.Fatalf("state note = %q, want three", got)
+	}
+	r.checkNoForcePush(t, "main")
+	if err := w.Flush(ctx, remote, state.Branch); err != nil || proxy.Reset()[testutil.Push] != 0 {
+		t.Fatalf("a flush with nothing held: %v, or it pushed", err)
+	}
+}
+
+// TestFlushRefusesAMovedBranch: a branch the remote moved while writes were
+// held refuses the whole flush, both branches stay where they were, and
+// after Drop the writer reads the remote again and writes on its new tip.
+func TestFlushRefusesAMovedBranch(t *testing.T) {
+	r := newServerRepo(t, fixtureDir)
+	remote := r.httpRemote()
+	main := Target{Remote: remote, Branch: "main"}
+	state := Target{Remote: remote, Branch: "vectorflow/state"}
+	ctx := context.Background()
+
+	w := newTestWriter(t, WriterOptions{})
+	w.ShareStore(remote.URL, memory.NewStorage())
+	stateTip, err := w.CompareAndSwap(ctx, state, plumbing.ZeroHash, map[string][]byte{"note": []byte("zero")}, "state zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Hold(remote.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.ApplyAlong(ctx, main, promotionChange("p1", 1, lineEdit("settings.env", "a", "1")),
+		Swap{Branch: state.Branch, Expected: stateTip, Files: map[string][]byte{"note": []byte("one")}, Message: "state one"}); err != nil {
+		t.Fatal(err)
+	}
+	// A person pushes to main meanwhile.
+	if _, err := newTestWriter(t, WriterOptions{}).Apply(ctx, main, promotionChange("other", 7, lineEdit("settings.env", "o", "7"))); err != nil {
+		t.Fatal(err)
+	}
+	foreign := r.tip(t, "main")
+
+	err = w.Flush(ctx, remote, state.Branch)
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) || conflict.Branch != "main" {
+		t.Fatalf("Flush over a moved main: %v, want a ConflictError on main", err)
+	}
+	if r.tip(t, "main") != foreign || r.tip(t, "vectorflow/state") != stateTip.String() {
+		t.Fatal("a refused flush moved a branch")
+	}
+	if err := w.Drop(ctx, remote.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.Held(remote.URL, "main"); ok {
+		t.Fatal("main is still held after Drop")
+	}
+	h, err := w.History(ctx, main, plumbing.ZeroHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Commits("p1")) != 0 || len(h.Commits("other")) != 1 {
+		t.Fatalf("after Drop the history names p1 %d times and other %d times, want 0 and 1", len(h.Commits("p1")), len(h.Commits("other")))
+	}
+	if _, err := w.Apply(ctx, main, promotionChange("p1", 1, lineEdit("settings.env", "a", "1"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testutil.GitE(r.bare, nil, "merge-base", "--is-ancestor", foreign, "main"); err != nil {
+		t.Fatal("the person's commit was overwritten")
+	}
+	r.checkNoForcePush(t, "main")
+}
