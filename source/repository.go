@@ -196,6 +196,20 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 	return ref.Hash(), nil
 }
 
+// Compact packs the loose objects writes left in the on-disk store, as
+// every fetch does once there are many: a run that wrote many commits
+// without fetching (a held run) packs them itself, rather than leaving
+// the work to the next process's first fetch. A store in memory has
+// nothing to pack.
+func (r *Repository) Compact(ctx context.Context) error {
+	if r.store == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.store.compactNow(ctx)
+}
+
 // FetchAll brings every branch (as refs/remotes/origin/*) and tag up to
 // date, so that any revision on them resolves.
 func (r *Repository) FetchAll(ctx context.Context) error {

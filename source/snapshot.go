@@ -256,6 +256,15 @@ func (l *Loader) Load(ctx context.Context, url, branch string) (*Snapshot, error
 	return l.load(ctx, url, branch, func() (repofs.Tree, string, error) { return l.tree(ctx, url, branch) })
 }
 
+// LoadAt reads commit of the repository at url as Load reads branch's
+// tip, without fetching: the commit must be in the store already, as one
+// this process fetched or wrote is. It is how a run that holds its own
+// writes back (gitwriter.Writer.Hold) reads what it wrote: a fetch would
+// bring back the remote's older tip.
+func (l *Loader) LoadAt(ctx context.Context, url, branch string, commit plumbing.Hash) (*Snapshot, error) {
+	return l.load(ctx, url, branch, func() (repofs.Tree, string, error) { return l.treeAt(url, commit) })
+}
+
 // LoadDir reads the directory dir as it is on disk, whether or not it is a
 // Git checkout: what a pre-merge check of a working tree wants.
 func (l *Loader) LoadDir(ctx context.Context, dir string) (*Snapshot, error) {
@@ -427,6 +436,21 @@ func (l *Loader) tree(ctx context.Context, url, branch string) (repofs.Tree, str
 	if err != nil {
 		return nil, "", err
 	}
+	return l.commitTree(repo, url, hash)
+}
+
+// treeAt is tree at a commit the store of url already holds.
+func (l *Loader) treeAt(url string, commit plumbing.Hash) (repofs.Tree, string, error) {
+	repo, err := l.repository(url)
+	if err != nil {
+		return nil, "", err
+	}
+	return l.commitTree(repo, url, commit)
+}
+
+// commitTree is the root tree of commit of repo at url; the trees of the
+// commit read last are reused.
+func (l *Loader) commitTree(repo *Repository, url string, hash plumbing.Hash) (repofs.Tree, string, error) {
 	last, ok := l.trees[url]
 	if !ok || last.store != repo.Repo() {
 		last = loadedTree{store: repo.Repo(), objects: repofs.NewGitObjects()}

@@ -392,6 +392,17 @@ func (d *diskStore) fetch(ctx context.Context, fetch func() error, verify func()
 	return fetch()
 }
 
+// compactNow packs the loose objects as a fetch would, under the file lock.
+func (d *diskStore) compactNow(ctx context.Context) error {
+	unlock, err := d.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d.compact(time.Now())
+	return nil
+}
+
 // lock takes the store's file lock, shared by every process and every
 // Repository of this store, waiting for ctx at most. The lock file is
 // checked to still be the one at its path once held: a process removing an
