@@ -83,6 +83,11 @@ type Options struct {
 	StateSigners []gitwriter.TrustedKey
 	// Events receives the events of every state commit; nil sends none.
 	Events EventPublisher
+	// HoldWrites makes RunUntilStable push its writes to the config
+	// repository once, when the run settles, instead of once a pass: a
+	// change that travels through many stages costs one push, and the
+	// world sees all of it or none of it. For run --once.
+	HoldWrites bool
 	// Observe, when set, is called with what each pass read and decided,
 	// after the state is written (the Kubernetes mirror, the web view of
 	// run); see Observed for the passes that decide nothing.
@@ -122,7 +127,9 @@ type Controller struct {
 	// the state branch along with the config branch in one request and
 	// whose object store the writer shares; nil for a plain directory.
 	shared *source.Repository
-	trust  *StateTrust
+	// held is the RunUntilStable holding its writes back, if any.
+	held  *heldRun
+	trust *StateTrust
 	// evidence remembers which commit added each approval file.
 	evidence evidenceCache
 	// uploads are vectors still to push to their template's uploadTarget.
@@ -273,7 +280,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	// What an earlier process remembered serves the state's read and
 	// decode; it is read beside the load, which does not use it.
 	imported := c.importStateMemo()
-	snap, err := c.opts.Loader.Load(ctx, c.opts.URL, c.opts.Branch)
+	snap, err := c.load(ctx)
 	imported()
 	c.opts.Metrics.observeFetch(c.name, start, c.opts.Clock(), err)
 	if err != nil {
@@ -288,6 +295,10 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	tip, files, err := c.readState(ctx)
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)
+	}
+	if c.held != nil {
+		c.held.passes++
+		c.held.read, c.held.config, c.held.state = true, plumbing.NewHash(snap.Commit), tip
 	}
 	state, errs := c.codec.Decode(files)
 	c.exportStateMemo(false)
@@ -377,7 +388,11 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 		for _, t := range d.Transitions {
 			c.opts.Log.Info("transition", "change", t)
 		}
-		c.publishEvents(state, d.State)
+		if c.held != nil {
+			c.held.events = append(c.held.events, reconcilers.Events(state, d.State))
+		} else {
+			c.publishEvents(state, d.State)
+		}
 	}
 	// The reports are recorded (or changed nothing); those on revisions the
 	// branch does not hold yet wait for a later pass.
@@ -390,7 +405,16 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.results = map[string]reconcilers.Result{}
 	c.opened = map[string]v1alpha1.PullRequestStatus{}
 	c.queueUploads(snap, state, d.State)
-	c.upload(ctx)
+	if c.held == nil {
+		c.upload(ctx) // a held run uploads once its state commits land
+	}
+	if c.held != nil && c.startsElsewhere(snap, d.State, starts) {
+		// The state commit that starts a promotion lands before the
+		// promotion's commit in another repository, never after it.
+		if err := c.flushHeld(ctx); err != nil {
+			return PassResult{}, fmt.Errorf("push the held writes before writing another repository: %w", err)
+		}
+	}
 	results, execErr := c.execute(ctx, snap, d.State, starts)
 	for name, r := range along {
 		results[name] = r
@@ -406,6 +430,12 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	}
 	res.Written = sortedKeys(written)
 	var retryIn time.Duration
+	if c.held != nil && len(d.PullRequestActions) > 0 {
+		// A forge sees only what was pushed.
+		if err := c.flushHeld(ctx); err != nil {
+			return PassResult{}, fmt.Errorf("push the held writes before acting on pull requests: %w", err)
+		}
+	}
 	res.PullRequests, res.PullRequestsWaiting, retryIn = c.executePullRequests(ctx, snap, d.State, d.PullRequestActions)
 	if retryIn > 0 && (res.RequeueAfter == 0 || retryIn < res.RequeueAfter) {
 		res.RequeueAfter = retryIn
@@ -467,18 +497,65 @@ func (c *Controller) upload(ctx context.Context) {
 // stops after maxPasses passes more than the repository's configs may need
 // (passLimit).
 func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassResult, error) {
+	c.mu.Lock()
+	held := c.hold()
+	c.mu.Unlock()
+	if !held {
+		return c.runUntilStable(ctx, maxPasses, false)
+	}
+	for attempt := 1; ; attempt++ {
+		all, err := c.runUntilStable(ctx, maxPasses, true)
+		c.mu.Lock()
+		if err == nil {
+			err = c.flushHeld(ctx)
+		}
+		if err == nil {
+			c.releaseHeld()
+			c.exportStateMemo(true) // what a restart reads: the settled state
+			c.mu.Unlock()
+			return all, nil
+		}
+		if errors.Is(err, gitwriter.ErrConflict) && c.held != nil && attempt < maxConflicts {
+			// Another writer moved a branch: the run starts again from
+			// what it wrote, the held writes dropped (flushHeld).
+			c.opts.Log.V(1).Info("a branch moved while the run held its writes; running again", "attempt", attempt, "why", err.Error())
+			c.mu.Unlock()
+			continue
+		}
+		// Only the passes whose writes were pushed happened.
+		landed := 0
+		if c.held != nil {
+			landed = min(c.held.landed, len(all))
+		}
+		c.dropHeld(ctx)
+		c.mu.Unlock()
+		return all[:landed], err
+	}
+}
+
+// runUntilStable is RunUntilStable's passes; held says its writes are
+// held back, to be flushed by the caller.
+func (c *Controller) runUntilStable(ctx context.Context, maxPasses int, held bool) ([]PassResult, error) {
 	var all []PassResult
 	for i := 0; i < c.passLimit(maxPasses); i++ {
+		run := c.heldNow()
 		res, err := c.Pass(ctx)
 		if err != nil {
 			return all, err
 		}
+		if held && c.heldNow() != run {
+			// A flush in the pass found a branch moved: the writes of the
+			// passes before were dropped, and the run started over.
+			all = nil
+		}
 		all = append(all, res)
 		if !res.Changed() && len(c.pendingResults()) == 0 {
 			if len(res.PullRequestsWaiting) == 0 {
-				c.mu.Lock()
-				c.exportStateMemo(true) // what a restart reads: the settled state
-				c.mu.Unlock()
+				if !held {
+					c.mu.Lock()
+					c.exportStateMemo(true) // what a restart reads: the settled state
+					c.mu.Unlock()
+				}
 				return all, nil
 			}
 			// Only the forge is behind: look again when it may have caught up.

@@ -19,13 +19,17 @@ import (
 // config and state branches once, push once, and look once more to see
 // that nothing moved.
 func TestOnePromotionRoundTrips(t *testing.T) {
-	t.Run("atomic", func(t *testing.T) { onePromotionRoundTrips(t, true) })
+	t.Run("atomic", func(t *testing.T) { onePromotionRoundTrips(t, true, false) })
 	// Without atomic pushes the state commit and the promotion go out
 	// apart, the state first: never a promotion without its record.
-	t.Run("without atomic pushes", func(t *testing.T) { onePromotionRoundTrips(t, false) })
+	t.Run("without atomic pushes", func(t *testing.T) { onePromotionRoundTrips(t, false, false) })
+	// Holding the writes until the run settles (run --once): one fetch,
+	// one push of everything.
+	t.Run("held", func(t *testing.T) { onePromotionRoundTrips(t, true, true) })
+	t.Run("held without atomic pushes", func(t *testing.T) { onePromotionRoundTrips(t, false, true) })
 }
 
-func onePromotionRoundTrips(t *testing.T, atomic bool) {
+func onePromotionRoundTrips(t *testing.T, atomic, held bool) {
 	srv := testutil.StartGitServer(t)
 	srv.InitRepo(t, testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart")), "main", "acme.git")
 	if !atomic {
@@ -43,7 +47,7 @@ func onePromotionRoundTrips(t *testing.T, atomic bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := New(Options{URL: url, Branch: "main", Writer: w, Auth: func(string) source.Auth {
+		c, err := New(Options{URL: url, Branch: "main", Writer: w, HoldWrites: held, Auth: func(string) source.Auth {
 			return source.Auth{Username: srv.Username, Password: srv.Password}
 		}})
 		if err != nil {
@@ -79,7 +83,14 @@ func onePromotionRoundTrips(t *testing.T, atomic bool) {
 	// with the state commit starting it in one atomic push, and the state
 	// commit recording its result in another.
 	total, pushes := 7, 2
-	if !atomic {
+	switch {
+	case held && atomic:
+		// One push of the promotion with both state commits; the passes
+		// after the first read what the run wrote, without a request.
+		total, pushes = 4, 1
+	case held:
+		total, pushes = 5, 2 // the promotion, then the state that records it
+	case !atomic:
 		total, pushes = 8, 3 // and the advertisement that says so, once
 	}
 	if counts.Total() > total || counts[testutil.Fetch] > 1 || counts[testutil.Push] > pushes {

@@ -60,10 +60,13 @@ so run can stop and start anywhere.
 
 With --once it runs passes until nothing changes and exits, non-zero when a pass
 failed or the configuration has problems (promotions waiting for an approval
-are not a failure). Without it, it keeps reconciling every --interval, at once on a
-webhook (--listen), and serves /healthz, /readyz and /metrics; /readyz answers
-503, naming the repository and why, until the last pass of every repository
-did its work.`,
+are not a failure). Its commits to the config repository go out together in one
+atomic push when the passes settle (or before anything else sees them: a write
+to another repository, a pull request); if a branch moved meanwhile, none of
+them lands and the passes start again from a fresh fetch. Without it, it keeps
+reconciling every --interval, at once on a webhook (--listen), and serves
+/healthz, /readyz and /metrics; /readyz answers 503, naming the repository and
+why, until the last pass of every repository did its work.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, o) },
 	}
@@ -150,7 +153,8 @@ func run(cmd *cobra.Command, o runOptions) error {
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
 			StateSigners: stateSigners, Limits: o.lf.limits(), CacheDir: o.rf.cacheDirectory(), Events: events, Observe: views.observer(serveUI),
-			Log: log.WithValues("repository", r.url),
+			HoldWrites: o.once,
+			Log:        log.WithValues("repository", r.url),
 		})
 		if err != nil {
 			return err
