@@ -12,6 +12,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
@@ -93,6 +94,10 @@ type stateFiles struct {
 	tip   plumbing.Hash
 	files map[string][]byte
 	blobs map[string]plumbing.Hash // each file's blob
+	// trees are each directory's tree ("" the root), entries what it
+	// holds, so a directory read before is taken without reading it.
+	trees   map[string]plumbing.Hash
+	entries map[string][]stateEntry
 }
 
 // seed offers files known from elsewhere (the state codec's memory of an
@@ -113,6 +118,9 @@ func (m *stateFiles) seed(files map[string][]byte) {
 }
 
 // read returns the files of commit; the map is the caller's to change.
+// A directory whose tree is the one read last is taken whole from then,
+// without reading it: a state commit changes a few of the state branch's
+// directories, and each is a tree object to read and inflate.
 func (m *stateFiles) read(s storer.EncodedObjectStorer, commit plumbing.Hash) (map[string][]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -123,46 +131,79 @@ func (m *stateFiles) read(s storer.EncodedObjectStorer, commit plumbing.Hash) (m
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", commit, err)
 	}
-	tree, err := c.Tree()
+	next := stateFiles{files: map[string][]byte{}, blobs: map[string]plumbing.Hash{}, trees: map[string]plumbing.Hash{}, entries: map[string][]stateEntry{}}
+	var walk func(dir string, tree plumbing.Hash) error
+	walk = func(dir string, tree plumbing.Hash) error {
+		next.trees[dir] = tree
+		if m.trees[dir] == tree {
+			next.take(m, dir)
+			return nil
+		}
+		t, err := object.GetTree(s, tree)
+		if err != nil {
+			return fmt.Errorf("read the tree of %s: %w", commit, err)
+		}
+		for _, e := range t.Entries {
+			name := path.Join(dir, e.Name)
+			switch {
+			case e.Mode == filemode.Dir:
+				next.entries[dir] = append(next.entries[dir], stateEntry{name: name, dir: true})
+				if err := walk(name, e.Hash); err != nil {
+					return err
+				}
+			case e.Mode.IsFile():
+				next.entries[dir] = append(next.entries[dir], stateEntry{name: name})
+				next.blobs[name] = e.Hash
+				if m.blobs[name] == e.Hash {
+					next.files[name] = m.files[name]
+					continue
+				}
+				content, err := readBlob(s, e.Hash)
+				if err != nil {
+					return fmt.Errorf("read %s of %s: %w", name, commit, err)
+				}
+				next.files[name] = content
+			}
+		}
+		return nil
+	}
+	if err := walk("", c.TreeHash); err != nil {
+		return nil, err
+	}
+	m.tip, m.files, m.blobs, m.trees, m.entries = commit, next.files, next.blobs, next.trees, next.entries
+	return maps.Clone(m.files), nil
+}
+
+// stateEntry is a file or directory of a directory of the state branch.
+type stateEntry struct {
+	name string // its path from the root
+	dir  bool
+}
+
+// take copies what from read of dir, and of every directory below it.
+func (m *stateFiles) take(from *stateFiles, dir string) {
+	m.entries[dir] = from.entries[dir]
+	for _, e := range from.entries[dir] {
+		if e.dir {
+			m.trees[e.name] = from.trees[e.name]
+			m.take(from, e.name)
+			continue
+		}
+		m.files[e.name], m.blobs[e.name] = from.files[e.name], from.blobs[e.name]
+	}
+}
+
+func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
+	blob, err := object.GetBlob(s, h)
 	if err != nil {
-		return nil, fmt.Errorf("read the tree of %s: %w", commit, err)
+		return nil, err
 	}
-	files, blobs := map[string][]byte{}, map[string]plumbing.Hash{}
-	walker := object.NewTreeWalker(tree, true, nil)
-	defer walker.Close()
-	for {
-		name, entry, err := walker.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read the tree of %s: %w", commit, err)
-		}
-		if !entry.Mode.IsFile() {
-			continue
-		}
-		blobs[name] = entry.Hash
-		if m.blobs[name] == entry.Hash {
-			files[name] = m.files[name]
-			continue
-		}
-		blob, err := object.GetBlob(s, entry.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("read %s of %s: %w", name, commit, err)
-		}
-		r, err := blob.Reader()
-		if err != nil {
-			return nil, fmt.Errorf("read %s of %s: %w", name, commit, err)
-		}
-		content, err := io.ReadAll(r)
-		r.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read %s of %s: %w", name, commit, err)
-		}
-		files[name] = content
+	r, err := blob.Reader()
+	if err != nil {
+		return nil, err
 	}
-	m.tip, m.files, m.blobs = commit, files, blobs
-	return maps.Clone(files), nil
+	defer r.Close()
+	return io.ReadAll(r)
 }
 
 // VerifiedState is the state branch read and its history checked.
@@ -260,7 +301,13 @@ func (c *Controller) readState(ctx context.Context) (plumbing.Hash, map[string][
 	if c.shared == nil {
 		return c.opts.Writer.Read(ctx, c.stateTarget(), "")
 	}
-	tip, err := FetchedState(c.shared, c.opts.StateBranch)
+	var tip plumbing.Hash
+	var err error
+	if c.held != nil && c.held.read {
+		tip = c.heldStateTip() // a fetch would bring back the remote's older tip
+	} else {
+		tip, err = FetchedState(c.shared, c.opts.StateBranch)
+	}
 	if err != nil || tip.IsZero() {
 		return plumbing.ZeroHash, map[string][]byte{}, err // not written yet, or unreadable
 	}
