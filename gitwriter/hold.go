@@ -66,13 +66,20 @@ func (h *held) keep(updates []refUpdate) (bool, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.on {
-		return false, nil
+	heldBranches := 0
+	for _, u := range updates {
+		if h.holds(u.branch) {
+			heldBranches++
+		}
+	}
+	switch heldBranches {
+	case 0:
+		return false, nil // pushed as always
+	case len(updates):
+	default:
+		return true, fmt.Errorf("push of %d branches: only %d of them are held", len(updates), heldBranches)
 	}
 	for _, u := range updates {
-		if !h.holds(u.branch) {
-			return true, fmt.Errorf("branch %s is not held with the others of its push", u.branch)
-		}
 		if prev, ok := h.updates[u.branch]; ok && prev.new != u.old {
 			return true, fmt.Errorf("%w: held branch %s is at %s, expected %s", errBranchMoved, u.branch, hashOrNone(prev.new), hashOrNone(u.old))
 		}

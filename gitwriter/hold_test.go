@@ -72,6 +72,17 @@ func TestHoldPushesOnceAtFlush(t *testing.T) {
 	if got := proxy.Reset(); got[testutil.Push] != 1 {
 		t.Errorf("Flush took %s, want one push", got)
 	}
+	// A pull-request branch is never held: the forge must see it.
+	pr, err := w.PushBranch(ctx, remote, "main", PromoteBranchPrefix+"p9", promotionChange("p9", 9, lineEdit("settings.env", "z", "9")))
+	if err != nil {
+		t.Fatalf("a pull-request branch on a flushed base: %v", err)
+	}
+	if got := r.tip(t, PromoteBranchPrefix+"p9"); got != pr.Commit.String() {
+		t.Fatalf("the pull-request branch is at %q on the server, want %s", got, pr.Commit)
+	}
+	if got := proxy.Reset(); got[testutil.Push] != 1 {
+		t.Errorf("Flush took %s, want one push", got)
+	}
 	if r.tip(t, "main") != applied[0].Commit.String() || r.tip(t, "vectorflow/state") != three.String() {
 		t.Fatalf("after the flush main at %s and state at %s, want %s and %s", r.tip(t, "main"), r.tip(t, "vectorflow/state"), applied[0].Commit, three)
 	}
