@@ -368,3 +368,78 @@ spec:
 		t.Errorf("latest-to-dev-1 is not recorded Succeeded: %+v", state.Promotions["latest-to-dev-1"])
 	}
 }
+
+// TestHeldRunPromotesIntoAnotherBranchOfItsRepository: a landscape on
+// another branch of the config repository is read through a fetch, so a
+// held run pushes a promotion into it before the next pass reads it: the
+// vector goes on from dev to test in the same run, each promotion once.
+func TestHeldRunPromotesIntoAnotherBranchOfItsRepository(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	proxy := testutil.StartCountingProxy(t, srv)
+	url := proxy.URL("mono.git")
+	landscape := "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: deploy\nspec:\n  repository:\n    url: " + url + "\n    branch: deploy\n"
+	srv.InitRepo(t, configRepo(t, landscape+`---
+apiVersion: vectorflow.dev/v1alpha1
+kind: Stage
+metadata:
+  name: dev
+spec:
+  landscape: deploy
+  path: apps/overlays/dev
+---
+`+readExample(t, "template.yaml")+`---
+apiVersion: vectorflow.dev/v1alpha1
+kind: VectorPromotionConfig
+metadata:
+  name: latest-to-dev
+spec:
+  source: {kind: VectorTemplate, name: acme}
+  target: {kind: Stage, name: dev, landscape: deploy}
+---
+apiVersion: vectorflow.dev/v1alpha1
+kind: Stage
+metadata:
+  name: test
+spec:
+  landscape: deploy
+  path: apps/overlays/test
+---
+apiVersion: vectorflow.dev/v1alpha1
+kind: VectorPromotionConfig
+metadata:
+  name: dev-to-test
+spec:
+  source: {kind: Stage, name: dev, landscape: deploy}
+  target: {kind: Stage, name: test, landscape: deploy}
+  approval: {required: false}
+`), "main", "mono.git")
+	stages := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
+	testutil.Git(t, stages, nil, "init", "-q", "-b", "deploy")
+	testutil.Git(t, stages, nil, "add", "-A")
+	testutil.Git(t, stages, []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}, "commit", "-qm", "stages")
+	testutil.Git(t, stages, nil, "push", "-q", srv.HTTPURLWithCredentials("mono.git"), "deploy")
+
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	c, err := New(Options{URL: url, Branch: "main", Writer: signedWriter(t), Auth: auth, HoldWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunUntilStable(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	// The vector reached test in the same run: the pass after dev's
+	// promotion read dev's overlay as it was written.
+	state := readStateOf(t, url, auth)
+	log := testutil.Git(t, srv.BarePath("mono.git"), nil, "log", "--format=%(trailers:key=Vectorflow-Promotion,valueonly)", "deploy")
+	for _, name := range []string{"latest-to-dev-1", "dev-to-test-1"} {
+		if p := state.Promotions[name]; p == nil || p.Status.State != v1alpha1.PromotionSucceeded {
+			t.Errorf("%s is not recorded Succeeded: %+v", name, p)
+		}
+		if got := strings.Count(log, name); got != 1 {
+			t.Errorf("the deploy branch has %d commits of %s, want 1:\n%s", got, name, log)
+		}
+	}
+	if len(state.Promotions) != 2 {
+		t.Errorf("promotions %v, want latest-to-dev-1 and dev-to-test-1", sortedKeys(state.Promotions))
+	}
+}

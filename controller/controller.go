@@ -408,9 +408,11 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	if c.held == nil {
 		c.upload(ctx) // a held run uploads once its state commits land
 	}
-	if c.held != nil && c.startsElsewhere(snap, d.State, starts) {
+	if c.held != nil && c.startsElsewhere(snap, d.State, d.Start) {
 		// The state commit that starts a promotion lands before the
-		// promotion's commit in another repository, never after it.
+		// promotion's commit in another repository, never after it; one
+		// into another branch of this repository lands before the next
+		// pass fetches that branch.
 		if err := c.flushHeld(ctx); err != nil {
 			return PassResult{}, fmt.Errorf("push the held writes before writing another repository: %w", err)
 		}

@@ -138,9 +138,11 @@ func (c *Controller) heldNow() *heldRun {
 	return c.held
 }
 
-// startsElsewhere reports whether a promotion of starts writes a
-// repository other than the config repository, which a held run cannot
-// hold.
+// startsElsewhere reports whether a promotion of starts writes anywhere
+// but the config branch: another repository, which a held run cannot
+// hold, or another branch of the config repository, which the next pass
+// reads through a fetch (a landscape's branch), so it must be pushed
+// first.
 func (c *Controller) startsElsewhere(snap *source.Snapshot, state *reconcilers.State, starts []string) bool {
 	for _, name := range starts {
 		p := state.Promotions[name]
@@ -148,7 +150,7 @@ func (c *Controller) startsElsewhere(snap *source.Snapshot, state *reconcilers.S
 			continue
 		}
 		ref, ok := snap.StageIndex[source.StageKey(p.Spec.Target.Landscape, p.Spec.Target.Name)]
-		if ok && ref.Branch != "" && c.remote(ref.URL).URL != c.heldURL() {
+		if ok && ref.Branch != "" && (c.remote(ref.URL).URL != c.heldURL() || ref.Branch != c.opts.Branch) {
 			return true
 		}
 	}
