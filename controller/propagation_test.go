@@ -21,11 +21,7 @@ import (
 // before any poll (the interval is an hour).
 func TestRunnerPropagatesAcrossConfigRepositories(t *testing.T) {
 	srv := testutil.StartGitServer(t)
-	stages := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
-	if err := os.RemoveAll(filepath.Join(stages, "vectorflow")); err != nil {
-		t.Fatal(err)
-	}
-	srv.InitRepo(t, stages, "main", "stages.git")
+	srv.InitRepo(t, quickstartStages(t), "main", "stages.git")
 	stagesURL := srv.HTTPURL("stages.git")
 
 	landscape := "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: shared\nspec:\n  repository:\n    url: " + stagesURL + "\n    branch: main\n"
@@ -153,6 +149,17 @@ func readExample(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// quickstartStages is a copy of the quickstart without its configs: its
+// overlays, the stages of a landscape in a repository of its own.
+func quickstartStages(t *testing.T) string {
+	t.Helper()
+	dir := testutil.CopyDir(t, filepath.Join("..", "examples", "quickstart"))
+	if err := os.RemoveAll(filepath.Join(dir, "vectorflow")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // configRepo is a directory holding only vectorflow/config.yaml.
