@@ -123,10 +123,20 @@ var ErrCannotHold = errors.New("the remote's pushes cannot be held")
 // the world sees all of its commits at once or none of them.
 func (w *Writer) Hold(url string) error {
 	w.mu.Lock()
-	_, shared := w.shared[url]
+	objects, shared := w.shared[url]
+	var apart []string // branches written before the store was shared
+	for k, st := range w.branches {
+		if s, ok := st.repo.s.(sharedStorage); k.url == url && (!ok || s.EncodedObjectStorer != objects) {
+			apart = append(apart, k.branch)
+		}
+	}
 	w.mu.Unlock()
 	if !shared {
 		return fmt.Errorf("%w: no store is shared for %s", ErrCannotHold, url)
+	}
+	if len(apart) > 0 {
+		sort.Strings(apart)
+		return fmt.Errorf("%w: branches %s of %s keep their objects apart", ErrCannotHold, strings.Join(apart, ", "), url)
 	}
 	h := w.held(url)
 	h.mu.Lock()

@@ -28,6 +28,15 @@ func TestHoldPushesOnceAtFlush(t *testing.T) {
 	if err := w.Hold(remote.URL); !errors.Is(err, ErrCannotHold) {
 		t.Fatalf("Hold without a shared store: %v, want ErrCannotHold", err)
 	}
+	// A branch written before the store was shared keeps its objects apart.
+	early := newTestWriter(t, WriterOptions{})
+	if _, err := early.History(ctx, main, plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	early.ShareStore(remote.URL, memory.NewStorage())
+	if err := early.Hold(remote.URL); !errors.Is(err, ErrCannotHold) {
+		t.Fatalf("Hold with main in a store of its own: %v, want ErrCannotHold", err)
+	}
 	w.ShareStore(remote.URL, memory.NewStorage())
 	if err := w.Hold(remote.URL); err != nil {
 		t.Fatal(err)
