@@ -502,11 +502,8 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 	c.mu.Lock()
 	held := c.hold()
 	c.mu.Unlock()
-	if !held {
-		return c.runUntilStable(ctx, maxPasses, false)
-	}
 	for attempt := 1; ; attempt++ {
-		all, err := c.runUntilStable(ctx, maxPasses, true)
+		all, err := c.runUntilStable(ctx, maxPasses, held)
 		c.mu.Lock()
 		if err == nil {
 			err = c.flushHeld(ctx)
@@ -517,9 +514,13 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 			c.mu.Unlock()
 			return all, nil
 		}
+		if !held {
+			c.mu.Unlock()
+			return all, err
+		}
 		if errors.Is(err, gitwriter.ErrConflict) && c.held != nil && attempt < maxConflicts {
-			// Another writer moved a branch: the run starts again from
-			// what it wrote, the held writes dropped (flushHeld).
+			// Another writer moved a branch: the held writes were
+			// dropped (flushHeld), and the run starts again from a fetch.
 			c.opts.Log.V(1).Info("a branch moved while the run held its writes; running again", "attempt", attempt, "why", err.Error())
 			c.mu.Unlock()
 			continue
@@ -535,8 +536,8 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 	}
 }
 
-// runUntilStable is RunUntilStable's passes; held says its writes are
-// held back, to be flushed by the caller.
+// runUntilStable is RunUntilStable's passes; held says their writes are
+// held back, for the caller to flush.
 func (c *Controller) runUntilStable(ctx context.Context, maxPasses int, held bool) ([]PassResult, error) {
 	var all []PassResult
 	for i := 0; i < c.passLimit(maxPasses); i++ {
@@ -553,11 +554,6 @@ func (c *Controller) runUntilStable(ctx context.Context, maxPasses int, held boo
 		all = append(all, res)
 		if !res.Changed() && len(c.pendingResults()) == 0 {
 			if len(res.PullRequestsWaiting) == 0 {
-				if !held {
-					c.mu.Lock()
-					c.exportStateMemo(true) // what a restart reads: the settled state
-					c.mu.Unlock()
-				}
 				return all, nil
 			}
 			// Only the forge is behind: look again when it may have caught up.
