@@ -137,7 +137,7 @@ spec:
 	stages := quickstartStages(t)
 	testutil.Git(t, stages, nil, "init", "-q", "-b", "deploy")
 	testutil.Git(t, stages, nil, "add", "-A")
-	testutil.Git(t, stages, []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}, "commit", "-qm", "stages")
+	testutil.Git(t, stages, nil, "commit", "-qm", "stages")
 	testutil.Git(t, stages, nil, "push", "-q", srv.HTTPURLWithCredentials("mono.git"), "deploy")
 
 	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }

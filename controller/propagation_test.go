@@ -29,16 +29,7 @@ func TestRunnerPropagatesAcrossConfigRepositories(t *testing.T) {
 		return "---\napiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: " + name +
 			"\nspec:\n  landscape: shared\n  path: apps/overlays/" + name + "\n"
 	}
-	template := readExample(t, "template.yaml")
-	builds := configRepo(t, landscape+stage("dev")+"---\n"+template+`---
-apiVersion: vectorflow.dev/v1alpha1
-kind: VectorPromotionConfig
-metadata:
-  name: latest-to-dev
-spec:
-  source: {kind: VectorTemplate, name: acme}
-  target: {kind: Stage, name: dev, landscape: shared}
-`)
+	builds := configRepo(t, latestToDevElsewhere(t, "shared", stagesURL, "main"))
 	releases := configRepo(t, landscape+stage("dev")+stage("test")+`---
 apiVersion: vectorflow.dev/v1alpha1
 kind: VectorPromotionConfig
