@@ -7,6 +7,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
 )
 
 // A Codec's memory, kept between processes by the shell: a restarted
@@ -27,8 +29,8 @@ func (c *Codec) Changed() bool { return c.changed }
 // Export is what the codec remembers, for Import in another process: each
 // file's bytes and the object they decode to. Files Encode wrote are
 // decoded here, once, so what is exported is always a decode. An object
-// whose JSON does not give it back exactly is left out (it is decoded
-// again there).
+// whose JSON does not give it back exactly, read as Import reads it
+// (cachefile.Unmarshal), is left out (it is decoded again there).
 func (c *Codec) Export() ([]byte, error) {
 	c.changed = false
 	entries := make([]memoEntry, 0, len(c.known))
@@ -59,7 +61,7 @@ func (c *Codec) Export() ([]byte, error) {
 			continue
 		}
 		back := newRuntimeObject(name)
-		if back == nil || json.Unmarshal(obj, back.value()) != nil || !reflect.DeepEqual(back, e.obj) {
+		if back == nil || cachefile.Unmarshal(obj, back.value()) != nil || !reflect.DeepEqual(back, e.obj) {
 			leftOut[name] = e.data
 			continue
 		}
@@ -157,7 +159,7 @@ func (c *Codec) Import(data []byte) {
 			continue
 		}
 		obj := newRuntimeObject(e.Name)
-		if obj == nil || json.Unmarshal(e.Object, obj.value()) != nil {
+		if obj == nil || cachefile.Unmarshal(e.Object, obj.value()) != nil {
 			continue
 		}
 		c.known[e.Name] = codecEntry{data: e.Data, obj: obj, decoded: true}

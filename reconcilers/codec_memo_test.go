@@ -2,12 +2,16 @@ package reconcilers
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
 )
 
 // TestCodecMemoAcrossProcesses: a codec given another's export decodes
@@ -213,4 +217,46 @@ func TestCodecMemoCountsStaleFiles(t *testing.T) {
 	if stale, _ := restarted.Stale(); stale != 0 {
 		t.Errorf("exported again: %d files stale, want 0", stale)
 	}
+}
+
+// FuzzMemoDecodesAsEncodingJSON: what Export writes (encoding/json's
+// Marshal of a decoded state file) reads back through the memory's decoder
+// (cachefile.Unmarshal) exactly as through encoding/json's Unmarshal, for
+// state files of every kind with times, conditions, maps, pointers and
+// odd strings. Export checks each object it writes anyway; this is why
+// that check nearly never leaves one out.
+func FuzzMemoDecodesAsEncodingJSON(f *testing.F) {
+	dirs := []string{ApprovalsDir, PromotionsDir, VectorsDir, ConfigsDir, StagesDir, StageVersionsDir, UsagesDir, TemplatesDir}
+	seeds := []string{
+		"apiVersion: vectorflow.dev/v1alpha1\nkind: Approval\npromotion: latest-to-dev-1\nvector: app:1\napprovedBy: alice\napprovedAt: \"2026-01-01T00:00:00.123456789+02:00\"\nremoves: [Secret/a, \"\"]\n",
+		"apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotion\nmetadata:\n  labels: {vectorflow.dev/config: a-to-b, \"x\": \"\\u00e9\\t<&>\"}\n  name: a-to-b-1\n  ownerReferences: [{apiVersion: vectorflow.dev/v1alpha1, controller: true, kind: VectorPromotionConfig, name: a-to-b, uid: \"\"}]\nspec:\n  requireApproval: true\n  sequence: 1\n  source: {kind: Stage, landscape: apps, name: a}\n  target: {kind: Stage, landscape: apps, name: b}\n  ttlAfterFinished: 24h0m0s\n  vector: app:2026.12.2-161330990Z\n  vectorPromotionConfigName: a-to-b\nstatus:\n  conditions:\n  - {lastTransitionTime: \"2026-12-02T16:13:33Z\", message: waiting, reason: WaitingForApproval, status: \"False\", type: Approved, observedGeneration: 2}\n  state: Waiting\n",
+		"apiVersion: vectorflow.dev/v1alpha1\nkind: Vector\nmetadata: {name: app-1, creationTimestamp: null}\nspec:\n  components:\n  - {name: registry.example.com/app, tag: 1.0.0, digest: \"sha256:e22f2d37761b83dfffcb16517f744b2b1e3b58516a33369e6d5737c81230de02\"}\n  - {name: registry.example.com/worker, tag: \"\"}\n  digest: sha256:e22f2d37761b83dfffcb16517f744b2b1e3b58516a33369e6d5737c81230de02\n  template: app\n  version: 2026.12.2-161330990Z\n",
+		"apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata: {name: a-to-b}\nspec:\n  source: {kind: \"\", name: \"\"}\n  target: {kind: \"\", landscape: \"\", name: \"\"}\nstatus:\n  conditions:\n  - {lastTransitionTime: \"2026-12-02T16:13:30Z\", message: resolve, reason: Resolved, status: \"True\", type: Ready}\n  sequence: 2\n  sourceVector: app:2026.12.2-161336718Z\n  sourceVectorSince: \"2026-12-02T16:13:36Z\"\n",
+		"apiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata: {name: a}\nspec: {landscape: apps, path: apps/overlays/a}\nstatus:\n  activeRevision: ca78ac1beff5af9ea4fead90aeaaecedb1130328\n  activeSince: \"2026-12-02T16:13:36Z\"\n  activeVector: app:1\n  commit: ca78ac1beff5af9ea4fead90aeaaecedb1130328\n  conditions: []\n  vector: app:1\n  vectorSince: \"2026-12-02T16:13:36Z\"\n",
+		"apiVersion: vectorflow.dev/v1alpha1\nkind: StageVersion\nmetadata:\n  creationTimestamp: \"2026-12-02T16:13:33Z\"\n  labels: {vectorflow.dev/stage-name: a}\n  name: a-463596d464\n  ownerReferences: [{apiVersion: vectorflow.dev/v1alpha1, kind: Stage, name: a, uid: \"\"}]\nspec:\n  commit: 4366d6ca88dbcce8045d2d5971da55b237f460f7\n  inventory: [{group: apps, kind: Deployment, name: app, namespace: a}]\n  landscape: apps\n  renderDigest: sha256:4210b653c4c1585c08bfc72b0f42d641847a73ab9146897b3024ec7cb6873b99\n  stage: a\n  vector: app:1\nstatus:\n  conditions: [{lastTransitionTime: \"2026-12-02T16:13:33Z\", message: m, reason: NoDeployment, status: \"True\", type: Ready}]\n  revision: 216e169bd2a78695e54d445a72720e1be86e40b0\n",
+		"apiVersion: vectorflow.dev/v1alpha1\nkind: StageVersionUsage\nmetadata:\n  labels: {vectorflow.dev/stage-name: a}\n  name: apps.a.active\n  ownerReferences: [{apiVersion: vectorflow.dev/v1alpha1, kind: Stage, name: a, uid: \"\"}]\nspec:\n  reason: active\n  stageVersionRef: {name: a-463596d464}\n",
+	}
+	for i, s := range seeds {
+		f.Add(uint8(i), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, dir uint8, data []byte) {
+		name := dirs[int(dir)%len(dirs)] + "/x/y.yaml"
+		obj, err := decodeFile(name, data)
+		if err != nil || obj == nil {
+			return
+		}
+		written, err := json.Marshal(obj.value())
+		if err != nil {
+			return
+		}
+		std, fast := newRuntimeObject(name), newRuntimeObject(name)
+		stdErr := json.Unmarshal(written, std.value())
+		fastErr := cachefile.Unmarshal(written, fast.value())
+		if (stdErr == nil) != (fastErr == nil) {
+			t.Fatalf("encoding/json: %v, the memory's decoder: %v, for %s", stdErr, fastErr, written)
+		}
+		if !reflect.DeepEqual(std, fast) {
+			t.Fatalf("decoded apart from %s:\n%s", written, cmp.Diff(std, fast))
+		}
+	})
 }

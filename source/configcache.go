@@ -91,7 +91,7 @@ func decodeCached(body []byte, key string) (decodedConfig, bool) {
 	d := decodedConfig{objects: make([]Object, 0, len(cc.Objects)), problems: cc.Problems}
 	for _, o := range cc.Objects {
 		value := newObject(o.Kind)
-		if value == nil || json.Unmarshal(o.Value, value) != nil {
+		if value == nil || cachefile.Unmarshal(o.Value, value) != nil {
 			return decodedConfig{}, false
 		}
 		d.objects = append(d.objects, Object{File: o.File, Kind: o.Kind, Name: o.Name, Value: value})
@@ -163,7 +163,7 @@ func (c *configDisk) loadVectors(repo string) (map[string]vectorResult, map[stri
 		return nil, nil
 	}
 	var cv cachedVectors
-	if err := json.Unmarshal(data, &cv); err != nil || cv.Key != repo {
+	if err := cachefile.Unmarshal(data, &cv); err != nil || cv.Key != repo {
 		return nil, nil
 	}
 	out := make(map[string]vectorResult, len(cv.Vectors))
@@ -194,7 +194,7 @@ func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult, 
 			return
 		}
 		var back map[string]overlays.StageVector
-		if json.Unmarshal(body, &back) != nil {
+		if cachefile.Unmarshal(body, &back) != nil {
 			return
 		}
 		for k, v := range fresh {
