@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
@@ -46,8 +47,9 @@ func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) 
 		sources[i] = templates.of(s.Configs[name])
 	}
 	findings := make([][]imageFinding, len(configs))
+	var matchers imageMatchers
 	onEveryCore(ctx, len(configs), func(i int) error {
-		findings[i] = s.configImageFindings(renderer, files, configs[i], sources[i])
+		findings[i] = s.configImageFindings(renderer, &matchers, files, configs[i], sources[i])
 		return nil
 	})
 	seen := map[string]bool{}
@@ -72,7 +74,7 @@ type imageFinding struct {
 // configImageFindings checks the components of template (the one config
 // cfgName promotes) against the images its target stage's overlay renders;
 // files names the file of each template.
-func (s *Snapshot) configImageFindings(renderer Builder, files map[string]string, cfgName, template string) []imageFinding {
+func (s *Snapshot) configImageFindings(renderer Builder, matchers *imageMatchers, files map[string]string, cfgName, template string) []imageFinding {
 	if template == "" {
 		return nil
 	}
@@ -99,7 +101,7 @@ func (s *Snapshot) configImageFindings(renderer Builder, files map[string]string
 				Reason: fmt.Sprintf("image %s has %d images entries in the overlay %s of Stage %s (%s): kustomize applies each, and a promotion cannot tell which sets the version; keep one",
 					image, len(entries), ref.Overlay, key, describeEntries(entries))}})
 		}
-		if _, err := name.NewRepository(image); err != nil || matchesAny(images, runsAs(ref.Vector, image)) {
+		if _, err := name.NewRepository(image); err != nil || matchesAny(images, matchers.of(runsAs(ref.Vector, image))) {
 			continue
 		}
 		findings = append(findings, imageFinding{key: key + "\x00" + c.template + "\x00" + field, problem: Problem{
@@ -278,8 +280,20 @@ func describeEntries(entries []v1alpha1.VectorComponent) string {
 	return strings.Join(out, "; ")
 }
 
-func matchesAny(images []overlays.RenderedImage, image string) bool {
-	matches := overlays.ImageMatcher(image)
+// imageMatchers compiles kustomize's expression for each image name once:
+// thousands of configs match a few names, one overlay each. Safe for
+// concurrent use, as a compiled expression is.
+type imageMatchers struct{ byName sync.Map } // name -> func(image string) bool
+
+func (m *imageMatchers) of(name string) func(image string) bool {
+	if f, ok := m.byName.Load(name); ok {
+		return f.(func(string) bool)
+	}
+	f, _ := m.byName.LoadOrStore(name, overlays.ImageMatcher(name))
+	return f.(func(string) bool)
+}
+
+func matchesAny(images []overlays.RenderedImage, matches func(image string) bool) bool {
 	for _, r := range images {
 		if matches(r.Image) {
 			return true
