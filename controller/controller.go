@@ -499,6 +499,9 @@ func (c *Controller) upload(ctx context.Context) {
 // stops after maxPasses passes more than the repository's configs may need
 // (passLimit).
 func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassResult, error) {
+	// What the loads read is kept for the next process whatever the
+	// outcome: it describes commits, which never change.
+	defer c.opts.Loader.SaveCaches()
 	c.mu.Lock()
 	held := c.hold()
 	c.mu.Unlock()

@@ -1,14 +1,17 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -448,5 +451,79 @@ func TestReadBudgetRunsOutAtOneFile(t *testing.T) {
 		} else if !slices.Equal(refused, first) {
 			t.Fatalf("load %d refused %d files from %s, load 0 %d from %s", run, len(refused), refused[0], len(first), first[0])
 		}
+	}
+}
+
+// TestLoaderSavesVectorsOnceAMinute: a loader writes the stage vectors of
+// its first load to disk at once, then those of later loads at most once a
+// minute (each write is the whole set: a running run loads a new commit
+// after every promotion); SaveCaches writes what waits, and a new loader
+// then reads no unchanged overlay.
+func TestLoaderSavesVectorsOnceAMinute(t *testing.T) {
+	dir := commitFixture(t, "testdata/good")
+	cacheDir := t.TempDir()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	newLoader := func() *Loader {
+		l := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+		l.disk.now = func() time.Time { return now }
+		return l
+	}
+	load := func(l *Loader) *Snapshot {
+		t.Helper()
+		snap, err := l.Load(context.Background(), dir, fixtureBranch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	bump := func(to string) {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, "apps/overlays/dev/kustomization.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(`app:[0-9][0-9.a-z-]*`)
+		writeFile(t, dir, "apps/overlays/dev/kustomization.yaml", re.ReplaceAllString(string(data), "app:"+to))
+		testutil.Git(t, dir, nil, "commit", "-qam", "dev moves to "+to)
+	}
+	vectorsOnDisk := func() []byte {
+		t.Helper()
+		data, err := os.ReadFile(newLoader().disk.vectorsFile(dir + "#" + fixtureBranch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+
+	running := newLoader()
+	load(running)
+	first := vectorsOnDisk()
+	bump("2026.8.1")
+	if got := load(running).StageIndex["dev/dev"].Vector.Vector; got != "app:2026.8.1" {
+		t.Fatalf("dev's vector after its overlay changed: %q", got)
+	}
+	if !bytes.Equal(vectorsOnDisk(), first) {
+		t.Error("a load within a minute of the last write wrote the vectors again")
+	}
+	now = now.Add(time.Minute)
+	bump("2026.8.2")
+	load(running)
+	written := vectorsOnDisk()
+	if bytes.Equal(written, first) {
+		t.Error("a load a minute after the last write did not write the vectors")
+	}
+	bump("2026.8.3")
+	load(running)
+	running.SaveCaches()
+	if bytes.Equal(vectorsOnDisk(), written) {
+		t.Error("SaveCaches did not write the vectors a load left waiting")
+	}
+
+	restarted := newLoader()
+	if got := load(restarted).StageIndex["dev/dev"].Vector.Vector; got != "app:2026.8.3" {
+		t.Errorf("dev's vector in a new loader: %q, want app:2026.8.3", got)
+	}
+	if restarted.vectorsRead != 0 {
+		t.Errorf("a new loader read %d overlays, want none: SaveCaches wrote them all", restarted.vectorsRead)
 	}
 }
