@@ -92,6 +92,13 @@ type Options struct {
 	// after the state is written (the Kubernetes mirror, the web view of
 	// run); see Observed for the passes that decide nothing.
 	Observe func(Observed)
+	// Settings identify everything else decisions depend on that the
+	// process was started with (the CLI's flags). When set, with a
+	// CacheDir, a process that finds the repository exactly as an earlier
+	// one with the same Settings left it settled (the same commits, state
+	// tip, registry answers and pull requests, and no deadline passed)
+	// decides nothing again; "" always decides.
+	Settings string
 }
 
 // Uploader pushes a vector as an OCI artifact tagged with its version.
@@ -149,6 +156,11 @@ type Controller struct {
 	problems  []string // the configuration problems of that decision
 	codec     *reconcilers.Codec
 	stateMemo stateMemo // the codec's memory in the cache directory
+	// settledBefore says inputs, due and problems are an earlier
+	// process's settled pass (importSettled), not yet taken by this one.
+	settledBefore bool
+	// decisions counts the passes that decided, for tests.
+	decisions int
 	// stateFiles are the state branch's files as this controller read
 	// them last.
 	stateFiles stateFiles
@@ -236,7 +248,7 @@ func New(o Options) (*Controller, error) {
 	c := &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
 		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: renderer,
-		stateMemo: newStateMemo(o.CacheDir, o.URL, o.StateBranch, trust.keys, o.Clock())}
+		stateMemo: newStateMemo(o, trust.keys)}
 	c.shareFetches()
 	return c, nil
 }
@@ -310,9 +322,26 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
 	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && len(reports) == 0 && now.Before(c.due) {
+		if c.settledBefore {
+			// The decision to skip was an earlier process's: this one
+			// checks the state's history under its own keys, and says
+			// what a first pass says, before taking it.
+			if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
+				if errors.Is(err, ErrUntrustedState) {
+					c.observeRefused(snap, tip)
+				}
+				return PassResult{}, err
+			}
+			c.settledBefore = false
+			for _, p := range snap.Problems {
+				c.opts.Log.Error(p, "configuration problem")
+			}
+			c.opts.Metrics.observePromotions(c.name, state)
+		}
 		c.observeRead(snap, tip, files, state)
 		return PassResult{RequeueAfter: c.due.Sub(now), Problems: c.problems}, nil
 	}
+	c.settledBefore = false
 	for _, p := range snap.Problems {
 		c.opts.Log.Error(p, "configuration problem")
 	}
@@ -345,6 +374,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	for _, why := range facts.ignored {
 		c.opts.Log.Info("deployer report ignored", "why", why)
 	}
+	c.decisions++
 	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: pass.LandedResults(snap, state, landedHistories(histories), c.results, c.rendersVector(state)),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests, Holds: holds,
@@ -514,6 +544,7 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 		if err == nil {
 			c.releaseHeld()
 			c.exportStateMemo(true) // what a restart reads: the settled state
+			c.exportSettled()
 			c.mu.Unlock()
 			return all, nil
 		}

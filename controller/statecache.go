@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -40,23 +42,79 @@ type stateMemo struct {
 	// as trusted, keyed also by the trusted keys.
 	trustFile   string
 	trustLoaded bool
+	// settledFile holds the inputs of the last settled pass, keyed also by
+	// the config branch and path, the trusted keys and Options.Settings;
+	// "" when Settings are not given.
+	settledFile string
 }
 
 // newStateMemo is the memory of a controller made at now: a running one
 // first writes it a stateMemoEvery later, so run --once writes it once,
 // when it settles.
-func newStateMemo(cacheDir, url, stateBranch, trustedKeys string, now time.Time) stateMemo {
-	if cacheDir == "" {
+func newStateMemo(o Options, trustedKeys string) stateMemo {
+	if o.CacheDir == "" {
 		return stateMemo{}
 	}
-	key := buildid.String() + "\x00" + url + "\x00" + stateBranch
+	key := buildid.String() + "\x00" + o.URL + "\x00" + o.StateBranch
 	sum := sha256.Sum256([]byte(key))
 	trustSum := sha256.Sum256([]byte(key + "\x00" + trustedKeys))
-	return stateMemo{
-		saved:     now,
-		file:      filepath.Join(cacheDir, "configs", "state-"+hex.EncodeToString(sum[:])),
-		trustFile: filepath.Join(cacheDir, "configs", "trust-"+hex.EncodeToString(trustSum[:])),
+	m := stateMemo{
+		saved:     o.Clock(),
+		file:      filepath.Join(o.CacheDir, "configs", "state-"+hex.EncodeToString(sum[:])),
+		trustFile: filepath.Join(o.CacheDir, "configs", "trust-"+hex.EncodeToString(trustSum[:])),
 	}
+	if o.Settings != "" {
+		settledSum := sha256.Sum256([]byte(strings.Join([]string{key, trustedKeys, o.Branch, o.ConfigPath, o.Settings}, "\x00")))
+		m.settledFile = filepath.Join(o.CacheDir, "configs", "settled-"+hex.EncodeToString(settledSum[:]))
+	}
+	return m
+}
+
+const settledFormat = "vectorflow settled pass 1\n"
+
+// settledPass is what a pass that decided nothing new was decided from
+// (Controller.inputs), until when that holds, and the problems it found.
+type settledPass struct {
+	Inputs   string    `json:"inputs"`
+	Due      time.Time `json:"due"`
+	Problems []string  `json:"problems,omitempty"`
+}
+
+// importSettled takes, once, the last settled pass an earlier process
+// with the same settings recorded: the first pass that finds the same
+// inputs before it is due decides nothing again (see pass).
+func (c *Controller) importSettled() {
+	m := &c.stateMemo
+	if m.settledFile == "" || c.inputs != "" || c.settledBefore {
+		return
+	}
+	body, ok := cachefile.Read(m.settledFile, settledFormat, 1<<20, c.opts.Clock())
+	if !ok {
+		return
+	}
+	var sp settledPass
+	if json.Unmarshal(body, &sp) != nil || sp.Inputs == "" {
+		return
+	}
+	c.inputs, c.due, c.problems, c.settledBefore = sp.Inputs, sp.Due, sp.Problems, true
+}
+
+// exportSettled records the pass a run settled on, for the next process;
+// a run that did not end on a pass that decided nothing new records none.
+func (c *Controller) exportSettled() {
+	m := &c.stateMemo
+	if m.settledFile == "" {
+		return
+	}
+	if c.inputs == "" {
+		_ = os.Remove(m.settledFile)
+		return
+	}
+	body, err := json.Marshal(settledPass{Inputs: c.inputs, Due: c.due, Problems: c.problems})
+	if err != nil {
+		return
+	}
+	_ = cachefile.Write(m.settledFile, settledFormat, body)
 }
 
 const trustMemoFormat = "vectorflow trusted state commit 1\n"
@@ -107,6 +165,7 @@ func (c *Controller) importStateMemo() (wait func()) {
 		return func() {}
 	}
 	m.loaded = true
+	c.importSettled()
 	at := c.opts.Clock()
 	done := make(chan struct{})
 	go func() {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -180,5 +183,96 @@ func TestRememberTrustedTakesOnlyTrustedTips(t *testing.T) {
 				t.Errorf("known = %t, want %t", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRestartedRunTakesTheSettledPass: a controller made later with the
+// same settings and cache directory finds the repository as the last run
+// left it settled and decides nothing again, reporting the same
+// configuration problems; other settings, no settings, a deadline passed,
+// or a new commit make it decide.
+func TestRestartedRunTakesTheSettledPass(t *testing.T) {
+	srv, _, newController := cachedQuickstart(t)
+	ctx := context.Background()
+	// A configuration problem, for the restarted pass to report too.
+	dir := t.TempDir()
+	testutil.Git(t, dir, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials("config.git"), ".")
+	promotions := filepath.Join(dir, "vectorflow", "promotions.yaml")
+	b, err := os.ReadFile(promotions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "---\napiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata:\n  name: dev-to-nowhere\nspec:\n  source: {kind: Stage, name: dev, landscape: dev}\n  target: {kind: Stage, name: nowhere, landscape: dev}\n"...)
+	if err := os.WriteFile(promotions, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, dir, nil, "commit", "-qam", "a config whose target does not exist")
+	testutil.Git(t, dir, nil, "push", "-q", "origin", "HEAD:main")
+
+	settings := func(s string) func(*Options) { return func(o *Options) { o.Settings = s } }
+	run := func(c *Controller) []PassResult {
+		t.Helper()
+		passes, err := c.RunUntilStable(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return passes
+	}
+	first := newController(settings("--flags A"))
+	settled := run(first)
+	if !settled[0].Changed() {
+		t.Fatal("the first run wrote nothing: the fixture tests nothing")
+	}
+	wantProblems := settled[len(settled)-1].Problems
+	if !slices.ContainsFunc(wantProblems, func(p string) bool { return strings.Contains(p, "nowhere") }) {
+		t.Fatalf("the first run reported problems %q, want one about the stage nowhere", wantProblems)
+	}
+
+	restarted := newController(settings("--flags A"))
+	passes := run(restarted)
+	if len(passes) != 1 || passes[0].Changed() || restarted.decisions != 0 {
+		t.Errorf("restarted with the same settings: %d passes, %d decided; want one pass that decides nothing", len(passes), restarted.decisions)
+	}
+	if diff := cmp.Diff(wantProblems, passes[0].Problems); diff != "" {
+		t.Errorf("restarted: problems (-settled +restarted):\n%s", diff)
+	}
+	again := newController(settings("--flags A"))
+	if run(again); again.decisions != 0 {
+		t.Errorf("restarted twice: %d passes decided, want none", again.decisions)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		change []func(*Options)
+	}{
+		{"other settings", []func(*Options){settings("--flags B")}},
+		{"no settings", nil},
+		{"a deadline passed", []func(*Options){settings("--flags A"), func(o *Options) {
+			due := first.due
+			o.Clock = func() time.Time { return due.Add(time.Second) }
+		}}},
+	} {
+		c := newController(tc.change...)
+		passes := run(c)
+		if c.decisions == 0 {
+			t.Errorf("%s: nothing decided", tc.name)
+		}
+		if diff := cmp.Diff(wantProblems, passes[len(passes)-1].Problems); diff != "" {
+			t.Errorf("%s: problems (-settled +now):\n%s", tc.name, diff)
+		}
+	}
+
+	pushTemplateBump(t, srv, "config.git", "vectorflow/template.yaml")
+	bumped := newController(settings("--flags A"))
+	executed := 0
+	for _, p := range run(bumped) {
+		executed += len(p.Executed)
+	}
+	if bumped.decisions == 0 || executed == 0 {
+		t.Errorf("after a template bump: %d passes decided, %d promotions written; want the bump promoted", bumped.decisions, executed)
+	}
+	settledAgain := newController(settings("--flags A"))
+	if run(settledAgain); settledAgain.decisions != 0 {
+		t.Errorf("after the bump settled: %d passes decided, want none", settledAgain.decisions)
 	}
 }

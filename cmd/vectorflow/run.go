@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
@@ -153,8 +154,8 @@ func run(cmd *cobra.Command, o runOptions) error {
 			URL: r.url, Branch: r.branch, ConfigPath: o.rf.configPath, StateBranch: o.rf.stateBranch,
 			Auth: auth, Writer: w, Resolver: resolver, Uploader: resolver, Metrics: metrics, Progress: progress,
 			StateSigners: stateSigners, Limits: o.lf.limits(), CacheDir: o.rf.cacheDirectory(), Events: events, Observe: views.observer(serveUI),
-			HoldWrites: o.once,
-			Log:        log.WithValues("repository", r.url),
+			HoldWrites: o.once, Settings: flagSettings(cmd),
+			Log: log.WithValues("repository", r.url),
 		})
 		if err != nil {
 			return err
@@ -280,4 +281,15 @@ func (s *servers) shutdown() {
 	for _, srv := range s.list {
 		_ = srv.Shutdown(ctx)
 	}
+}
+
+// flagSettings are the flags run was started with, each with its value
+// (defaults included), as controller.Options.Settings: a restarted run
+// takes an earlier one's settled pass only under the same flags.
+func flagSettings(cmd *cobra.Command) string {
+	var b strings.Builder
+	visit := func(f *pflag.Flag) { fmt.Fprintf(&b, "%s=%s\n", f.Name, f.Value.String()) }
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return b.String()
 }
