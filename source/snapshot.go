@@ -355,8 +355,8 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 
 // saveVectors writes the stage vectors a load used to disk, for the next
 // process: at once the first time for a repository and branch, then at
-// most once a vectorsSaveEvery; meanwhile the last load's wait in unsaved.
-// Called with l.mu held.
+// most once a vectorsSaveEvery; meanwhile the last load's vectors wait in
+// unsaved. Called with l.mu held.
 func (l *Loader) saveVectors(cacheKey string, next *loadCache) {
 	now := l.disk.now()
 	if saved, ok := l.vectorsSaved[cacheKey]; ok && now.Sub(saved) < vectorsSaveEvery {
