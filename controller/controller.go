@@ -321,35 +321,28 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	now := c.opts.Clock()
 	prFacts := c.pullRequestFacts(ctx, snap, state)
 	inputs := inputsKey(snap, tip, reg) + pullRequestKey(prFacts)
-	if inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && len(reports) == 0 && now.Before(c.due) {
-		if c.settledBefore {
-			// The decision to skip was an earlier process's: this one
-			// checks the state's history under its own keys, and says
-			// what a first pass says, before taking it.
-			if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
-				if errors.Is(err, ErrUntrustedState) {
-					c.observeRefused(snap, tip)
-				}
-				return PassResult{}, err
-			}
-			c.settledBefore = false
-			for _, p := range snap.Problems {
-				c.opts.Log.Error(p, "configuration problem")
-			}
-			c.opts.Metrics.observePromotions(c.name, state)
+	unchanged := inputs == c.inputs && len(c.results) == 0 && len(c.uploads) == 0 && len(c.opened) == 0 && len(reports) == 0 && now.Before(c.due)
+	// A pass over what this process decided before says and checks nothing
+	// again; one taking an earlier process's decision (settledBefore) does,
+	// under this process's keys, as a first pass does.
+	if !unchanged || c.settledBefore {
+		for _, p := range snap.Problems {
+			c.opts.Log.Error(p, "configuration problem")
 		}
-		c.observeRead(snap, tip, files, state)
-		return PassResult{RequeueAfter: c.due.Sub(now), Problems: c.problems}, nil
+		if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
+			if errors.Is(err, ErrUntrustedState) {
+				c.observeRefused(snap, tip)
+			}
+			return PassResult{}, err
+		}
+	}
+	if unchanged && c.settledBefore {
+		c.opts.Metrics.observePromotions(c.name, state)
 	}
 	c.settledBefore = false
-	for _, p := range snap.Problems {
-		c.opts.Log.Error(p, "configuration problem")
-	}
-	if err := c.verifyStateHistory(ctx, snap, tip); err != nil {
-		if errors.Is(err, ErrUntrustedState) {
-			c.observeRefused(snap, tip)
-		}
-		return PassResult{}, err
+	if unchanged {
+		c.observeRead(snap, tip, files, state)
+		return PassResult{RequeueAfter: c.due.Sub(now), Problems: c.problems}, nil
 	}
 	approvals, err := c.countApprovals(ctx, snap, state, tip)
 	if err != nil {
