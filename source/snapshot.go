@@ -373,13 +373,18 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 // most once a vectorsSaveEvery; meanwhile the last load's vectors wait in
 // unsaved. Called with l.mu held.
 func (l *Loader) saveVectors(cacheKey string, next *loadCache) {
-	now := l.disk.now()
-	if saved, ok := l.vectorsSaved[cacheKey]; ok && now.Sub(saved) < vectorsSaveEvery {
+	if saved, ok := l.vectorsSaved[cacheKey]; ok && l.disk.now().Sub(saved) < vectorsSaveEvery {
 		l.unsaved[cacheKey] = next
 		return
 	}
+	l.writeVectors(cacheKey, next)
+}
+
+// writeVectors writes the stage vectors of next to disk now. Called with
+// l.mu held.
+func (l *Loader) writeVectors(cacheKey string, next *loadCache) {
 	l.disk.storeVectors(cacheKey, next.vectors, next.kustomizations)
-	l.vectorsSaved[cacheKey] = now
+	l.vectorsSaved[cacheKey] = l.disk.now()
 	delete(l.unsaved, cacheKey)
 }
 
@@ -400,9 +405,7 @@ func (l *Loader) SaveCaches() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for cacheKey, next := range l.unsaved {
-		l.disk.storeVectors(cacheKey, next.vectors, next.kustomizations)
-		l.vectorsSaved[cacheKey] = l.disk.now()
-		delete(l.unsaved, cacheKey)
+		l.writeVectors(cacheKey, next)
 	}
 }
 
