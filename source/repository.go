@@ -64,6 +64,8 @@ type Repository struct {
 	// store is the on-disk store of OpenCached; nil in memory.
 	store *diskStore
 	also  []string
+	// fetched are the branches Fetch brought and checked whole.
+	fetched []string
 }
 
 // FetchAlso makes every later Fetch bring branches too, in the same
@@ -193,21 +195,32 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: the branch does not exist: %w", branch, RedactURL(r.url), err)
 	}
+	if !slices.Contains(r.fetched, branch) {
+		r.fetched = append(r.fetched, branch)
+	}
 	return ref.Hash(), nil
 }
 
 // Compact packs the loose objects writes left in the on-disk store, as
-// every fetch does once there are many: a run that wrote many commits
-// without fetching (a held run) packs them itself, rather than leaving
-// the work to the next process's first fetch. A store in memory has
-// nothing to pack.
+// every fetch does once there are many, or once this process wrote many:
+// a run that wrote its commits without fetching (a held run) packs them
+// itself, rather than leaving the work to the next process's first fetch.
+// Having packed, it checks again the tips of the branches it fetched,
+// which the writer moved, so the next process finds their trees held
+// whole by packs and walks none of them. A store in memory has nothing to
+// pack.
 func (r *Repository) Compact(ctx context.Context) error {
 	if r.store == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.store.compactNow(ctx)
+	return r.store.compactNow(ctx, func() {
+		for _, branch := range r.fetched {
+			// A tip that does not read whole is the next fetch's to find.
+			_ = r.readable(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, branch))
+		}
+	})
 }
 
 // FetchAll brings every branch (as refs/remotes/origin/*) and tag up to

@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,7 +77,7 @@ func openCached(url string, auth Auth, cacheDir string, warnings io.Writer, now 
 	reposDir := filepath.Join(cacheDir, storesDir)
 	removeIdleStores(reposDir, now)
 	d := &diskStore{url: url, dir: filepath.Join(reposDir, storeKey(remote)), warnings: warnings,
-		looseLimit: compactLooseLimit, looseAge: compactLooseAge}
+		looseLimit: compactLooseLimit, looseAge: compactLooseAge, writtenLimit: compactWrittenLimit}
 	err = d.open()
 	var repo *git.Repository
 	if err == nil {
@@ -109,10 +110,12 @@ type diskStore struct {
 	warnings io.Writer
 	fs       *filesystem.Storage
 	storer   *packStorer
-	// looseLimit and looseAge are compact's: compactLooseLimit and
-	// compactLooseAge, unless a test wants every fetch to compact.
-	looseLimit int
-	looseAge   time.Duration
+	// looseLimit, looseAge and writtenLimit are compact's:
+	// compactLooseLimit, compactLooseAge and compactWrittenLimit, unless a
+	// test wants every fetch to compact.
+	looseLimit   int
+	looseAge     time.Duration
+	writtenLimit int64
 	// whole are the commits found whole (holdsWhole), so an unchanged
 	// branch is not walked again every pass, and wholeTrees the trees, so
 	// a new commit costs a walk of the trees it changed.
@@ -392,14 +395,17 @@ func (d *diskStore) fetch(ctx context.Context, fetch func() error, verify func()
 	return fetch()
 }
 
-// compactNow packs the loose objects as a fetch would, under the file lock.
-func (d *diskStore) compactNow(ctx context.Context) error {
+// compactNow packs the loose objects as a fetch would, under the file
+// lock, and then calls packed if it packed any.
+func (d *diskStore) compactNow(ctx context.Context, packed func()) error {
 	unlock, err := d.lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	d.compact(time.Now())
+	if d.compact(time.Now()) {
+		packed()
+	}
 	return nil
 }
 
@@ -631,6 +637,18 @@ type packStorer struct {
 	// for the packs this process wrote): another process's pack makes them
 	// differ, and the indexes are read again.
 	packs string
+	// written counts the objects this process stored (loose) since its
+	// last compaction.
+	written atomic.Int64
+}
+
+// SetEncodedObject stores o loose, and counts it for compact.
+func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	h, err := s.lockedStorer.SetEncodedObject(o)
+	if err == nil {
+		s.written.Add(1)
+	}
+	return h, err
 }
 
 // rereadLocked reads the pack indexes again when the store's packs are no

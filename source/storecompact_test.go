@@ -3,12 +3,18 @@ package source
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
@@ -81,8 +87,9 @@ func TestStorePacksLooseObjects(t *testing.T) {
 	_, packedBefore := storedObjects(t, gitDir)
 	blobs := writeLooseBlobs(t, repo, 3000) // about 12 in each of the 256 directories
 
-	// Below the limit, and too young to remove: nothing moves.
-	repo.store.looseLimit = 100
+	// Below the limit, and too young to remove: nothing moves (whoever
+	// wrote them: TestStorePacksARunsManyWritesForTheNextProcess).
+	repo.store.looseLimit, repo.store.writtenLimit = 100, math.MaxInt64
 	fetchBranch(t, repo)
 	if loose, packed := storedObjects(t, gitDir); packed != packedBefore || loose < len(blobs) {
 		t.Fatalf("under the limit: %d loose and %d packed objects, want the %d blobs loose and %d packed", loose, packed, len(blobs), packedBefore)
@@ -169,5 +176,95 @@ func TestStoreRemovesLeftTemporaries(t *testing.T) {
 	}
 	if _, err := os.Stat(young); err != nil {
 		t.Errorf("a young temporary file was removed: %v", err)
+	}
+}
+
+// commitLooseTree commits, as the writer does (loose, then the tracking
+// ref set as after its push), a child of parent whose tree adds a
+// directory of n new blobs to parent's.
+func commitLooseTree(t *testing.T, repo *Repository, parent plumbing.Hash, n int) plumbing.Hash {
+	t.Helper()
+	store := func(o interface {
+		Encode(plumbing.EncodedObject) error
+	}, typ plumbing.ObjectType) plumbing.Hash {
+		t.Helper()
+		obj := repo.Storer().NewEncodedObject()
+		obj.SetType(typ)
+		if err := o.Encode(obj); err != nil {
+			t.Fatal(err)
+		}
+		h, err := repo.Storer().SetEncodedObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	dir := &object.Tree{}
+	for i, h := range writeLooseBlobs(t, repo, n) {
+		dir.Entries = append(dir.Entries, object.TreeEntry{Name: fmt.Sprintf("blob-%05d", i), Mode: filemode.Regular, Hash: h})
+	}
+	prev, err := repo.Repo().CommitObject(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prevTree, err := prev.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := &object.Tree{Entries: append(slices.Clone(prevTree.Entries),
+		object.TreeEntry{Name: "written-" + t.Name(), Mode: filemode.Dir, Hash: store(dir, plumbing.TreeObject)})}
+	sort.Slice(root.Entries, func(i, j int) bool { return root.Entries[i].Name < root.Entries[j].Name })
+	sig := object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(1700000000, 0)}
+	commit := store(&object.Commit{Author: sig, Committer: sig, Message: "written\n", TreeHash: store(root, plumbing.TreeObject),
+		ParentHashes: []plumbing.Hash{parent}}, plumbing.CommitObject)
+	ref := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, fixtureBranch)
+	if err := repo.Storer().SetReference(plumbing.NewHashReference(ref, commit)); err != nil {
+		t.Fatal(err)
+	}
+	return commit
+}
+
+// TestStorePacksARunsManyWritesForTheNextProcess: a run that wrote its
+// commits without fetching packs them when it compacts (Compact) once they
+// are many, though far fewer than a fetch waits for, and notes the tip it
+// left as held whole by packs: the next process then takes it without
+// walking its trees. Loose, each tree holding one of them would be walked
+// and each of them opened by every process (50 ms at 1,000 stages after a
+// first run's 4,000 objects). A run that wrote a few leaves them loose.
+func TestStorePacksARunsManyWritesForTheNextProcess(t *testing.T) {
+	open, cacheDir := storeFixture(t)
+	repo := open()
+	tip := fetchBranch(t, repo)
+	gitDir := storeGitDirs(t, cacheDir)[0]
+	packsBefore := len(packObjects(t, gitDir))
+
+	few := commitLooseTree(t, repo, tip, 10)
+	if err := repo.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if packs := len(packObjects(t, gitDir)); packs != packsBefore {
+		t.Fatalf("a run that wrote %d objects left %d packs, want the %d there were", 13, packs, packsBefore)
+	}
+
+	many := commitLooseTree(t, repo, few, compactWrittenLimit)
+	if err := repo.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if packs := len(packObjects(t, gitDir)); packs != packsBefore+1 {
+		t.Fatalf("a run that wrote %d objects left %d packs, want one more than the %d there were", compactWrittenLimit+13, packs, packsBefore)
+	}
+	next := open()
+	next.store.readWholeTrees(time.Now())
+	for _, c := range []plumbing.Hash{few, many} {
+		commit, err := next.Repo().CommitObject(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !next.store.packedTrees[commit.TreeHash] && c == many {
+			t.Errorf("the next process walks the tree of the tip the run left (%s): it is not noted as packed", c)
+		}
+	}
+	if _, err := next.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatalf("the next process's fetch: %v", err)
 	}
 }
