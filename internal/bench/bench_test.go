@@ -50,10 +50,11 @@ import (
 // 1,000 stages; larger ones and blobs run once), VECTORFLOW_BENCH_BLOB_MB and
 // VECTORFLOW_BENCH_OUT (a file for the table) scale it;
 // VECTORFLOW_BENCH_PROFILE=1 profiles every vectorflow step and prints the
-// top of vectorflow's own functions under the table.
+// top of vectorflow's own functions under the table; the profiles are kept
+// in VECTORFLOW_BENCH_PROFILE_DIR when it is set (for go tool pprof).
 func TestBench(t *testing.T) {
 	o := benchOptions(t)
-	h := newHarness(t, o.profile)
+	h := newHarness(t, o.profile, o.profileDir)
 	load := loadAverage()
 	var samples []Sample
 	for _, shape := range o.shapes {
@@ -136,12 +137,16 @@ type options struct {
 	blobBytes int64
 	out       string
 	profile   bool
+	// profileDir keeps the profiles for a closer look; "" deletes them
+	// with the test's temporary directory.
+	profileDir string
 }
 
 func benchOptions(t *testing.T) options {
 	t.Helper()
 	o := options{sizes: []int{10, 100}, shapes: []Shape{Chain, Apps, Auto, Blobs}, reps: 1, blobBytes: 8 << 20,
-		out: os.Getenv("VECTORFLOW_BENCH_OUT"), profile: os.Getenv("VECTORFLOW_BENCH_PROFILE") == "1"}
+		out: os.Getenv("VECTORFLOW_BENCH_OUT"), profile: os.Getenv("VECTORFLOW_BENCH_PROFILE") == "1",
+		profileDir: os.Getenv("VECTORFLOW_BENCH_PROFILE_DIR")}
 	if v := os.Getenv("VECTORFLOW_BENCH_SIZES"); v != "" {
 		o.sizes, o.sizesSet = nil, true
 		for _, f := range strings.Split(v, ",") {
@@ -202,7 +207,7 @@ type profile struct {
 	file   string
 }
 
-func newHarness(t *testing.T, profiles bool) *harness {
+func newHarness(t *testing.T, profiles bool, profileDir string) *harness {
 	t.Helper()
 	keys := t.TempDir()
 	h := &harness{srv: testutil.StartGitServer(t), kustomize: testutil.KustomizeBinary(t)}
@@ -211,7 +216,12 @@ func newHarness(t *testing.T, profiles bool) *harness {
 		t.Fatalf("go build vectorflow: %v\n%s", err, out)
 	}
 	if profiles {
-		h.profiles = t.TempDir()
+		h.profiles = profileDir
+		if h.profiles == "" {
+			h.profiles = t.TempDir()
+		} else if err := os.MkdirAll(h.profiles, 0o755); err != nil {
+			t.Fatalf("VECTORFLOW_BENCH_PROFILE_DIR: %v", err)
+		}
 	}
 	controller := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
 	h.signingKey = writeFile(t, keys, "controller.asc", controller.PrivateArmored)
