@@ -338,23 +338,17 @@ func (s *State) add(name string, obj runtimeObject) {
 
 // Encode renders the state as the files of the state branch; an object
 // equal to the one a file decoded to keeps that file's bytes, so only the
-// objects that changed are encoded, on every core.
+// objects that changed are encoded. Both the comparisons and the encoding
+// run on every core.
 func (c *Codec) Encode(s *State) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	var changed []encoding
-	// consider keeps the file of an object that stands as the codec knows
-	// it, without a copy (Decide leaves most objects as it found them, and
-	// copying every object of a large state branch to compare it cost more
-	// than the comparison), and encodes the others from a copy of their own
-	// (own: obj is one already) for the codec to keep.
+	considered := make([]encoding, 0, len(s.Vectors)+len(s.Promotions)+len(s.Configs)+len(s.Templates)+
+		len(s.Stages)+len(s.StageVersions)+len(s.Usages)+len(s.Approvals))
+	// consider lists an object to compare with the file the codec knows;
+	// own says obj is a copy already (Decide leaves most objects as it
+	// found them, and copying every object of a large state branch to
+	// compare it cost more than the comparison).
 	consider := func(p string, obj runtimeObject, own bool) {
-		if c.keep(files, p, obj) {
-			return
-		}
-		if !own {
-			obj = obj.deepCopy()
-		}
-		changed = append(changed, encoding{path: p, obj: obj})
+		considered = append(considered, encoding{path: p, obj: obj, own: own})
 	}
 	typeMeta := func(kind string) metav1.TypeMeta {
 		return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
@@ -416,6 +410,19 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 		}
 		consider(p, approvalObject{a}, false)
 	}
+	kept := c.keptFiles(considered)
+	files := make(map[string][]byte, len(considered))
+	var changed []encoding
+	for i, e := range considered {
+		if kept[i] != nil {
+			files[e.path] = kept[i]
+			continue
+		}
+		if !e.own {
+			e.obj = e.obj.deepCopy() // the codec keeps what it encodes
+		}
+		changed = append(changed, e)
+	}
 	if err := encodeAll(changed); err != nil {
 		return nil, err
 	}
@@ -436,53 +443,69 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	return files, nil
 }
 
-// keep puts the file the codec knows for p when obj is (or encodes to
-// exactly) what it holds. obj is not kept: it may be the caller's.
-func (c *Codec) keep(files map[string][]byte, p string, obj runtimeObject) bool {
-	entry, ok := c.known[p]
-	if ok && (reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
-		files[p] = entry.data
-		return true
-	}
-	return false
+// keptFiles is, for each object, the file the codec knows for its path
+// when the object is (or encodes to exactly) what that file holds, and nil
+// for the others. It only reads the codec, so it compares on every core:
+// every pass compares every object of the state branch (15 ms for 1,700
+// files on one core). The objects are not kept: they may be the caller's.
+func (c *Codec) keptFiles(objects []encoding) [][]byte {
+	kept := make([][]byte, len(objects))
+	onEveryCore(len(objects), func(i int) {
+		entry, ok := c.known[objects[i].path]
+		obj := objects[i].obj
+		if ok && (reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
+			kept[i] = entry.data
+		}
+	})
+	return kept
 }
 
-// encoding is one object Encode writes anew: each is a copy made for it,
-// which the codec then keeps.
+// encoding is one object Encode considers; one it writes anew is a copy
+// made for it (own), which the codec then keeps.
 type encoding struct {
 	path string
 	obj  runtimeObject
+	own  bool
 	data []byte
 }
 
 // encodeAll marshals each object's file, spread over the cores: a cold
 // pass over a large repository writes tens of thousands.
 func encodeAll(todo []encoding) error {
-	workers := min(runtime.GOMAXPROCS(0), len(todo)/64+1)
 	errs := make([]error, len(todo))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
-				data, err := marshalYAML(todo[i].obj.value())
-				if err != nil {
-					errs[i] = fmt.Errorf("encode %s: %w", todo[i].path, err)
-					continue
-				}
-				todo[i].data = data
-			}
-		}()
-	}
-	wg.Wait()
+	onEveryCore(len(todo), func(i int) {
+		data, err := marshalYAML(todo[i].obj.value())
+		if err != nil {
+			errs[i] = fmt.Errorf("encode %s: %w", todo[i].path, err)
+			return
+		}
+		todo[i].data = data
+	})
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// onEveryCore calls do for every index below n, on as many cores as there
+// are 64 indexes (a goroutine costs more than a few cheap calls), and
+// returns when all are done.
+func onEveryCore(n int, do func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/64+1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				do(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // VectorPath is where a vector lives on the state branch.
