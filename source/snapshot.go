@@ -82,7 +82,7 @@ func (s *Snapshot) OverlayOf(landscape, name string) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%s of %s@%s", ref.Overlay, RedactURL(ref.URL), ref.Branch)
+	return ref.Overlay + " of " + RedactURL(ref.URL) + "@" + ref.Branch
 }
 
 // StageKey is how stages are keyed: stage names are unique per landscape.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -169,5 +170,27 @@ func BenchmarkBuildProblems(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(landscapes*100), "ns/stage")
 		})
+	}
+}
+
+// BenchmarkConfigConflicts checks the 1,000 configs of the loaded
+// 1,000-stage repository together (cycles, shared targets), as every load
+// and every decision of a new snapshot does, stages compared by overlay.
+func BenchmarkConfigConflicts(b *testing.B) {
+	dir := writeLargeRepository(b, 10, 100)
+	commitDir(b, dir)
+	s, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, fixtureBranch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	configs := make([]*v1alpha1.VectorPromotionConfig, 0, len(s.Configs))
+	for _, c := range s.Configs {
+		configs = append(configs, c)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if conflicts := v1alpha1.ValidateConfigsAt(configs, nil, s.OverlayOf); len(conflicts) != 0 {
+			b.Fatalf("%d configs conflict", len(conflicts))
+		}
 	}
 }

@@ -29,9 +29,9 @@ func ValidateConfigs(configs []*VectorPromotionConfig, describe func(name string
 // overlay are one stage to the configs promoting into them: one
 // kustomization.yaml cannot render two vectors.
 func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name string) string, overlay func(landscape, name string) string) map[string]field.ErrorList {
-	// Each stage's key is made once: overlay can be costly, and the checks
-	// below ask for every key many times.
-	keys := map[[2]string]string{}
+	// Each stage's key is made once: overlay can be costly, and every
+	// config's source is another's target.
+	keys := make(map[[2]string]string, len(configs)+1)
 	stageKey := func(landscape, name string) string {
 		if k, ok := keys[[2]string{landscape, name}]; ok {
 			return k
@@ -53,28 +53,32 @@ func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name stri
 	out := map[string]field.ErrorList{}
 	target := field.NewPath("spec", "target")
 
-	byTarget := map[string][]*VectorPromotionConfig{}
-	fromStage := map[string][]*VectorPromotionConfig{} // configs by source stage
-	for _, c := range sorted {
-		t := stageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
-		byTarget[t] = append(byTarget[t], c)
+	// The configs as edges of the stage graph, in name order.
+	edges := make([]configEdge, len(sorted))
+	byTarget := make(map[string][]*configEdge, len(sorted))
+	fromStage := make(map[string][]*configEdge, len(sorted)) // edges by source stage
+	for i, c := range sorted {
+		e := &edges[i]
+		e.config, e.target = c, stageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
+		byTarget[e.target] = append(byTarget[e.target], e)
 		if c.Spec.Source.Kind == StageKind {
-			s := stageKey(c.Spec.Source.Landscape, c.Spec.Source.Name)
-			fromStage[s] = append(fromStage[s], c)
+			e.source = stageKey(c.Spec.Source.Landscape, c.Spec.Source.Name)
+			fromStage[e.source] = append(fromStage[e.source], e)
 		}
 	}
-	component := stageComponents(sorted, fromStage, stageKey)
-	for _, c := range sorted {
-		t := c.Spec.Target
-		if others := byTarget[stageKey(t.Landscape, t.Name)]; len(others) > 1 {
+	component := stageComponents(edges, fromStage)
+	for i := range edges {
+		e := &edges[i]
+		c, t := e.config, e.config.Spec.Target
+		if others := byTarget[e.target]; len(others) > 1 {
 			var names []string
 			shared := ""
 			for _, o := range others {
-				if o == c {
+				if o == e {
 					continue
 				}
-				name := "VectorPromotionConfig " + describe(o.Name)
-				if ot := o.Spec.Target; ot.Landscape != t.Landscape || ot.Name != t.Name {
+				name := "VectorPromotionConfig " + describe(o.config.Name)
+				if ot := o.config.Spec.Target; ot.Landscape != t.Landscape || ot.Name != t.Name {
 					name += fmt.Sprintf(" (through Stage %s in Landscape %s)", ot.Name, ot.Landscape)
 					shared = fmt.Sprintf(" (overlay %s)", overlay(t.Landscape, t.Name))
 				}
@@ -85,7 +89,7 @@ func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name stri
 					"or they overwrite each other's vector: remove one or point its spec.target at another stage",
 				t.Describe(), shared, strings.Join(names, ", "))))
 		}
-		if cycle := configCycle(c, fromStage, stageKey, component); cycle != nil {
+		if cycle := configCycle(e, fromStage, component); cycle != nil {
 			steps := make([]string, len(cycle))
 			for i, cc := range cycle {
 				steps[i] = fmt.Sprintf("VectorPromotionConfig %s (%s/%s → %s/%s)", describe(cc.Name),
@@ -100,24 +104,31 @@ func ValidateConfigsAt(configs []*VectorPromotionConfig, describe func(name stri
 	return out
 }
 
-// configCycle is the shortest cycle of configs through c, starting with c
-// (c, then configs from c's target stage on, back to c's source stage), or
-// nil. Breadth-first over configs sorted by name, so it is deterministic.
-// A cycle through c exists only when c's source and target stages are in
-// one strongly connected component, and every stage on it is in that
-// component, so the search looks nowhere else: a long chain costs its
-// length once, not once per config.
-func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromotionConfig, stageKey func(landscape, name string) string, component map[string]int) []*VectorPromotionConfig {
-	if c.Spec.Source.Kind != StageKind {
+// configEdge is a config as an edge of the stage graph: from its source
+// stage's key ("" for a template, which no config promotes into) to its
+// target stage's key.
+type configEdge struct {
+	config         *VectorPromotionConfig
+	source, target string
+}
+
+// configCycle is the shortest cycle of configs through e, starting with e's
+// config (then configs from its target stage on, back to its source stage),
+// or nil. Breadth-first over configs sorted by name, so it is
+// deterministic. A cycle through e exists only when its source and target
+// stages are in one strongly connected component, and every stage on it is
+// in that component, so the search looks nowhere else: a long chain costs
+// its length once, not once per config.
+func configCycle(e *configEdge, fromStage map[string][]*configEdge, component map[string]int) []*VectorPromotionConfig {
+	if e.source == "" {
 		return nil // nothing promotes into a template
 	}
-	start := stageKey(c.Spec.Source.Landscape, c.Spec.Source.Name)
-	first := stageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
+	start, first := e.source, e.target
 	if component[start] != component[first] {
 		return nil
 	}
-	// via[stage] is the config that reached stage first.
-	via := map[string]*VectorPromotionConfig{first: c}
+	// via[stage] is the edge that reached stage first.
+	via := map[string]*configEdge{first: e}
 	queue := []string{first}
 	for len(queue) > 0 {
 		stage := queue[0]
@@ -125,24 +136,23 @@ func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromoti
 		if stage == start {
 			var path []*VectorPromotionConfig
 			for s := start; ; {
-				cc := via[s]
-				path = append(path, cc)
-				if cc == c {
+				ce := via[s]
+				path = append(path, ce.config)
+				if ce == e {
 					break
 				}
-				s = stageKey(cc.Spec.Source.Landscape, cc.Spec.Source.Name)
+				s = ce.source
 			}
 			slices.Reverse(path)
 			return path
 		}
 		for _, next := range fromStage[stage] {
-			t := stageKey(next.Spec.Target.Landscape, next.Spec.Target.Name)
-			if component[t] != component[start] {
+			if component[next.target] != component[start] {
 				continue // a stage that cannot lead back to start
 			}
-			if _, seen := via[t]; !seen {
-				via[t] = next
-				queue = append(queue, t)
+			if _, seen := via[next.target]; !seen {
+				via[next.target] = next
+				queue = append(queue, next.target)
 			}
 		}
 	}
@@ -153,33 +163,35 @@ func configCycle(c *VectorPromotionConfig, fromStage map[string][]*VectorPromoti
 // graph (an edge from each config's source stage to its target stage),
 // with Tarjan's algorithm: linear in stages and configs. Every stage a
 // config promotes from, and so every stage one promotes to, gets a number.
-func stageComponents(configs []*VectorPromotionConfig, fromStage map[string][]*VectorPromotionConfig, stageKey func(landscape, name string) string) map[string]int {
-	index := map[string]int{}
-	low := map[string]int{}
-	onStack := map[string]bool{}
-	component := map[string]int{}
+func stageComponents(edges []configEdge, fromStage map[string][]*configEdge) map[string]int {
+	// visit is Tarjan's bookkeeping of one stage; one map of them, sized
+	// once, costs a fraction of four growing ones at 10,000 stages.
+	type visit struct {
+		index, low int
+		onStack    bool
+	}
+	visits := make(map[string]*visit, len(edges)+1)
+	component := make(map[string]int, len(edges)+1)
 	var stack []string
 	next, components := 0, 0
-	var visit func(stage string)
-	visit = func(stage string) {
-		index[stage], low[stage] = next, next
+	var walk func(stage string) *visit
+	walk = func(stage string) *visit {
+		v := &visit{index: next, low: next, onStack: true}
+		visits[stage] = v
 		next++
 		stack = append(stack, stage)
-		onStack[stage] = true
-		for _, c := range fromStage[stage] {
-			t := stageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
-			if _, seen := index[t]; !seen {
-				visit(t)
-				low[stage] = min(low[stage], low[t])
-			} else if onStack[t] {
-				low[stage] = min(low[stage], index[t])
+		for _, e := range fromStage[stage] {
+			if w, seen := visits[e.target]; !seen {
+				v.low = min(v.low, walk(e.target).low)
+			} else if w.onStack {
+				v.low = min(v.low, w.index)
 			}
 		}
-		if low[stage] == index[stage] {
+		if v.low == v.index {
 			for {
 				top := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
-				onStack[top] = false
+				visits[top].onStack = false
 				component[top] = components
 				if top == stage {
 					break
@@ -187,14 +199,13 @@ func stageComponents(configs []*VectorPromotionConfig, fromStage map[string][]*V
 			}
 			components++
 		}
+		return v
 	}
-	for _, c := range configs {
-		if c.Spec.Source.Kind != StageKind {
-			continue // a template is no stage: nothing can lead back to it
-		}
-		stage := stageKey(c.Spec.Source.Landscape, c.Spec.Source.Name)
-		if _, seen := index[stage]; !seen {
-			visit(stage)
+	for i := range edges {
+		if s := edges[i].source; s != "" {
+			if _, seen := visits[s]; !seen {
+				walk(s)
+			}
 		}
 	}
 	return component
