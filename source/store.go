@@ -383,7 +383,7 @@ func (d *diskStore) fetch(ctx context.Context, fetch func() error, verify func()
 	var fault error
 	if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 		if fault = verify(); fault == nil {
-			d.compact(time.Now())
+			d.compact(time.Now(), false)
 			return err
 		}
 	} else if fault = checkStore(d.gitDir()); fault == nil {
@@ -395,15 +395,16 @@ func (d *diskStore) fetch(ctx context.Context, fetch func() error, verify func()
 	return fetch()
 }
 
-// compactNow packs the loose objects as a fetch would, under the file
-// lock, and then calls packed if it packed any.
+// compactNow packs the loose objects as a fetch would, and those this
+// process wrote, under the file lock, and then calls packed if it packed
+// any.
 func (d *diskStore) compactNow(ctx context.Context, packed func()) error {
 	unlock, err := d.lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if d.compact(time.Now()) {
+	if d.compact(time.Now(), true) {
 		packed()
 	}
 	return nil

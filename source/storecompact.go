@@ -15,12 +15,14 @@ import (
 // at 10,000 stages a promotion adds about 40 of them and a megabyte of
 // disk, and a cold run some 40,000 (200 MB, mostly the file system's
 // blocks, against 36 MB packed). A fetch therefore packs the loose objects
-// once there are many, as git's gc --auto does, or once its process wrote
-// many (as does a run that wrote without fetching: Compact), and removes
-// the loose copies of packed objects once they are an hour old: a process
-// of an older vectorflow sharing the cache then still finds an object it
-// looks up loose, and this one's readers look at the packs again when an
-// object is missing (packStorer.again).
+// once there are many, as git's gc --auto does, and a run that ends
+// (Compact) once it wrote many, and either removes the loose copies of
+// packed objects once they are an hour old: a process of an older
+// vectorflow sharing the cache then still finds an object it looks up
+// loose, and this one's readers look at the packs again when an object is
+// missing (packStorer.again). Nothing merges packs, so a long-running
+// process's fetches do not pack what it wrote: a pack every few dozen
+// promotions would put hundreds of indexes before every lookup.
 const (
 	// compactLooseLimit is git's gc.auto (6,700 loose objects) over the
 	// 256 directories loose objects are spread over: one directory with
@@ -32,8 +34,8 @@ const (
 	compactBatchBytes = 64 << 20
 	// compactLooseAge is how long a packed object stays loose too.
 	compactLooseAge = time.Hour
-	// compactWrittenLimit is how many objects one process may write and
-	// leave loose: only packs vouch for a tree (storeWholeFile), so every
+	// compactWrittenLimit is how many objects a run may write and leave
+	// loose when it ends: only packs vouch for a tree (storeWholeFile), so every
 	// later process walks each tree holding a loose object and opens each
 	// loose object, on top of reading the trees loose (35 to 60 ms of a
 	// 0.3 s run --once at 1,000 stages, after a first run that wrote 4,300
@@ -43,19 +45,19 @@ const (
 
 // compact packs the loose objects no pack holds, and removes the loose
 // copies of packed objects older than the store's looseAge, when one
-// directory of loose objects has more than looseLimit of either, or when
-// this process wrote more than its writtenLimit objects since the last
-// compaction. It says whether it packed. Called with the file lock held.
-// A compaction that fails leaves objects where they were: it costs disk,
-// never an object.
-func (d *diskStore) compact(now time.Time) (packedAny bool) {
+// directory of loose objects has more than looseLimit of either, or, at a
+// run's end, when this process wrote more than its writtenLimit objects
+// since the last compaction. It says whether it packed. Called with the
+// file lock held. A compaction that fails leaves objects where they were:
+// it costs disk, never an object.
+func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 	s := d.storer
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d.removeTemporaries(now)
 	unpacked, removable := d.looseSample(now)
 	written := s.written.Load()
-	if unpacked <= d.looseLimit && removable <= d.looseLimit && written <= d.writtenLimit {
+	if unpacked <= d.looseLimit && removable <= d.looseLimit && !(runEnds && written > d.writtenLimit) {
 		return false
 	}
 	var loose []plumbing.Hash

@@ -268,3 +268,31 @@ func TestStorePacksARunsManyWritesForTheNextProcess(t *testing.T) {
 		t.Fatalf("the next process's fetch: %v", err)
 	}
 }
+
+// TestStoreFetchesDoNotPackEveryThousandWrites: a running run writes a
+// promotion's objects between fetches for as long as it runs, and nothing
+// ever merges packs, so its fetches pack on git's count of loose objects
+// only, not on what the process wrote (a pack every 25 promotions would
+// make every later lookup go through hundreds of indexes); the run's end
+// (Compact) packs what it wrote.
+func TestStoreFetchesDoNotPackEveryThousandWrites(t *testing.T) {
+	open, cacheDir := storeFixture(t)
+	repo := open()
+	tip := fetchBranch(t, repo)
+	gitDir := storeGitDirs(t, cacheDir)[0]
+	packsBefore := len(packObjects(t, gitDir))
+
+	commitLooseTree(t, repo, tip, compactWrittenLimit)
+	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+		t.Fatal(err)
+	}
+	if packs := len(packObjects(t, gitDir)); packs != packsBefore {
+		t.Fatalf("a fetch after %d objects written left %d packs, want the %d there were", compactWrittenLimit+3, packs, packsBefore)
+	}
+	if err := repo.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if packs := len(packObjects(t, gitDir)); packs != packsBefore+1 {
+		t.Fatalf("Compact after %d objects written left %d packs, want one more than the %d there were", compactWrittenLimit+3, packs, packsBefore)
+	}
+}
