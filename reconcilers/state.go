@@ -414,8 +414,8 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	files := make(map[string][]byte, len(considered))
 	var changed []encoding
 	for i, e := range considered {
-		if kept[i] != nil {
-			files[e.path] = kept[i]
+		if kept[i].ok {
+			files[e.path] = kept[i].data
 			continue
 		}
 		if !e.own {
@@ -443,18 +443,24 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	return files, nil
 }
 
-// keptFiles is, for each object, the file the codec knows for its path
-// when the object is (or encodes to exactly) what that file holds, and nil
-// for the others. It only reads the codec, so it compares on every core:
-// every pass compares every object of the state branch (15 ms for 1,700
-// files on one core). The objects are not kept: they may be the caller's.
-func (c *Codec) keptFiles(objects []encoding) [][]byte {
-	kept := make([][]byte, len(objects))
+// keptFile is the file the codec knows for an object's path, when ok says
+// the object is (or encodes to exactly) what that file holds.
+type keptFile struct {
+	data []byte
+	ok   bool
+}
+
+// keptFiles is each object's keptFile. It only reads the codec, so it
+// compares on every core: every pass compares every object of the state
+// branch (15 ms for 1,700 files on one core). The objects are not kept:
+// they may be the caller's.
+func (c *Codec) keptFiles(objects []encoding) []keptFile {
+	kept := make([]keptFile, len(objects))
 	onEveryCore(len(objects), func(i int) {
 		entry, ok := c.known[objects[i].path]
 		obj := objects[i].obj
 		if ok && (reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
-			kept[i] = entry.data
+			kept[i] = keptFile{data: entry.data, ok: true}
 		}
 	})
 	return kept
