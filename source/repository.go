@@ -201,10 +201,11 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 	return ref.Hash(), nil
 }
 
-// Compact packs the loose objects writes left in the on-disk store, as
-// every fetch does once there are many, or once this process wrote many:
-// a run that wrote its commits without fetching (a held run) packs them
-// itself, rather than leaving the work to the next process's first fetch.
+// Compact packs the loose objects writes left in the on-disk store once
+// there are many, as every fetch does, or once this process wrote many,
+// which fetches leave loose: a run that wrote its commits without fetching
+// (a held run) packs them itself as it ends, rather than leaving the next
+// process to walk them or its first fetch to pack them.
 // Having packed, it checks again the tips of the branches it fetched,
 // which the writer moved, so the next process finds their trees held
 // whole by packs and walks none of them. A store in memory has nothing to

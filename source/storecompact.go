@@ -15,8 +15,8 @@ import (
 // at 10,000 stages a promotion adds about 40 of them and a megabyte of
 // disk, and a cold run some 40,000 (200 MB, mostly the file system's
 // blocks, against 36 MB packed). A fetch therefore packs the loose objects
-// once there are many, as git's gc --auto does, and a run that ends
-// (Compact) once it wrote many, and either removes the loose copies of
+// once there are many, as git's gc --auto does, and so does a run that
+// ends (Compact) once it wrote many; both remove the loose copies of
 // packed objects once they are an hour old: a process of an older
 // vectorflow sharing the cache then still finds an object it looks up
 // loose, and this one's readers look at the packs again when an object is
@@ -35,11 +35,11 @@ const (
 	// compactLooseAge is how long a packed object stays loose too.
 	compactLooseAge = time.Hour
 	// compactWrittenLimit is how many objects a run may write and leave
-	// loose when it ends: only packs vouch for a tree (storeWholeFile), so every
-	// later process walks each tree holding a loose object and opens each
-	// loose object, on top of reading the trees loose (35 to 60 ms of a
-	// 0.3 s run --once at 1,000 stages, after a first run that wrote 4,300
-	// objects). A promotion writes 20 to 40.
+	// loose when it ends: only packs vouch for a tree (storeWholeFile), so
+	// every later process walks each tree holding a loose object and opens
+	// each loose object, on top of reading the trees loose (35 to 60 ms of
+	// a 0.3 s run --once at 1,000 stages, after a first run that wrote
+	// 4,300 objects). A promotion writes 20 to 40.
 	compactWrittenLimit = 1024
 )
 
