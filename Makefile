@@ -32,15 +32,17 @@ fuzz:
 # push; medians, ratios, scaling exponents, peak RSS per step, each goal of
 # issue 17 met or missed, and the top of each step's CPU profile) of
 # internal/bench, then the Go benchmarks. BENCH_SIZES etc. scale it
-# (BENCH_PROFILE=0 skips the profiles); `make test` runs a small version.
+# (BENCH_PROFILE=0 skips the profiles, BENCH_PROFILE_DIR keeps them whole);
+# `make test` runs a small version.
 BENCH_SIZES ?= 10,100,1000,10000
 BENCH_REPS ?= 3
 BENCH_BLOB_MB ?= 1024
 BENCH_PROFILE ?= 1
+BENCH_PROFILE_DIR ?=
 bench: tools
 	@mkdir -p bin
 	VECTORFLOW_BENCH_SIZES=$(BENCH_SIZES) VECTORFLOW_BENCH_REPS=$(BENCH_REPS) VECTORFLOW_BENCH_BLOB_MB=$(BENCH_BLOB_MB) \
-		VECTORFLOW_BENCH_PROFILE=$(BENCH_PROFILE) \
+		VECTORFLOW_BENCH_PROFILE=$(BENCH_PROFILE) VECTORFLOW_BENCH_PROFILE_DIR=$(BENCH_PROFILE_DIR) \
 		VECTORFLOW_BENCH_OUT=$(CURDIR)/bin/bench.txt $(GO) test -count=1 -timeout 4h -run '^TestBench$$' ./internal/bench
 	@cat bin/bench.txt
 	$(GO) test -run '^$$' -bench . -benchmem ./...
