@@ -3,6 +3,7 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"compress/zlib"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -14,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -641,15 +643,104 @@ type packStorer struct {
 	// written counts the objects this process stored (loose) since its
 	// last compaction.
 	written atomic.Int64
+	// deflaters are zlib writers at best speed, reused: each holds
+	// hundreds of kilobytes of tables.
+	deflaters sync.Pool
 }
 
-// SetEncodedObject stores o loose, and counts it for compact.
+// SetEncodedObject stores o loose, and counts it for compact. It deflates
+// at zlib's best speed, as git deflates its own loose objects
+// (core.looseCompression defaults to 1), where go-git's writer takes the
+// default level: four times the CPU for 5 % fewer bytes on the wide trees
+// a promotion rewrites (a directory of 10,000 overlays is a 340 KB tree).
+// The object is deflated into a temporary file before the lock is taken,
+// so readers wait only for its rename.
 func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	h, err := s.lockedStorer.SetEncodedObject(o)
-	if err == nil {
-		s.written.Add(1)
+	switch o.Type() {
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+	default:
+		return plumbing.ZeroHash, plumbing.ErrInvalidType
 	}
-	return h, err
+	tmp, h, err := s.deflateLoose(o)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := s.placeLoose(tmp, h); err != nil {
+		_ = os.Remove(tmp)
+		return plumbing.ZeroHash, err
+	}
+	s.written.Add(1)
+	return h, nil
+}
+
+// deflateLoose writes o as a loose object into a temporary file, where
+// removeTemporaries finds it should the process stop before placeLoose,
+// and returns the file and o's hash, computed from what was written.
+func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, h plumbing.Hash, err error) {
+	r, err := o.Reader()
+	if err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	defer r.Close()
+	f, err := os.CreateTemp(filepath.Join(s.gitDir, "objects", "pack"), "tmp_obj_")
+	if err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = os.Remove(f.Name())
+		}
+	}()
+	buf := bufio.NewWriterSize(f, 64<<10)
+	z, _ := s.deflaters.Get().(*zlib.Writer)
+	if z == nil {
+		z, _ = zlib.NewWriterLevel(buf, zlib.BestSpeed) // the level is valid
+	} else {
+		z.Reset(buf)
+	}
+	defer s.deflaters.Put(z)
+	hasher := plumbing.NewHasher(o.Type(), o.Size())
+	if _, err := fmt.Fprintf(z, "%s %d\x00", o.Type(), o.Size()); err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	n, err := io.Copy(io.MultiWriter(z, hasher), r)
+	if err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	if n != o.Size() {
+		return "", plumbing.ZeroHash, fmt.Errorf("object %s holds %d bytes, not the %d its header says", o.Hash(), n, o.Size())
+	}
+	if err := z.Close(); err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	if err := buf.Flush(); err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	return f.Name(), hasher.Sum(), nil
+}
+
+// placeLoose moves the temporary file of object h to where git looks for
+// it, or removes it when the object is there already (its content is its
+// name). Loose objects are read-only, as git makes them.
+func (s *packStorer) placeLoose(tmp string, h plumbing.Hash) error {
+	name := h.String()
+	dir := filepath.Join(s.gitDir, "objects", name[:2])
+	file := filepath.Join(dir, name[2:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := os.Lstat(file); err == nil {
+		return os.Remove(tmp)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		return err
+	}
+	return os.Chmod(file, 0o444)
 }
 
 // rereadLocked reads the pack indexes again when the store's packs are no
