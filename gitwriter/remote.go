@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
@@ -233,7 +232,7 @@ func updateRequest(offered *capability.List, messages io.Writer) *packp.Referenc
 func (r *repo) sendPack(ctx context.Context, sess transport.ReceivePackSession, req *packp.ReferenceUpdateRequest,
 	objects []plumbing.Hash, messages *bytes.Buffer) error {
 	var pack bytes.Buffer
-	if _, err := packfile.NewEncoder(&pack, r.s, false).Encode(objects, 0); err != nil {
+	if err := writePack(&pack, r.s, objects); err != nil {
 		return fmt.Errorf("pack %d objects: %w", len(objects), err)
 	}
 	req.Packfile = io.NopCloser(&pack)
