@@ -21,6 +21,8 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 )
 
 // repo is the copy of the branches of one remote that a Writer works on. It
@@ -232,7 +234,7 @@ func updateRequest(offered *capability.List, messages io.Writer) *packp.Referenc
 func (r *repo) sendPack(ctx context.Context, sess transport.ReceivePackSession, req *packp.ReferenceUpdateRequest,
 	objects []plumbing.Hash, messages *bytes.Buffer) error {
 	var pack bytes.Buffer
-	if err := writePack(&pack, r.s, objects); err != nil {
+	if err := gitpack.Write(&pack, r.s, objects); err != nil {
 		return fmt.Errorf("pack %d objects: %w", len(objects), err)
 	}
 	req.Packfile = io.NopCloser(&pack)

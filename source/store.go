@@ -643,9 +643,17 @@ type packStorer struct {
 	// written counts the objects this process stored (loose) since its
 	// last compaction.
 	written atomic.Int64
-	// deflaters are zlib writers at best speed, reused: each holds
-	// hundreds of kilobytes of tables.
+	// deflaters are the *deflater loose objects are written through,
+	// reused: a zlib writer holds hundreds of kilobytes of tables.
 	deflaters sync.Pool
+}
+
+// deflater is a zlib writer at best speed over a buffer: zlib emits its
+// output a few hundred bytes at a time, which would each be a write to
+// the file.
+type deflater struct {
+	z   *zlib.Writer
+	buf *bufio.Writer
 }
 
 // SetEncodedObject stores o loose, and counts it for compact. It deflates
@@ -694,14 +702,16 @@ func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, h plumb
 			_ = os.Remove(f.Name())
 		}
 	}()
-	buf := bufio.NewWriterSize(f, 64<<10)
-	z, _ := s.deflaters.Get().(*zlib.Writer)
-	if z == nil {
-		z, _ = zlib.NewWriterLevel(buf, zlib.BestSpeed) // the level is valid
+	d, _ := s.deflaters.Get().(*deflater)
+	if d == nil {
+		d = &deflater{buf: bufio.NewWriterSize(f, 32<<10)}
+		d.z, _ = zlib.NewWriterLevel(d.buf, zlib.BestSpeed) // the level is valid
 	} else {
-		z.Reset(buf)
+		d.buf.Reset(f)
+		d.z.Reset(d.buf)
 	}
-	defer s.deflaters.Put(z)
+	defer s.deflaters.Put(d)
+	z, buf := d.z, d.buf
 	hasher := plumbing.NewHasher(o.Type(), o.Size())
 	if _, err := fmt.Fprintf(z, "%s %d\x00", o.Type(), o.Size()); err != nil {
 		return "", plumbing.ZeroHash, err

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+
+	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 )
 
 // The writer stores each commit it makes as loose objects, one file each:
@@ -77,7 +78,7 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if err != nil {
 			return false
 		}
-		_, err = packfile.NewEncoder(w, d.fs, false).Encode(batch, 0)
+		err = gitpack.Write(w, d.fs, batch)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}

@@ -1,4 +1,4 @@
-package gitwriter
+package gitpack
 
 import (
 	"bytes"
@@ -65,16 +65,15 @@ func packFixture(tb testing.TB, s storer.EncodedObjectStorer, n int) (made, file
 	return []plumbing.Hash{commit, root, wideHash, empty, large}, files
 }
 
-// TestWritePackGitReads: the pack a push sends is one git's index-pack
-// takes whole and strict (every object well-formed, every reference
-// inside it), holding the objects as they are, each deflated at zlib's
-// best speed.
-func TestWritePackGitReads(t *testing.T) {
+// TestWriteGitReads: a pack written is one git's index-pack takes whole
+// and strict (every object well-formed, every reference inside it),
+// holding the objects as they are, each deflated at zlib's best speed.
+func TestWriteGitReads(t *testing.T) {
 	s := memory.NewStorage()
 	made, files := packFixture(t, s, 2000)
 	objects := append(made, files...)
 	var pack bytes.Buffer
-	if err := writePack(&pack, s, objects); err != nil {
+	if err := Write(&pack, s, objects); err != nil {
 		t.Fatal(err)
 	}
 	// The first entry's header (type and size, seven bits a byte after
@@ -114,16 +113,16 @@ func TestWritePackGitReads(t *testing.T) {
 	}
 }
 
-// BenchmarkWritePackWideTree packs the objects of a promotion commit in a
+// BenchmarkWriteWideTree packs the objects of a promotion commit in a
 // repository of 10,000 overlays: its 340 KB directory tree is most of it.
-func BenchmarkWritePackWideTree(b *testing.B) {
+func BenchmarkWriteWideTree(b *testing.B) {
 	s := memory.NewStorage()
 	objects, _ := packFixture(b, s, 10_000)
 	var pack bytes.Buffer
 	b.ReportAllocs()
 	for b.Loop() {
 		pack.Reset()
-		if err := writePack(&pack, s, objects); err != nil {
+		if err := Write(&pack, s, objects); err != nil {
 			b.Fatal(err)
 		}
 	}
