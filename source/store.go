@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -690,7 +692,11 @@ func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, h plumb
 		return "", plumbing.ZeroHash, err
 	}
 	defer r.Close()
-	f, err := os.CreateTemp(filepath.Join(s.gitDir, "objects", "pack"), "tmp_obj_")
+	tmpDir := filepath.Join(s.gitDir, "objects", "pack")
+	f, err := os.CreateTemp(tmpDir, "tmp_obj_")
+	if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(tmpDir, 0o755) == nil {
+		f, err = os.CreateTemp(tmpDir, "tmp_obj_") // a store emptied by hand
+	}
 	if err != nil {
 		return "", plumbing.ZeroHash, err
 	}
@@ -788,12 +794,40 @@ func (s *packStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plum
 	return o, err
 }
 
+// EncodedObjectSize reads a loose object's size itself: go-git's reader
+// leaves the object's file open for the garbage collector to close, and a
+// process reading thousands between two collections (a compaction, a
+// limit check) runs out of file descriptors.
 func (s *packStorer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if n, err := looseSize(s.gitDir, h); !errors.Is(err, fs.ErrNotExist) {
+		return n, err
+	}
+	// Not loose: go-git looks for it loose, finds nothing, then in packs.
 	n, err := s.lockedStorer.EncodedObjectSize(h)
 	if s.again(err) {
 		n, err = s.lockedStorer.EncodedObjectSize(h)
 	}
 	return n, err
+}
+
+// looseSize is the size the header of loose object h says.
+func looseSize(gitDir string, h plumbing.Hash) (int64, error) {
+	name := h.String()
+	f, err := os.Open(filepath.Join(gitDir, "objects", name[:2], name[2:]))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r, err := objfile.NewReader(f)
+	if err != nil {
+		return 0, fmt.Errorf("loose object %s: %w", h, err)
+	}
+	defer r.Close()
+	_, size, err := r.Header()
+	if err != nil {
+		return 0, fmt.Errorf("loose object %s: %w", h, err)
+	}
+	return size, nil
 }
 
 // HasEncodedObject looks in the pack indexes first: go-git's filesystem

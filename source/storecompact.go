@@ -90,7 +90,7 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if s.packed(h) {
 			continue
 		}
-		size, err := d.fs.EncodedObjectSize(h)
+		size, err := looseSize(d.gitDir(), h) // go-git's leaves a file open
 		if err != nil {
 			continue // damaged or gone: left as it is
 		}
