@@ -666,6 +666,15 @@ type deflater struct {
 // The object is deflated into a temporary file before the lock is taken,
 // so readers wait only for its rename.
 func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	h, err := s.storeLoose(o)
+	if err == nil {
+		s.written.Add(1)
+	}
+	return h, err
+}
+
+// storeLoose writes o as a loose object, deflated at best speed.
+func (s *packStorer) storeLoose(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	switch o.Type() {
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 	default:
@@ -679,8 +688,20 @@ func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, 
 		_ = os.Remove(tmp)
 		return plumbing.ZeroHash, err
 	}
-	s.written.Add(1)
 	return h, nil
+}
+
+// fetchedLoose is where a small fetched pack's objects are stored: loose,
+// by storeLoose, not counted as written by the process (a fetch compacts
+// on git's own count); delta bases are read through the store's lock. It
+// offers no PackfileWriter, so go-git parses the pack object by object.
+type fetchedLoose struct {
+	*lockedStorer
+	s *packStorer
+}
+
+func (f fetchedLoose) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	return f.s.storeLoose(o)
 }
 
 // deflateLoose writes o as a loose object into a temporary file, where
@@ -935,9 +956,7 @@ func (w *fetchedPack) Close() error {
 		// The header is "PACK", the version and the object count.
 		head := w.small.Bytes()
 		if len(head) >= 12 && binary.BigEndian.Uint32(head[8:12]) < storeLooseObjects {
-			// Without PackfileWriter the objects are parsed and stored one
-			// by one, each under the lock.
-			return packfile.UpdateObjectStorage(w.s.lockedStorer, &w.small)
+			return packfile.UpdateObjectStorage(fetchedLoose{w.s.lockedStorer, w.s}, &w.small)
 		}
 		if err := w.startPack(); err != nil {
 			return err

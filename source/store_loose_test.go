@@ -205,3 +205,28 @@ func TestStoreReadsLooseObjectsWithoutLeavingFilesOpen(t *testing.T) {
 		t.Errorf("packing %d loose objects left %d files open", len(blobs), after-before)
 	}
 }
+
+// TestStoreKeepsSmallFetchesLooseAtBestSpeed: the objects of a small
+// fetched pack, stored loose as git's unpackLimit does, are deflated at
+// best speed too.
+func TestStoreKeepsSmallFetchesLooseAtBestSpeed(t *testing.T) {
+	open, _ := storeFixture(t)
+	repo := open()
+	fetchBranch(t, repo)
+	files, err := filepath.Glob(filepath.Join(repo.store.gitDir(), "objects", "??", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the small fetch left no loose object (%v)", err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if level := data[1] >> 6; level != 0 {
+			t.Fatalf("%s is deflated at level class %d, want 0 (best speed)", file, level)
+		}
+	}
+	if written := repo.store.storer.written.Load(); written != 0 {
+		t.Errorf("a fetch counts %d objects as written by the process", written)
+	}
+}
