@@ -184,21 +184,6 @@ func TestStoreRemovesLeftTemporaries(t *testing.T) {
 // directory of n new blobs to parent's.
 func commitLooseTree(t *testing.T, repo *Repository, parent plumbing.Hash, n int) plumbing.Hash {
 	t.Helper()
-	store := func(o interface {
-		Encode(plumbing.EncodedObject) error
-	}, typ plumbing.ObjectType) plumbing.Hash {
-		t.Helper()
-		obj := repo.Storer().NewEncodedObject()
-		obj.SetType(typ)
-		if err := o.Encode(obj); err != nil {
-			t.Fatal(err)
-		}
-		h, err := repo.Storer().SetEncodedObject(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
 	dir := &object.Tree{}
 	for i, h := range writeLooseBlobs(t, repo, n) {
 		dir.Entries = append(dir.Entries, object.TreeEntry{Name: fmt.Sprintf("blob-%05d", i), Mode: filemode.Regular, Hash: h})
@@ -212,10 +197,10 @@ func commitLooseTree(t *testing.T, repo *Repository, parent plumbing.Hash, n int
 		t.Fatal(err)
 	}
 	root := &object.Tree{Entries: append(slices.Clone(prevTree.Entries),
-		object.TreeEntry{Name: "written-" + t.Name(), Mode: filemode.Dir, Hash: store(dir, plumbing.TreeObject)})}
+		object.TreeEntry{Name: "written-" + t.Name(), Mode: filemode.Dir, Hash: storeObject(t, repo, dir, plumbing.TreeObject)})}
 	sort.Slice(root.Entries, func(i, j int) bool { return root.Entries[i].Name < root.Entries[j].Name })
 	sig := object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(1700000000, 0)}
-	commit := store(&object.Commit{Author: sig, Committer: sig, Message: "written\n", TreeHash: store(root, plumbing.TreeObject),
+	commit := storeObject(t, repo, &object.Commit{Author: sig, Committer: sig, Message: "written\n", TreeHash: storeObject(t, repo, root, plumbing.TreeObject),
 		ParentHashes: []plumbing.Hash{parent}}, plumbing.CommitObject)
 	ref := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, fixtureBranch)
 	if err := repo.Storer().SetReference(plumbing.NewHashReference(ref, commit)); err != nil {
