@@ -658,13 +658,7 @@ type deflater struct {
 	buf *bufio.Writer
 }
 
-// SetEncodedObject stores o loose, and counts it for compact. It deflates
-// at zlib's best speed, as git deflates its own loose objects
-// (core.looseCompression defaults to 1), where go-git's writer takes the
-// default level: four times the CPU for 5 % fewer bytes on the wide trees
-// a promotion rewrites (a directory of 10,000 overlays is a 340 KB tree).
-// The object is deflated into a temporary file before the lock is taken,
-// so readers wait only for its rename.
+// SetEncodedObject stores o loose (storeLoose), and counts it for compact.
 func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	h, err := s.storeLoose(o)
 	if err == nil {
@@ -673,7 +667,13 @@ func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, 
 	return h, err
 }
 
-// storeLoose writes o as a loose object, deflated at best speed.
+// storeLoose writes o as a loose object deflated at zlib's best speed, as
+// git deflates its own (core.looseCompression defaults to 1), where
+// go-git's writer takes the default level: three to four times the CPU
+// for 5 % fewer bytes on the wide trees a promotion rewrites (a directory
+// of 10,000 overlays is a 340 KB tree). The object is deflated into a
+// temporary file before the lock is taken, so readers wait only for its
+// rename.
 func (s *packStorer) storeLoose(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	switch o.Type() {
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:

@@ -1,8 +1,9 @@
 // Package gitpack writes git packs of whole objects, deflated at zlib's
 // best speed: what vectorflow pushes and what its object store keeps.
-// go-git's encoder deflates at the default level, which takes four times
-// the CPU on the wide trees a promotion writes in a large repository (a
-// directory of 10,000 overlays is a 340 KB tree) for 5 % fewer bytes.
+// go-git's encoder deflates at the default level, which takes three to
+// four times the CPU on the wide trees a promotion writes in a large
+// repository (a directory of 10,000 overlays is a 340 KB tree) for 5 %
+// fewer bytes.
 package gitpack
 
 import (
