@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 // writeTree stores the tree of the files under dir ("" for the root).
@@ -27,30 +29,13 @@ func writeTree(t *testing.T, s *countingStore, files map[string]string, dir stri
 			subdirs[first] = true
 			continue
 		}
-		o := s.NewEncodedObject()
-		o.SetType(plumbing.BlobObject)
-		w, _ := o.Writer()
-		w.Write([]byte(content))
-		w.Close()
-		h, err := s.SetEncodedObject(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, object.TreeEntry{Name: rel, Mode: filemode.Regular, Hash: h})
+		entries = append(entries, object.TreeEntry{Name: rel, Mode: filemode.Regular, Hash: testutil.StoreBlob(t, s, []byte(content))})
 	}
 	for sub := range subdirs {
 		entries = append(entries, object.TreeEntry{Name: sub, Mode: filemode.Dir, Hash: writeTree(t, s, files, dir+sub+"/")})
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
-	o := s.NewEncodedObject()
-	if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
-		t.Fatal(err)
-	}
-	h, err := s.SetEncodedObject(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return testutil.StoreObject(t, s, &object.Tree{Entries: entries})
 }
 
 // countingStore counts the objects read from a store.
@@ -73,16 +58,8 @@ func TestStateFilesReadOnlyWhatChanged(t *testing.T) {
 	commit := func(files map[string]string) plumbing.Hash {
 		t.Helper()
 		root := writeTree(t, s, files, "")
-		c := &object.Commit{TreeHash: root, Author: object.Signature{Name: "t", When: time.Unix(0, 0)}, Committer: object.Signature{Name: "t", When: time.Unix(0, 0)}}
-		o := s.NewEncodedObject()
-		if err := c.Encode(o); err != nil {
-			t.Fatal(err)
-		}
-		h, err := s.SetEncodedObject(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return testutil.StoreObject(t, s, &object.Commit{TreeHash: root, Author: object.Signature{Name: "t", When: time.Unix(0, 0)},
+			Committer: object.Signature{Name: "t", When: time.Unix(0, 0)}})
 	}
 	first := map[string]string{"stages/dev/a.yaml": "a: 1\n", "stages/dev/b.yaml": "b: 1\n", "configs/c.yaml": "c: 1\n"}
 	second := map[string]string{"stages/dev/a.yaml": "a: 2\n", "stages/dev/b.yaml": "b: 1\n", "configs/c.yaml": "c: 1\n"}

@@ -74,29 +74,8 @@ func TestStateTrustWalksEveryParent(t *testing.T) {
 // path it is at: readers disagree on what such a tree holds.
 func TestDiffTreesFlagsMalformedEntries(t *testing.T) {
 	s := memory.NewStorage()
-	put := func(tr *object.Tree) plumbing.Hash {
-		obj := s.NewEncodedObject()
-		if err := tr.Encode(obj); err != nil {
-			t.Fatal(err)
-		}
-		h, err := s.SetEncodedObject(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	blob := func(content string) plumbing.Hash {
-		obj := s.NewEncodedObject()
-		obj.SetType(plumbing.BlobObject)
-		w, _ := obj.Writer()
-		w.Write([]byte(content))
-		w.Close()
-		h, err := s.SetEncodedObject(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
+	put := func(tr *object.Tree) plumbing.Hash { return testutil.StoreObject(t, s, tr) }
+	blob := func(content string) plumbing.Hash { return testutil.StoreBlob(t, s, []byte(content)) }
 	real := put(&object.Tree{Entries: []object.TreeEntry{{Name: "a-1.yaml", Mode: filemode.Regular, Hash: blob("waiting")}}})
 	forged := put(&object.Tree{Entries: []object.TreeEntry{
 		{Name: "a-1.yaml", Mode: filemode.Regular, Hash: blob("waiting")},

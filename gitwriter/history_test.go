@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 func TestHistoryCheck(t *testing.T) {
@@ -192,25 +193,8 @@ func writeTestCommit(t testing.TB, s storer.EncodedObjectStorer, message string,
 	t.Helper()
 	testCommitTime = testCommitTime.Add(time.Minute)
 	sig := object.Signature{Name: "test", Email: "test@example.com", When: testCommitTime}
-	tree := &object.Tree{}
-	treeObj := s.NewEncodedObject()
-	if err := tree.Encode(treeObj); err != nil {
-		t.Fatal(err)
-	}
-	treeHash, err := s.SetEncodedObject(treeObj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: treeHash, ParentHashes: parents}
-	obj := s.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		t.Fatal(err)
-	}
-	h, err := s.SetEncodedObject(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	treeHash := testutil.StoreObject(t, s, &object.Tree{})
+	return testutil.StoreObject(t, s, &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: treeHash, ParentHashes: parents})
 }
 
 // countingStorer counts the commits read, to show an incremental read

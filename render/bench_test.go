@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -127,27 +128,10 @@ func storeDir(b *testing.B, s *memory.Storage, files map[string]string, prefix s
 			}
 			continue
 		}
-		blob := s.NewEncodedObject()
-		blob.SetType(plumbing.BlobObject)
-		w, _ := blob.Writer()
-		_, _ = w.Write([]byte(content))
-		_ = w.Close()
-		h, err := s.SetEncodedObject(blob)
-		if err != nil {
-			b.Fatal(err)
-		}
-		tree.Entries = append(tree.Entries, object.TreeEntry{Name: rest, Mode: filemode.Regular, Hash: h})
+		tree.Entries = append(tree.Entries, object.TreeEntry{Name: rest, Mode: filemode.Regular, Hash: testutil.StoreBlob(b, s, []byte(content))})
 	}
 	slices.SortFunc(tree.Entries, func(x, y object.TreeEntry) int { return strings.Compare(x.Name, y.Name) })
-	obj := s.NewEncodedObject()
-	if err := tree.Encode(obj); err != nil {
-		b.Fatal(err)
-	}
-	h, err := s.SetEncodedObject(obj)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return h
+	return testutil.StoreObject(b, s, &tree)
 }
 
 func mustReadFixture(b *testing.B, name string) string {

@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 // wideTree is a tree of n entries, as a directory of n overlays or a state
@@ -32,24 +34,6 @@ func wideTree(n int, salt string) *object.Tree {
 	return t
 }
 
-// storeObject encodes o into repo's store, as the writer stores the objects
-// of its commits.
-func storeObject(tb testing.TB, repo *Repository, o interface {
-	Encode(plumbing.EncodedObject) error
-}, typ plumbing.ObjectType) plumbing.Hash {
-	tb.Helper()
-	obj := repo.Storer().NewEncodedObject()
-	obj.SetType(typ)
-	if err := o.Encode(obj); err != nil {
-		tb.Fatal(err)
-	}
-	h, err := repo.Storer().SetEncodedObject(obj)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
-}
-
 // TestStoreWritesLooseObjectsAtBestSpeed: the objects a process writes
 // into its on-disk store are loose files git reads, deflated at zlib's
 // fastest level, as git deflates its own loose objects (core.looseCompression
@@ -60,8 +44,8 @@ func TestStoreWritesLooseObjectsAtBestSpeed(t *testing.T) {
 	open, _ := storeFixture(t)
 	repo := open()
 	tree := wideTree(2000, t.Name())
-	h := storeObject(t, repo, tree, plumbing.TreeObject)
-	if again := storeObject(t, repo, tree, plumbing.TreeObject); again != h {
+	h := testutil.StoreObject(t, repo.Storer(), tree)
+	if again := testutil.StoreObject(t, repo.Storer(), tree); again != h {
 		t.Fatalf("the same tree stored twice is %s, then %s", h, again)
 	}
 	gitDir := repo.store.gitDir()
@@ -154,7 +138,7 @@ func TestStoreWritesLooseObjectsIntoAnEmptiedStore(t *testing.T) {
 	if err := os.RemoveAll(objects); err != nil {
 		t.Fatal(err)
 	}
-	h := storeObject(t, repo, wideTree(10, t.Name()), plumbing.TreeObject)
+	h := testutil.StoreObject(t, repo.Storer(), wideTree(10, t.Name()))
 	if _, err := repo.Repo().TreeObject(h); err != nil {
 		t.Fatalf("the tree stored does not read back: %v", err)
 	}

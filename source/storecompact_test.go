@@ -25,17 +25,7 @@ func writeLooseBlobs(t *testing.T, repo *Repository, n int) []plumbing.Hash {
 	t.Helper()
 	hashes := make([]plumbing.Hash, n)
 	for i := range n {
-		o := repo.Storer().NewEncodedObject()
-		o.SetType(plumbing.BlobObject)
-		w, err := o.Writer()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(w, "blob %d of %s\n", i, t.Name())
-		w.Close()
-		if hashes[i], err = repo.Storer().SetEncodedObject(o); err != nil {
-			t.Fatal(err)
-		}
+		hashes[i] = testutil.StoreBlob(t, repo.Storer(), fmt.Appendf(nil, "blob %d of %s\n", i, t.Name()))
 	}
 	return hashes
 }
@@ -197,11 +187,11 @@ func commitLooseTree(t *testing.T, repo *Repository, parent plumbing.Hash, n int
 		t.Fatal(err)
 	}
 	root := &object.Tree{Entries: append(slices.Clone(prevTree.Entries),
-		object.TreeEntry{Name: "written-" + t.Name(), Mode: filemode.Dir, Hash: storeObject(t, repo, dir, plumbing.TreeObject)})}
+		object.TreeEntry{Name: "written-" + t.Name(), Mode: filemode.Dir, Hash: testutil.StoreObject(t, repo.Storer(), dir)})}
 	sort.Slice(root.Entries, func(i, j int) bool { return root.Entries[i].Name < root.Entries[j].Name })
 	sig := object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(1700000000, 0)}
-	commit := storeObject(t, repo, &object.Commit{Author: sig, Committer: sig, Message: "written\n", TreeHash: storeObject(t, repo, root, plumbing.TreeObject),
-		ParentHashes: []plumbing.Hash{parent}}, plumbing.CommitObject)
+	commit := testutil.StoreObject(t, repo.Storer(), &object.Commit{Author: sig, Committer: sig, Message: "written\n",
+		TreeHash: testutil.StoreObject(t, repo.Storer(), root), ParentHashes: []plumbing.Hash{parent}})
 	ref := plumbing.NewRemoteReferenceName(git.DefaultRemoteName, fixtureBranch)
 	if err := repo.Storer().SetReference(plumbing.NewHashReference(ref, commit)); err != nil {
 		t.Fatal(err)

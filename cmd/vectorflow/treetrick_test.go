@@ -62,25 +62,9 @@ func TestDuplicateTreeEntryIsRefused(t *testing.T) {
 	put := func(o interface {
 		Encode(plumbing.EncodedObject) error
 	}) plumbing.Hash {
-		obj := st.NewEncodedObject()
-		if err := o.Encode(obj); err != nil {
-			t.Fatal(err)
-		}
-		h, err := st.SetEncodedObject(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return testutil.StoreObject(t, st, o)
 	}
-	blob := st.NewEncodedObject()
-	blob.SetType(plumbing.BlobObject)
-	w, _ := blob.Writer()
-	w.Write([]byte(forged))
-	w.Close()
-	blobHash, err := st.SetEncodedObject(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blobHash := testutil.StoreBlob(t, st, []byte(forged))
 	sub := func(tr *object.Tree, name string) *object.Tree {
 		s, err := tr.Tree(name)
 		if err != nil {
@@ -99,15 +83,7 @@ func TestDuplicateTreeEntryIsRefused(t *testing.T) {
 		}
 		forgedPromotions.Entries = append(forgedPromotions.Entries, e)
 	}
-	approval := st.NewEncodedObject()
-	approval.SetType(plumbing.BlobObject)
-	w, _ = approval.Writer()
-	w.Write([]byte(approvalYAML("dev-to-test-2", "acme:nothing")))
-	w.Close()
-	approvalHash, err := st.SetEncodedObject(approval)
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvalHash := testutil.StoreBlob(t, st, []byte(approvalYAML("dev-to-test-2", "acme:nothing")))
 	approvals := &object.Tree{Entries: []object.TreeEntry{{Name: "x.yaml", Mode: filemode.Regular, Hash: approvalHash}}}
 	approvalsDir := &object.Tree{Entries: []object.TreeEntry{{Name: "dev-to-test-2", Mode: filemode.Dir, Hash: put(approvals)}}}
 	newRoot := &object.Tree{}

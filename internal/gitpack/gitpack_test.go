@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 // packFixture stores a commit whose tree holds an empty file, a file of
@@ -22,46 +24,21 @@ import (
 // large file), then the n files.
 func packFixture(tb testing.TB, s storer.EncodedObjectStorer, n int) (made, files []plumbing.Hash) {
 	tb.Helper()
-	put := func(o interface {
-		Encode(plumbing.EncodedObject) error
-	}, t plumbing.ObjectType) plumbing.Hash {
-		obj := s.NewEncodedObject()
-		obj.SetType(t)
-		if err := o.Encode(obj); err != nil {
-			tb.Fatal(err)
-		}
-		h, err := s.SetEncodedObject(obj)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return h
-	}
-	blob := func(content []byte) plumbing.Hash {
-		obj := s.NewEncodedObject()
-		obj.SetType(plumbing.BlobObject)
-		w, _ := obj.Writer()
-		w.Write(content)
-		w.Close()
-		h, err := s.SetEncodedObject(obj)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return h
-	}
+	blob := func(content []byte) plumbing.Hash { return testutil.StoreBlob(tb, s, content) }
 	empty, large := blob(nil), blob(bytes.Repeat([]byte("kind: Kustomization\n"), 5000))
 	wide := &object.Tree{}
 	for i := range n {
 		files = append(files, blob(fmt.Appendf(nil, "newTag: %d\n", i)))
 		wide.Entries = append(wide.Entries, object.TreeEntry{Name: fmt.Sprintf("dev%05d", i), Mode: filemode.Regular, Hash: files[i]})
 	}
-	wideHash := put(wide, plumbing.TreeObject)
-	root := put(&object.Tree{Entries: []object.TreeEntry{
+	wideHash := testutil.StoreObject(tb, s, wide)
+	root := testutil.StoreObject(tb, s, &object.Tree{Entries: []object.TreeEntry{
 		{Name: "empty", Mode: filemode.Regular, Hash: empty},
 		{Name: "large", Mode: filemode.Regular, Hash: large},
 		{Name: "overlays", Mode: filemode.Dir, Hash: wideHash},
-	}}, plumbing.TreeObject)
+	}})
 	sig := object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(1700000000, 0)}
-	commit := put(&object.Commit{Author: sig, Committer: sig, Message: "promote\n", TreeHash: root}, plumbing.CommitObject)
+	commit := testutil.StoreObject(tb, s, &object.Commit{Author: sig, Committer: sig, Message: "promote\n", TreeHash: root})
 	return []plumbing.Hash{commit, root, wideHash, empty, large}, files
 }
 

@@ -29,3 +29,42 @@ func CopyGitObjects(t testing.TB, dir string, to storer.EncodedObjectStorer) *gi
 	}
 	return local
 }
+
+// StoreObject encodes o (a tree, a commit, a tag) into s and returns its
+// hash.
+func StoreObject(t testing.TB, s storer.EncodedObjectStorer, o interface {
+	Encode(plumbing.EncodedObject) error
+}) plumbing.Hash {
+	t.Helper()
+	obj := s.NewEncodedObject()
+	if err := o.Encode(obj); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.SetEncodedObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// StoreBlob stores content as a blob in s and returns its hash.
+func StoreBlob(t testing.TB, s storer.EncodedObjectStorer, content []byte) plumbing.Hash {
+	t.Helper()
+	obj := s.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	w, err := obj.Writer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(content); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.SetEncodedObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
