@@ -283,15 +283,7 @@ func tamper(t *testing.T, st *memory.Storage, c *object.Commit) *object.Commit {
 
 func storeCommit(t *testing.T, st *memory.Storage, c *object.Commit) *object.Commit {
 	t.Helper()
-	obj := st.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		t.Fatal(err)
-	}
-	h, err := st.SetEncodedObject(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored, err := object.GetCommit(st, h)
+	stored, err := object.GetCommit(st, testutil.StoreObject(t, st, c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,13 @@ func writeTree(t *testing.T, s *countingStore, files map[string]string, dir stri
 	return testutil.StoreObject(t, s, &object.Tree{Entries: entries})
 }
 
+// writeCommit stores a commit of the files.
+func writeCommit(t *testing.T, s *countingStore, files map[string]string) plumbing.Hash {
+	t.Helper()
+	sig := object.Signature{Name: "t", When: time.Unix(0, 0)}
+	return testutil.StoreObject(t, s, &object.Commit{TreeHash: writeTree(t, s, files, ""), Author: sig, Committer: sig})
+}
+
 // countingStore counts the objects read from a store.
 type countingStore struct {
 	*memory.Storage
@@ -55,12 +62,7 @@ func (s *countingStore) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (p
 // commit's content and the caller's to change.
 func TestStateFilesReadOnlyWhatChanged(t *testing.T) {
 	s := &countingStore{Storage: memory.NewStorage()}
-	commit := func(files map[string]string) plumbing.Hash {
-		t.Helper()
-		root := writeTree(t, s, files, "")
-		return testutil.StoreObject(t, s, &object.Commit{TreeHash: root, Author: object.Signature{Name: "t", When: time.Unix(0, 0)},
-			Committer: object.Signature{Name: "t", When: time.Unix(0, 0)}})
-	}
+	commit := func(files map[string]string) plumbing.Hash { return writeCommit(t, s, files) }
 	first := map[string]string{"stages/dev/a.yaml": "a: 1\n", "stages/dev/b.yaml": "b: 1\n", "configs/c.yaml": "c: 1\n"}
 	second := map[string]string{"stages/dev/a.yaml": "a: 2\n", "stages/dev/b.yaml": "b: 1\n", "configs/c.yaml": "c: 1\n"}
 	c1, c2 := commit(first), commit(second)
@@ -131,16 +133,7 @@ func TestStateFilesReadOnlyWhatChanged(t *testing.T) {
 func TestStateFilesSeeded(t *testing.T) {
 	s := &countingStore{Storage: memory.NewStorage()}
 	files := map[string]string{"stages/dev/a.yaml": "a: 1\n", "configs/c.yaml": "c: 1\n"}
-	root := writeTree(t, s, files, "")
-	c := &object.Commit{TreeHash: root, Author: object.Signature{Name: "t", When: time.Unix(0, 0)}, Committer: object.Signature{Name: "t", When: time.Unix(0, 0)}}
-	o := s.NewEncodedObject()
-	if err := c.Encode(o); err != nil {
-		t.Fatal(err)
-	}
-	commit, err := s.SetEncodedObject(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	commit := writeCommit(t, s, files)
 	var m stateFiles
 	m.seed(map[string][]byte{"stages/dev/a.yaml": []byte("a: 1\n"), "configs/c.yaml": []byte("c: forged\n")})
 	s.reads = 0
