@@ -714,9 +714,9 @@ func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, h plumb
 	}
 	defer r.Close()
 	tmpDir := filepath.Join(s.gitDir, "objects", "pack")
-	f, err := os.CreateTemp(tmpDir, "tmp_obj_")
+	f, err := os.CreateTemp(tmpDir, looseTemporary)
 	if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(tmpDir, 0o755) == nil {
-		f, err = os.CreateTemp(tmpDir, "tmp_obj_") // a store emptied by hand
+		f, err = os.CreateTemp(tmpDir, looseTemporary) // a store emptied by hand
 	}
 	if err != nil {
 		return "", plumbing.ZeroHash, err
@@ -759,13 +759,22 @@ func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, h plumb
 	return f.Name(), hasher.Sum(), nil
 }
 
+// looseTemporary begins the names of the temporary files loose objects
+// are written through, as go-git's (removeTemporaries removes those left).
+const looseTemporary = "tmp_obj_"
+
+// loosePath is where git looks for object h loose in gitDir.
+func loosePath(gitDir string, h plumbing.Hash) string {
+	name := h.String()
+	return filepath.Join(gitDir, "objects", name[:2], name[2:])
+}
+
 // placeLoose moves the temporary file of object h to where git looks for
 // it, or removes it when the object is there already (its content is its
 // name). Loose objects are read-only, as git makes them.
 func (s *packStorer) placeLoose(tmp string, h plumbing.Hash) error {
-	name := h.String()
-	dir := filepath.Join(s.gitDir, "objects", name[:2])
-	file := filepath.Join(dir, name[2:])
+	file := loosePath(s.gitDir, h)
+	dir := filepath.Dir(file)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, err := os.Lstat(file); err == nil {
@@ -833,8 +842,7 @@ func (s *packStorer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 
 // looseSize is the size the header of loose object h says.
 func looseSize(gitDir string, h plumbing.Hash) (int64, error) {
-	name := h.String()
-	f, err := os.Open(filepath.Join(gitDir, "objects", name[:2], name[2:]))
+	f, err := os.Open(loosePath(gitDir, h))
 	if err != nil {
 		return 0, err
 	}

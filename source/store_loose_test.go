@@ -49,7 +49,7 @@ func TestStoreWritesLooseObjectsAtBestSpeed(t *testing.T) {
 		t.Fatalf("the same tree stored twice is %s, then %s", h, again)
 	}
 	gitDir := repo.store.gitDir()
-	file := filepath.Join(gitDir, "objects", h.String()[:2], h.String()[2:])
+	file := loosePath(gitDir, h)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("the tree is not a loose object: %v", err)

@@ -133,9 +133,9 @@ func (d *diskStore) forgetLooseTrees() {
 	d.whole = nil
 }
 
-// removeTemporaries removes the temporary files go-git writes packs and
-// loose objects through (in objects/pack) that a process stopped in the
-// middle of a write left behind, once they are as old as a loose object
+// removeTemporaries removes the temporary files packs (go-git's) and
+// loose objects (storeLoose's) are written through, in objects/pack, that
+// a process stopped in the middle of a write left behind, once they are as old as a loose object
 // may stay: nobody is still writing them.
 func (d *diskStore) removeTemporaries(now time.Time) {
 	dir := filepath.Join(d.gitDir(), "objects", "pack")
@@ -144,7 +144,7 @@ func (d *diskStore) removeTemporaries(now time.Time) {
 		return
 	}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "tmp_pack_") && !strings.HasPrefix(e.Name(), "tmp_obj_") {
+		if !strings.HasPrefix(e.Name(), "tmp_pack_") && !strings.HasPrefix(e.Name(), looseTemporary) {
 			continue
 		}
 		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) >= compactLooseAge {
