@@ -6,16 +6,14 @@ import (
 	"maps"
 	"path"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 )
 
 // The state branch's files, encoded and decoded without I/O: the core
@@ -456,7 +454,7 @@ type keptFile struct {
 // they may be the caller's.
 func (c *Codec) keptFiles(objects []encoding) []keptFile {
 	kept := make([]keptFile, len(objects))
-	onEveryCore(len(objects), func(i int) {
+	parallel.Each(len(objects), func(i int) {
 		entry, ok := c.known[objects[i].path]
 		obj := objects[i].obj
 		if ok && (reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
@@ -479,7 +477,7 @@ type encoding struct {
 // pass over a large repository writes tens of thousands.
 func encodeAll(todo []encoding) error {
 	errs := make([]error, len(todo))
-	onEveryCore(len(todo), func(i int) {
+	parallel.Each(len(todo), func(i int) {
 		data, err := marshalYAML(todo[i].obj.value())
 		if err != nil {
 			errs[i] = fmt.Errorf("encode %s: %w", todo[i].path, err)
@@ -493,25 +491,6 @@ func encodeAll(todo []encoding) error {
 		}
 	}
 	return nil
-}
-
-// onEveryCore calls do for every index below n, on as many cores as there
-// are 64 indexes (a goroutine costs more than a few cheap calls), and
-// returns when all are done.
-func onEveryCore(n int, do func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/64+1)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				do(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // VectorPath is where a vector lives on the state branch.
