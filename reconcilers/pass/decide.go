@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -454,12 +455,19 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 	}
 	conflicts := configConflicts(snap)
 	kept := keptVectors(d.State.StageVersions) // no config's plan records a StageVersion
-	for _, name := range sortedKeys(snap.Configs) {
+	// Each config's plan reads only what no plan writes (the stages,
+	// templates and vectors, and its own status and promotions), so the
+	// plans are made on every core and applied in name order, as one
+	// after the other would be.
+	names := sortedKeys(snap.Configs)
+	plans := make([]reconcilers.ConfigPlan, len(names))
+	parallel.Each(len(names), func(i int) {
+		name := names[i]
 		cfg := *snap.Configs[name].DeepCopy()
 		if st := d.State.Configs[name]; st != nil {
 			cfg.Status = *st.Status.DeepCopy()
 		}
-		in := reconcilers.ConfigInput{
+		plans[i] = reconcilers.ReconcileConfig(reconcilers.ConfigInput{
 			Config:         cfg,
 			Missing:        missingReferences(snap, &cfg),
 			Conflicts:      conflicts[name],
@@ -468,8 +476,10 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 			TargetSequence: targetSequences[name],
 			Promotions:     byConfig[name],
 			Upgrade:        d.upgradeInput(&cfg, stones, holds, kept),
-		}
-		d.applyConfigPlan(name, reconcilers.ReconcileConfig(in, now))
+		}, now)
+	})
+	for i, name := range names {
+		d.applyConfigPlan(name, plans[i])
 	}
 	if !prune {
 		// A config gone from the repository keeps its status while the
