@@ -148,6 +148,14 @@ func (t *gitTree) Hash(name string) (string, error) {
 
 // find resolves symlinks in name and returns its entry.
 func (t *gitTree) find(op, name string) (gitEntry, error) {
+	// Most names hold no link: one walk finds them, as every parent it
+	// passes is a directory (lookup refuses any other). Only a name that
+	// is not found or ends in a link resolves link by link.
+	if fs.ValidPath(name) {
+		if e, err := t.lookup(name); err == nil && e.entry.Mode != filemode.Symlink {
+			return e, nil
+		}
+	}
 	resolved, err := resolveLinks(op, name, func(p string) (string, bool, error) {
 		e, err := t.lookup(p)
 		if err != nil || e.entry.Mode != filemode.Symlink {
