@@ -1,12 +1,12 @@
 package source
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -59,25 +59,35 @@ type landscapeRoot struct {
 // order wins) with a Problem on the later ones.
 func (r *resolver) index(objects []Object) {
 	s := r.snap
-	s.Landscapes = map[string]*v1alpha1.Landscape{}
-	s.Stages = map[string]*v1alpha1.Stage{}
-	s.Templates = map[string]*v1alpha1.VectorTemplate{}
-	s.Configs = map[string]*v1alpha1.VectorPromotionConfig{}
-	s.Usages = map[string]*v1alpha1.StageVersionUsage{}
-	s.StageIndex = map[string]StageRef{}
 	rank := map[string]int{}
 	for i, k := range ConfigKinds {
 		rank[k] = i
 	}
-	sort.SliceStable(objects, func(i, j int) bool {
-		a, b := objects[i], objects[j]
-		if a.Kind != b.Kind {
-			return rank[a.Kind] < rank[b.Kind]
+	// In kind order, then by key; each object's rank and key are made once,
+	// not at each of the sort's comparisons, and each map is made at its
+	// size, not grown through thousands of objects.
+	ranks, keys, order := make([]int, len(objects)), make([]string, len(objects)), make([]int, len(objects))
+	perKind := map[string]int{}
+	for i, o := range objects {
+		ranks[i], keys[i], order[i] = rank[o.Kind], objectKey(o), i
+		perKind[o.Kind]++
+	}
+	s.Landscapes = make(map[string]*v1alpha1.Landscape, perKind[v1alpha1.LandscapeKind])
+	s.Stages = make(map[string]*v1alpha1.Stage, perKind[v1alpha1.StageKind])
+	s.Templates = make(map[string]*v1alpha1.VectorTemplate, perKind[v1alpha1.VectorTemplateKind])
+	s.Configs = make(map[string]*v1alpha1.VectorPromotionConfig, perKind[v1alpha1.VectorPromotionConfigKind])
+	s.Usages = make(map[string]*v1alpha1.StageVersionUsage, perKind[v1alpha1.StageVersionUsageKind])
+	s.StageIndex = make(map[string]StageRef, perKind[v1alpha1.StageKind])
+	s.Objects = make([]Object, 0, len(objects))
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(ranks[a], ranks[b]); c != 0 {
+			return c
 		}
-		return objectKey(a) < objectKey(b)
+		return strings.Compare(keys[a], keys[b])
 	})
-	for _, o := range objects {
-		id := o.Kind + "/" + objectKey(o)
+	for _, i := range order {
+		o := objects[i]
+		id := o.Kind + "/" + keys[i]
 		if first, dup := r.files[id]; dup {
 			r.problem(o, "metadata.name", fmt.Sprintf("duplicate %s %q: already defined in %s; rename or remove one", o.Kind, objectKey(o), first))
 			continue

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -50,6 +51,46 @@ func BenchmarkLoadSnapshot1000(b *testing.B) {
 			check(b, s)
 		}
 	})
+}
+
+// BenchmarkLoadChangedSnapshot1000 is the load of a pass after a commit
+// that changed one file (the template, as a person's bump does) of the
+// 1,000-stage repository: every load reads a commit the last one did not,
+// with the Loader's caches warm, as each promotion's pass does.
+func BenchmarkLoadChangedSnapshot1000(b *testing.B) {
+	dir := writeLargeRepository(b, 10, 100)
+	commitDir(b, dir)
+	commits := []string{strings.TrimSpace(testutil.Git(b, dir, nil, "rev-parse", "HEAD"))}
+	template := filepath.Join(dir, "vectorflow", "templates.yaml")
+	data, err := os.ReadFile(template)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(template, []byte(strings.Replace(string(data), "version: 1.x", "version: 2.x", 1)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	testutil.Git(b, dir, nil, "commit", "-qam", "bump")
+	commits = append(commits, strings.TrimSpace(testutil.Git(b, dir, nil, "rev-parse", "HEAD")))
+	ctx := context.Background()
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
+	load := func(i int) {
+		b.StopTimer()
+		testutil.Git(b, dir, nil, "update-ref", "refs/heads/"+fixtureBranch, commits[i%2])
+		b.StartTimer()
+		s, err := loader.Load(ctx, dir, fixtureBranch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(s.Problems) > 0 || len(s.StageIndex) != 1000 || s.Commit != commits[i%2] {
+			b.Fatalf("%d problems, %d stages, commit %s, want %s", len(s.Problems), len(s.StageIndex), s.Commit, commits[i%2])
+		}
+	}
+	load(0)
+	load(1)
+	b.ResetTimer()
+	for i := range b.N {
+		load(i)
+	}
 }
 
 // writeLargeRepository writes landscapes × stagesPer stages, each promoted
