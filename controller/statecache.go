@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
@@ -55,12 +56,11 @@ func newStateMemo(o Options, trustedKeys string) stateMemo {
 	if o.CacheDir == "" {
 		return stateMemo{}
 	}
-	key := buildid.String() + "\x00" + o.URL + "\x00" + o.StateBranch
-	sum := sha256.Sum256([]byte(key))
+	key := stateMemoKey(o.URL, o.StateBranch)
 	trustSum := sha256.Sum256([]byte(key + "\x00" + trustedKeys))
 	m := stateMemo{
 		saved:     o.Clock(),
-		file:      filepath.Join(o.CacheDir, "configs", "state-"+hex.EncodeToString(sum[:])),
+		file:      StateMemoFile(o.CacheDir, o.URL, o.StateBranch),
 		trustFile: filepath.Join(o.CacheDir, "configs", "trust-"+hex.EncodeToString(trustSum[:])),
 	}
 	if o.Settings != "" {
@@ -68,6 +68,39 @@ func newStateMemo(o Options, trustedKeys string) stateMemo {
 		m.settledFile = filepath.Join(o.CacheDir, "configs", "settled-"+hex.EncodeToString(settledSum[:]))
 	}
 	return m
+}
+
+// stateMemoKey is what a state branch's memories are keyed by: this build,
+// the repository and the branch.
+func stateMemoKey(url, stateBranch string) string {
+	return buildid.String() + "\x00" + url + "\x00" + stateBranch
+}
+
+// StateMemoFile is where the state codec's memory of a state branch lives
+// in cacheDir: what a controller exports, and what a view of the same
+// branch (web.Reader) imports, so neither decodes every file afresh.
+func StateMemoFile(cacheDir, url, stateBranch string) string {
+	sum := sha256.Sum256([]byte(stateMemoKey(url, stateBranch)))
+	return filepath.Join(cacheDir, "configs", "state-"+hex.EncodeToString(sum[:]))
+}
+
+// ImportStateMemo gives codec the memory file holds (see StateMemoFile),
+// if it holds one written as of now; it reports whether it did.
+func ImportStateMemo(codec *reconcilers.Codec, file string, now time.Time) bool {
+	body, ok := cachefile.Read(file, stateMemoFormat, stateMemoMax, now)
+	if ok {
+		codec.Import(body)
+	}
+	return ok
+}
+
+// ExportStateMemo writes codec's memory to file, for ImportStateMemo.
+func ExportStateMemo(codec *reconcilers.Codec, file string) error {
+	body, err := codec.Export()
+	if err != nil {
+		return err
+	}
+	return cachefile.Write(file, stateMemoFormat, body)
 }
 
 const settledFormat = "vectorflow settled pass 1\n"
@@ -170,8 +203,7 @@ func (c *Controller) importStateMemo() (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if body, ok := cachefile.Read(m.file, stateMemoFormat, stateMemoMax, at); ok {
-			c.codec.Import(body)
+		if ImportStateMemo(c.codec, m.file, at) {
 			c.stateFiles.seed(c.codec.Files())
 		}
 	}()
@@ -193,11 +225,7 @@ func (c *Controller) exportStateMemo(now bool) {
 		m.saved = at // a running controller looks again a stateMemoEvery later
 		return
 	}
-	body, err := c.codec.Export()
-	if err != nil {
-		return
-	}
-	if cachefile.Write(m.file, stateMemoFormat, body) == nil {
+	if ExportStateMemo(c.codec, m.file) == nil {
 		m.saved = at
 	}
 }

