@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -169,6 +170,10 @@ func (r *resolver) landscape(name string) (landscapeRoot, bool) {
 // resolveStages indexes every stage whose landscape and overlay resolve,
 // with the vector its overlay carries now.
 func (r *resolver) resolveStages() {
+	// The overlays whose vector no cache holds are read once the walk is
+	// done, on every core: a cold load reads thousands of kustomizations
+	// (2.5 s on one core at 10,000 stages).
+	var unread []stageRead
 	for _, o := range r.snap.Objects {
 		stage, ok := o.Value.(*v1alpha1.Stage)
 		if !ok {
@@ -208,22 +213,45 @@ func (r *resolver) resolveStages() {
 		if known {
 			r.next.kustomizations[hash] = files
 		}
-		key := hash + ":" + files
-		vr, cached := r.old.vectors[key]
-		if !cached {
-			vr.vector, vr.err = overlays.ReadStageVector(lr.tree, overlay)
-			r.vectorsRead++
-		}
-		r.next.vectors[key] = vr
-		if vr.err != nil {
-			r.problem(o, "spec.path", fmt.Sprintf("cannot read the vector of overlay %q: %v", overlay, vr.err))
+		s := stageRead{o: o, stage: stage, lr: lr, overlay: overlay, hash: hash, key: hash + ":" + files}
+		var cached bool
+		if s.vr, cached = r.old.vectors[s.key]; !cached {
+			unread = append(unread, s)
 			continue
 		}
-		r.snap.StageIndex[objectKey(o)] = StageRef{
-			Landscape: stage.Spec.Landscape, Name: stage.Name,
-			URL: lr.url, Branch: lr.branch, Commit: lr.commit,
-			Overlay: overlay, OverlayHash: hash, Vector: vr.vector, Tree: lr.tree,
-		}
+		r.addStage(s)
+	}
+	parallel.Each(len(unread), func(i int) {
+		s := &unread[i]
+		s.vr.vector, s.vr.err = overlays.ReadStageVector(s.lr.tree, s.overlay)
+	})
+	r.vectorsRead += len(unread)
+	for _, s := range unread {
+		r.addStage(s)
+	}
+}
+
+// stageRead is a stage whose overlay resolved, and its vector once read.
+type stageRead struct {
+	o                  Object
+	stage              *v1alpha1.Stage
+	lr                 landscapeRoot
+	overlay, hash, key string
+	vr                 vectorResult
+}
+
+// addStage indexes a stage by its overlay's vector, or reports why the
+// vector could not be read.
+func (r *resolver) addStage(s stageRead) {
+	r.next.vectors[s.key] = s.vr
+	if s.vr.err != nil {
+		r.problem(s.o, "spec.path", fmt.Sprintf("cannot read the vector of overlay %q: %v", s.overlay, s.vr.err))
+		return
+	}
+	r.snap.StageIndex[objectKey(s.o)] = StageRef{
+		Landscape: s.stage.Spec.Landscape, Name: s.stage.Name,
+		URL: s.lr.url, Branch: s.lr.branch, Commit: s.lr.commit,
+		Overlay: s.overlay, OverlayHash: s.hash, Vector: s.vr.vector, Tree: s.lr.tree,
 	}
 }
 

@@ -95,7 +95,7 @@ func BenchmarkLoadChangedSnapshot1000(b *testing.B) {
 
 // writeLargeRepository writes landscapes × stagesPer stages, each promoted
 // from the one before it (the first from a template), with their overlays.
-func writeLargeRepository(b *testing.B, landscapes, stagesPer int) string {
+func writeLargeRepository(b testing.TB, landscapes, stagesPer int) string {
 	dir := b.TempDir()
 	var ls, stages, configs strings.Builder
 	templates := "apiVersion: vectorflow.dev/v1alpha1\nkind: VectorTemplate\nmetadata:\n  name: app\nspec:\n  components:\n    - name: ghcr.io/acme/service-a\n      version: 1.x\n"
