@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -28,7 +27,7 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	errs := onEveryCore(ctx, len(keys), func(i int) error {
+	errs := parallel.EachContext(ctx, len(keys), func(i int) error {
 		ref := s.StageIndex[keys[i]]
 		_, err := renderer.BuildContext(ctx, ref.Tree, ref.Overlay)
 		return err
@@ -63,35 +62,6 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 		return nil, ctx.Err()
 	}
 	return problems, nil
-}
-
-// onEveryCore runs work(0..n-1) on at most GOMAXPROCS goroutines and
-// returns each one's error at its index. Once ctx is done no further work
-// starts; the caller checks ctx.
-func onEveryCore(ctx context.Context, n int, work func(i int) error) []error {
-	errs := make([]error, n)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				errs[i] = work(i)
-			}
-		}()
-	}
-feed:
-	for i := range n {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	return errs
 }
 
 // isBuildErrorOnly is a plain kustomize failure, already reported on the

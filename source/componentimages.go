@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
@@ -48,7 +49,7 @@ func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) 
 	}
 	findings := make([][]imageFinding, len(configs))
 	var matchers imageMatchers
-	onEveryCore(ctx, len(configs), func(i int) error {
+	parallel.EachContext(ctx, len(configs), func(i int) error {
 		findings[i] = s.configImageFindings(renderer, &matchers, files, configs[i], sources[i])
 		return nil
 	})

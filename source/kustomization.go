@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -72,7 +73,7 @@ func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []strin
 	// other, in the files' order: the repository's read budget then runs
 	// out at the same file every time, and that file is the one named.
 	results := make([]fileResult, len(files))
-	onEveryCore(ctx, len(files), func(i int) error {
+	parallel.EachContext(ctx, len(files), func(i int) error {
 		results[i] = l.lookupFile(tree, files[i], reuse, disk)
 		return nil
 	})
@@ -84,7 +85,7 @@ func (l *Loader) decodeEach(ctx context.Context, tree repofs.Tree, files []strin
 			r.data, r.readErr = tree.ReadFile(file)
 		}
 	}
-	onEveryCore(ctx, len(files), func(i int) error {
+	parallel.EachContext(ctx, len(files), func(i int) error {
 		if r := &results[i]; !r.found && ctx.Err() == nil {
 			l.decodeRead(ctx, files[i], r, disk)
 		}

@@ -2,6 +2,7 @@
 package parallel
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -30,4 +31,37 @@ func Each(n int, do func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// EachContext calls work for every index below n on as many goroutines as
+// there are cores, for work that is slow on its own (a kustomize build, a
+// file read and decode), and returns each call's error at its index. Once
+// ctx is done no further call starts; the caller checks ctx.
+func EachContext(ctx context.Context, n int, work func(i int) error) []error {
+	errs := make([]error, n)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				errs[i] = work(i)
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		if ctx.Err() != nil {
+			break // a select would still pick a ready worker half the time
+		}
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return errs
 }

@@ -1,6 +1,8 @@
 package parallel
 
 import (
+	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -42,4 +44,55 @@ func TestEachSpreadsLargeBatches(t *testing.T) {
 		}
 		close(arrived)
 	})
+}
+
+func TestEachContextReturnsEachError(t *testing.T) {
+	errs := EachContext(context.Background(), 10, func(i int) error {
+		if i%3 == 0 {
+			return fmt.Errorf("index %d", i)
+		}
+		return nil
+	})
+	for i, err := range errs {
+		if want := i%3 == 0; (err != nil) != want || want && err.Error() != fmt.Sprintf("index %d", i) {
+			t.Errorf("index %d: error %v", i, err)
+		}
+	}
+}
+
+// Slow work runs two at a time even in a small batch: the first call
+// waits for the second.
+func TestEachContextSpreadsSmallBatches(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core")
+	}
+	arrived := make(chan struct{})
+	var first atomic.Bool
+	EachContext(context.Background(), 2, func(int) error {
+		if first.CompareAndSwap(false, true) {
+			select {
+			case <-arrived:
+			case <-time.After(10 * time.Second):
+				t.Error("the calls ran one after the other")
+			}
+			return nil
+		}
+		close(arrived)
+		return nil
+	})
+}
+
+// Once ctx is done no further call starts.
+func TestEachContextStopsWhenDone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls atomic.Int32
+	EachContext(ctx, 1000, func(int) error {
+		if calls.Add(1) == 1 {
+			cancel()
+		}
+		return nil
+	})
+	if c := calls.Load(); c > int32(runtime.GOMAXPROCS(0))+1 {
+		t.Errorf("%d calls after ctx was done, want at most one per core", c)
+	}
 }
