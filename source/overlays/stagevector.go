@@ -47,12 +47,23 @@ func (sv StageVector) Entries(image string) []v1alpha1.VectorComponent {
 
 // ReadStageVector parses the overlay's kustomization file (kustomization.yaml, kustomization.yml or Kustomization) in dir.
 func ReadStageVector(tree repofs.Tree, dir string) (StageVector, error) {
-	dir, err := repofs.CleanDir(dir)
+	file, data, err := ReadKustomization(tree, dir)
 	if err != nil {
 		return StageVector{}, err
 	}
-	var file string
-	var data []byte
+	return ParseStageVector(file, data)
+}
+
+// ReadKustomization reads the overlay's one kustomization file in dir and
+// says which it is. With ParseStageVector it is ReadStageVector in two
+// steps, for callers that read many overlays one by one (a read budget
+// then runs out at the same overlay every time) and parse them on every
+// core.
+func ReadKustomization(tree repofs.Tree, dir string) (file string, data []byte, err error) {
+	dir, err = repofs.CleanDir(dir)
+	if err != nil {
+		return "", nil, err
+	}
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		candidate := path.Join(dir, name)
 		content, err := tree.ReadFile(candidate)
@@ -60,22 +71,22 @@ func ReadStageVector(tree repofs.Tree, dir string) (StageVector, error) {
 			continue
 		}
 		if err != nil {
-			return StageVector{}, fmt.Errorf("read stage overlay %s: %w", candidate, err)
+			return "", nil, fmt.Errorf("read stage overlay %s: %w", candidate, err)
 		}
 		if file != "" {
-			return StageVector{}, fmt.Errorf("stage overlay %s has both %s and %s: keep one", dir, path.Base(file), name)
+			return "", nil, fmt.Errorf("stage overlay %s has both %s and %s: keep one", dir, path.Base(file), name)
 		}
 		file, data = candidate, content
 	}
 	if file == "" {
-		return StageVector{}, fmt.Errorf("stage overlay %s: no kustomization.yaml, kustomization.yml or Kustomization: %w", dir, fs.ErrNotExist)
+		return "", nil, fmt.Errorf("stage overlay %s: no kustomization.yaml, kustomization.yml or Kustomization: %w", dir, fs.ErrNotExist)
 	}
-	return parseStageVector(file, data)
+	return file, data, nil
 }
 
-// parseStageVector reads the vector annotation and the images of one
+// ParseStageVector reads the vector annotation and the images of one
 // kustomization file. Scalars keep their text: a tag written 1.20 stays "1.20".
-func parseStageVector(file string, data []byte) (StageVector, error) {
+func ParseStageVector(file string, data []byte) (StageVector, error) {
 	if err := repofs.CheckYAML(file, data, repofs.Limits{}); err != nil {
 		return StageVector{}, fmt.Errorf("parse %s: %w", file, err)
 	}

@@ -34,14 +34,14 @@ func FuzzReadStageVector(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "dev/kustomization.yaml"
-		sv, err := parseStageVector(file, data)
+		sv, err := ParseStageVector(file, data)
 		if err != nil {
 			if !strings.Contains(err.Error(), file) {
 				t.Fatalf("error %q does not name %s", err, file)
 			}
 			return
 		}
-		again, err := parseStageVector(file, writeStageVector(t, sv))
+		again, err := ParseStageVector(file, writeStageVector(t, sv))
 		if err != nil {
 			t.Fatalf("re-reading %+v: %v", sv, err)
 		}
@@ -109,7 +109,7 @@ func TestStageVectorEntry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sv, err := parseStageVector("dev/kustomization.yaml", []byte(tt.overlay))
+			sv, err := ParseStageVector("dev/kustomization.yaml", []byte(tt.overlay))
 			if err != nil {
 				t.Fatal(err)
 			}
