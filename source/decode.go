@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -102,28 +103,55 @@ func decode(file string, data []byte, originDir string, keys *v1alpha1.KeyVerdic
 		}
 		return nil, []Problem{{File: file, Reason: err.Error()}}
 	}
+	// The documents decode on every core: a large repository keeps
+	// thousands of objects in one file. They are reported in their order.
+	docs, malformed := splitDocuments(file, data)
+	type result struct {
+		obj      *Object
+		problems []Problem
+	}
+	results := make([]result, len(docs))
+	parallel.Each(len(docs), func(i int) {
+		results[i].obj, results[i].problems = decodeDocument(file, docs[i].number, docs[i].raw, originDir, keys)
+	})
 	var objects []Object
 	var problems []Problem
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for doc := 1; ; doc++ {
-		raw, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			problems = append(problems, Problem{File: file, Reason: fmt.Sprintf("malformed YAML in document %d: %v", doc, err)})
-			break
-		}
-		if isEmptyDocument(raw) {
-			continue
-		}
-		obj, docProblems := decodeDocument(file, doc, raw, originDir, keys)
-		problems = append(problems, docProblems...)
-		if obj != nil {
-			objects = append(objects, *obj)
+	for _, r := range results {
+		problems = append(problems, r.problems...)
+		if r.obj != nil {
+			objects = append(objects, *r.obj)
 		}
 	}
+	if malformed != nil {
+		problems = append(problems, *malformed)
+	}
 	return objects, problems
+}
+
+// splitDocuments cuts data into its non-empty documents, up to the first
+// that cannot be read, which is the problem.
+func splitDocuments(file string, data []byte) ([]document, *Problem) {
+	var docs []document
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for number := 1; ; number++ {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return docs, &Problem{File: file, Reason: fmt.Sprintf("malformed YAML in document %d: %v", number, err)}
+		}
+		if !isEmptyDocument(raw) {
+			docs = append(docs, document{number: number, raw: raw})
+		}
+	}
+}
+
+// document is one non-empty YAML document of a file, numbered from 1 among
+// all of the file's documents.
+type document struct {
+	number int
+	raw    []byte
 }
 
 // maxTypeErrors bounds the re-decodes that find every wrongly typed field

@@ -239,3 +239,52 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeKeepsTheDocumentsOrder: the documents of a large file decode on
+// every core, yet objects and problems come in the file's order, a
+// malformed document is named by its number among all of them, empty ones
+// included, and a document that cannot be split off ends the file.
+func TestDecodeKeepsTheDocumentsOrder(t *testing.T) {
+	const n = 500
+	var b strings.Builder
+	var wantObjects []string
+	var wantProblems []Problem
+	for i := range n {
+		b.WriteString("---\n# only a comment\n---\n") // every other document is empty
+		name := fmt.Sprintf("s%03d", i)
+		fmt.Fprintf(&b, "apiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: %s\nspec:\n  landscape: dev\n  path: p\n", name)
+		switch i % 7 {
+		case 3:
+			b.WriteString("  overlay: b\n")
+			wantProblems = append(wantProblems, Problem{File: "f.yaml", Kind: "Stage", Name: name, Field: "spec.overlay", Reason: "unknown field"})
+		case 5:
+			b.WriteString("  path: [unclosed\n")
+			wantProblems = append(wantProblems, Problem{File: "f.yaml", Reason: fmt.Sprintf("document %d", 2*i+2)})
+		default:
+			wantObjects = append(wantObjects, "Stage/"+name)
+		}
+	}
+	objects, problems := Decode("f.yaml", []byte(b.String()))
+	var gotObjects []string
+	for _, o := range objects {
+		gotObjects = append(gotObjects, o.Kind+"/"+o.Name)
+	}
+	if diff := cmp.Diff(wantObjects, gotObjects); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+	if len(problems) != len(wantProblems) {
+		t.Fatalf("%d problems, want %d: %v", len(problems), len(wantProblems), problems)
+	}
+	for i, p := range problems {
+		w := wantProblems[i]
+		if w.Kind == "" {
+			if p.File != w.File || !strings.Contains(p.Reason, "malformed YAML in "+w.Reason+":") {
+				t.Errorf("problem %d: %v, want malformed YAML in %s", i, p, w.Reason)
+			}
+			continue
+		}
+		if !strings.Contains(p.Reason, w.Reason) || p.Kind != w.Kind || p.Name != w.Name || p.Field != w.Field {
+			t.Errorf("problem %d: %v, want %v", i, p, w)
+		}
+	}
+}
