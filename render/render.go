@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -313,31 +313,17 @@ type Overlay struct {
 // What the builds store on disk is written before it returns.
 func (r *Renderer) BuildAll(ctx context.Context, overlays []Overlay) ([][]byte, []error) {
 	defer r.DeferCacheWrites()()
-	outs, errs := make([][]byte, len(overlays)), make([]error, len(overlays))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(overlays)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				outs[i], errs[i] = r.BuildContext(ctx, overlays[i].Tree, overlays[i].Dir)
-			}
-		}()
-	}
-	next := 0
-feed:
-	for ; next < len(overlays); next++ {
-		select {
-		case jobs <- next:
-		case <-ctx.Done():
-			break feed
+	outs, started := make([][]byte, len(overlays)), make([]bool, len(overlays))
+	errs := parallel.EachContext(ctx, len(overlays), func(i int) error {
+		started[i] = true
+		var err error
+		outs[i], err = r.BuildContext(ctx, overlays[i].Tree, overlays[i].Dir)
+		return err
+	})
+	for i, ok := range started {
+		if !ok {
+			errs[i] = fmt.Errorf("build %s: %w", overlays[i].Dir, ctx.Err())
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	for ; next < len(overlays); next++ {
-		errs[next] = fmt.Errorf("build %s: %w", overlays[next].Dir, ctx.Err())
 	}
 	return outs, errs
 }
