@@ -56,6 +56,39 @@ type Snapshot struct {
 
 	// Problems are every fault found, sorted by file, object and field.
 	Problems []Problem `json:"problems,omitempty"`
+
+	// conflicts are what the load found wrong between its configs, for
+	// ConfigConflicts; nil in a snapshot no Loader made.
+	conflicts map[string][]string
+}
+
+// ConfigConflicts are the problems configs have together (a cycle, a
+// shared target stage), by config name, worded as a config's status says
+// them. A loaded snapshot knows them (the load checks them anyway, and a
+// decision over 10,000 configs would spend a tenth of its time again); one
+// made by hand has them worked out at each call, so it may change between
+// calls.
+func (s *Snapshot) ConfigConflicts() map[string][]string {
+	if s.conflicts != nil {
+		return s.conflicts
+	}
+	return configConflicts(s, nil)
+}
+
+// configConflicts checks the snapshot's configs together, naming the
+// other configs of a conflict with describe (nil: by name).
+func configConflicts(s *Snapshot, describe func(name string) string) map[string][]string {
+	configs := make([]*v1alpha1.VectorPromotionConfig, 0, len(s.Configs))
+	for _, c := range s.Configs {
+		configs = append(configs, c)
+	}
+	out := map[string][]string{}
+	for name, errs := range v1alpha1.ValidateConfigsAt(configs, describe, s.OverlayOf) {
+		for _, e := range errs {
+			out[name] = append(out[name], e.Error())
+		}
+	}
+	return out
 }
 
 // StageRef is where a stage's overlay lives and what it holds now.
@@ -489,6 +522,7 @@ func (s *Snapshot) copyThrough(into *Snapshot, through map[repofs.Tree]repofs.Tr
 		c.StageIndex[k] = ref
 	}
 	c.Problems = slices.Clone(s.Problems)
+	c.conflicts = s.conflicts // never changed once made
 	return c
 }
 

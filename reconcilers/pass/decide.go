@@ -222,7 +222,7 @@ func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int
 	plan, err := reconcilers.PromoteWith(reconcilers.ConfigInput{
 		Config:         c,
 		Missing:        missingReferences(snap, &c),
-		Conflicts:      configConflicts(snap)[config],
+		Conflicts:      snap.ConfigConflicts()[config],
 		Source:         offered,
 		TargetVector:   targetVector(snap, &c),
 		TargetSequence: targetSequences[config],
@@ -453,7 +453,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 	for _, p := range d.State.Promotions {
 		byConfig[p.Spec.VectorPromotionConfigName] = append(byConfig[p.Spec.VectorPromotionConfigName], *p)
 	}
-	conflicts := configConflicts(snap)
+	conflicts := snap.ConfigConflicts()
 	kept := keptVectors(d.State.StageVersions) // no config's plan records a StageVersion
 	// Each config's plan reads only what no plan writes (the stages,
 	// templates and vectors, and its own status and promotions), so the
@@ -560,22 +560,6 @@ func (d *Decision) offeredBy(cfg *v1alpha1.VectorPromotionConfig) reconcilers.So
 		return reconcilers.StageSourceState(src, d.State.Stages[reconcilers.StageKey(src.Landscape, src.Name)])
 	}
 	return reconcilers.SourceState{}
-}
-
-// configConflicts are the problems configs have together (a cycle, a
-// shared target stage), by config: `validate` reports the same.
-func configConflicts(snap *source.Snapshot) map[string][]string {
-	configs := make([]*v1alpha1.VectorPromotionConfig, 0, len(snap.Configs))
-	for _, c := range snap.Configs {
-		configs = append(configs, c)
-	}
-	out := map[string][]string{}
-	for name, errs := range v1alpha1.ValidateConfigsAt(configs, nil, snap.OverlayOf) {
-		for _, e := range errs {
-			out[name] = append(out[name], e.Error())
-		}
-	}
-	return out
 }
 
 func targetVector(snap *source.Snapshot, cfg *v1alpha1.VectorPromotionConfig) string {
