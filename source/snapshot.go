@@ -398,7 +398,9 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	}
 	sortProblems(snap.Problems)
 	l.remember(cacheKey, snap, r.landscapes)
-	return snap, nil
+	// snap holds the decode cache's own objects, as its memory does: the
+	// caller gets a copy it may change.
+	return snap.copyThrough(&Snapshot{URL: snap.URL, Branch: snap.Branch, Commit: snap.Commit, ConfigPath: snap.ConfigPath, Tree: snap.Tree}, nil), nil
 }
 
 // saveVectors writes the stage vectors a load used to disk, for the next
@@ -472,8 +474,10 @@ func (l *Loader) reuse(ctx context.Context, cacheKey string, snap *Snapshot, com
 	return last.snap.copyThrough(snap, through), nil
 }
 
-// remember keeps a copy of a snapshot resolved from a commit, with the
-// commits of the landscape repositories it read.
+// remember keeps a snapshot resolved from a commit, with the commits of
+// the landscape repositories it read. It is kept as it is, never handed
+// out: its objects are the decode cache's, which nothing changes (a load
+// and a reuse hand out copies).
 func (l *Loader) remember(cacheKey string, snap *Snapshot, landscapes map[string]landscapeRoot) {
 	if snap.Commit == "" {
 		delete(l.snaps, cacheKey)
@@ -492,7 +496,7 @@ func (l *Loader) remember(cacheKey string, snap *Snapshot, landscapes map[string
 		seen[[2]string{lr.url, lr.branch}] = true
 		last.landscape = append(last.landscape, landscapeCommit{url: lr.url, branch: lr.branch, commit: lr.commit, tree: lr.tree})
 	}
-	last.snap = snap.copyThrough(&Snapshot{URL: snap.URL, Branch: snap.Branch, Commit: snap.Commit, ConfigPath: snap.ConfigPath, Tree: snap.Tree}, nil)
+	last.snap = snap
 	if l.snaps == nil {
 		l.snaps = map[string]loadedSnapshot{}
 	}
@@ -673,7 +677,9 @@ func commitTree(objects *repofs.GitObjects, repo *git.Repository, hash plumbing.
 // instead: its bases and patches may live outside the directory, and the
 // renderer caches the build by everything it read. The error is only for
 // ctx being done. persist is false for a directory on disk, whose content
-// may change while it is read: its decode is kept in memory only.
+// may change while it is read: its decode is kept in memory only. The
+// objects are the cache's own: the load reads them and copies what it
+// hands out.
 func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *loadCache, persist bool) (decodedConfig, error) {
 	dir := l.opts.ConfigPath
 	entries, err := tree.ReadDir(dir)
@@ -746,7 +752,7 @@ func (l *Loader) decodeConfig(ctx context.Context, tree repofs.Tree, old, next *
 	if key != "" {
 		next.configs[key] = d
 	}
-	return copyDecoded(d), nil
+	return d, nil
 }
 
 // buildProblem is a failed build of the config directory, at the file
@@ -785,17 +791,6 @@ func symlinkProblem(esc *repofs.EscapeError) Problem {
 	return Problem{File: esc.Ref, Reason: fmt.Sprintf(
 		"symbolic link to %q points outside the repository: vectorflow reads only what the repository holds; copy the file in or make the link relative inside the repository",
 		esc.Target)}
-}
-
-// copyDecoded hands out copies, so a caller changing an object (a status,
-// say) cannot change what the next load returns.
-func copyDecoded(d decodedConfig) decodedConfig {
-	objects := make([]Object, len(d.objects))
-	for i, o := range d.objects {
-		o.Value = o.Value.DeepCopyObject().(configObject)
-		objects[i] = o
-	}
-	return decodedConfig{objects: objects, problems: append([]Problem(nil), d.problems...)}
 }
 
 // yamlFiles are the YAML files among a directory's entries: the config
