@@ -463,9 +463,13 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 	plans := make([]reconcilers.ConfigPlan, len(names))
 	parallel.Each(len(names), func(i int) {
 		name := names[i]
-		cfg := *snap.Configs[name].DeepCopy()
+		// The plan reads the config and copies the status it changes
+		// (newConfigPass): a shallow copy is enough, where copying every
+		// config twice was a third of the plans' time at 10,000 stages.
+		cfg := *snap.Configs[name]
+		cfg.Status = v1alpha1.VectorPromotionConfigStatus{}
 		if st := d.State.Configs[name]; st != nil {
-			cfg.Status = *st.Status.DeepCopy()
+			cfg.Status = st.Status
 		}
 		plans[i] = reconcilers.ReconcileConfig(reconcilers.ConfigInput{
 			Config:         cfg,

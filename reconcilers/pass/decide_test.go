@@ -438,12 +438,36 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 // must copy one before changing it.
 func decide(t *testing.T, in Inputs, now time.Time) Decision {
 	t.Helper()
-	before := in.State.Clone()
+	before, read := in.State.Clone(), snapshotObjects(in.Snapshot)
 	d := Decide(in, now)
 	if diff := cmp.Diff(before, in.State); diff != "" {
 		t.Fatalf("Decide changed the state it read (-before +after):\n%s", diff)
 	}
+	if diff := cmp.Diff(read, snapshotObjects(in.Snapshot)); diff != "" {
+		t.Fatalf("Decide changed the snapshot it read (-before +after):\n%s", diff)
+	}
 	return d
+}
+
+// snapshotObjects are copies of a snapshot's objects, by kind and key.
+func snapshotObjects(s *source.Snapshot) map[string]any {
+	out := map[string]any{}
+	for k, v := range s.Landscapes {
+		out["Landscape/"+k] = v.DeepCopy()
+	}
+	for k, v := range s.Stages {
+		out["Stage/"+k] = v.DeepCopy()
+	}
+	for k, v := range s.Templates {
+		out["VectorTemplate/"+k] = v.DeepCopy()
+	}
+	for k, v := range s.Configs {
+		out["VectorPromotionConfig/"+k] = v.DeepCopy()
+	}
+	for k, v := range s.Usages {
+		out["StageVersionUsage/"+k] = v.DeepCopy()
+	}
+	return out
 }
 
 // A config removed from the repository while it has problems keeps its
