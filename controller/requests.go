@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,11 +176,14 @@ func ApproverOf(cfg *v1alpha1.VectorPromotionConfig, signer interface {
 // filesUnder are the state files under dir, sorted: the records of one
 // kind that people add (requests/, holds/).
 func filesUnder(files map[string][]byte, dir string) []string {
+	// Filtered before sorted: the state branch holds tens of thousands of
+	// files, and few are under dir.
 	var paths []string
-	for _, p := range sortedKeys(files) {
+	for p := range files {
 		if strings.HasPrefix(p, dir+"/") {
 			paths = append(paths, p)
 		}
 	}
+	slices.Sort(paths)
 	return paths
 }
