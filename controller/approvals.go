@@ -194,7 +194,7 @@ func subjectOf(snap *source.Snapshot, promotion, config, vector string, known []
 func allApprovers(snap *source.Snapshot) []gitwriter.TrustedKey {
 	var keys []gitwriter.TrustedKey
 	seen := map[string]bool{}
-	for _, name := range sortedKeys(snap.Configs) {
+	for _, name := range snap.ConfigNames() {
 		a := snap.Configs[name].Spec.Approval
 		if a == nil {
 			continue

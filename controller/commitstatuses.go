@@ -60,7 +60,7 @@ type commitStatusTarget struct {
 // repository is logged and left out.
 func (c *Controller) commitStatusTargets(snap *source.Snapshot) []commitStatusTarget {
 	var out []commitStatusTarget
-	for _, key := range sortedKeys(snap.Stages) {
+	for _, key := range snap.StageKeys() {
 		st := snap.Stages[key]
 		d := st.Spec.Deployment
 		if d == nil || d.CommitStatus == nil {

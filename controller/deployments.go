@@ -161,7 +161,7 @@ func deploymentKey(kind, namespace, name string) string { return kind + "/" + na
 // stagesByDeployment indexes the resolved stages by their spec.deployment.
 func stagesByDeployment(snap *source.Snapshot) deploymentIndex {
 	x := deploymentIndex{}
-	for _, key := range sortedKeys(snap.Stages) {
+	for _, key := range snap.StageKeys() {
 		d := snap.Stages[key].Spec.Deployment
 		if _, ok := snap.StageIndex[key]; !ok || d == nil {
 			continue

@@ -45,7 +45,7 @@ func targetHistories(ctx context.Context, w *gitwriter.Writer, snap *source.Snap
 	type branch struct{ url, name string }
 	byBranch := map[branch]*gitwriter.History{}
 	out := map[string]*gitwriter.History{}
-	for _, name := range sortedKeys(snap.Configs) {
+	for _, name := range snap.ConfigNames() {
 		t := snap.Configs[name].Spec.Target
 		ref, ok := snap.StageIndex[source.StageKey(t.Landscape, t.Name)]
 		if !ok || ref.Branch == "" {

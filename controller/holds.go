@@ -138,7 +138,7 @@ func judgeHold(s storer.EncodedObjectStorer, snap *source.Snapshot, tip plumbing
 // configsTargeting are the configs whose target is stage, by name.
 func configsTargeting(snap *source.Snapshot, stage string) []*v1alpha1.VectorPromotionConfig {
 	var out []*v1alpha1.VectorPromotionConfig
-	for _, name := range sortedKeys(snap.Configs) {
+	for _, name := range snap.ConfigNames() {
 		t := snap.Configs[name].Spec.Target
 		if reconcilers.StageKey(t.Landscape, t.Name) == stage {
 			out = append(out, snap.Configs[name])

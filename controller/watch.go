@@ -70,7 +70,7 @@ func normalizeImage(image string) string {
 func inputsKey(snap *source.Snapshot, stateTip plumbing.Hash, reg registryResolution) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", snap.Commit, stateTip)
-	for _, key := range sortedKeys(snap.StageIndex) {
+	for _, key := range snap.ResolvedStageKeys() {
 		ref := snap.StageIndex[key]
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", key, ref.OverlayHash, ref.Vector.Vector)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -60,6 +61,40 @@ type Snapshot struct {
 	// conflicts are what the load found wrong between its configs, for
 	// ConfigConflicts; nil in a snapshot no Loader made.
 	conflicts map[string][]string
+	// configNames, stageKeys and resolvedKeys are the keys of Configs,
+	// Stages and StageIndex, sorted once by the load (see ConfigNames).
+	configNames, stageKeys, resolvedKeys []string
+}
+
+// ConfigNames are the names of the configs, sorted; StageKeys and
+// ResolvedStageKeys are the keys of Stages and of StageIndex, sorted. A
+// pass walks them in order a dozen times, so a loaded snapshot sorts them
+// once; one made or changed by hand has them sorted at each call. The
+// slices are shared: do not change them.
+func (s *Snapshot) ConfigNames() []string { return sortedOnce(s.configNames, s.Configs) }
+
+// StageKeys: see ConfigNames.
+func (s *Snapshot) StageKeys() []string { return sortedOnce(s.stageKeys, s.Stages) }
+
+// ResolvedStageKeys: see ConfigNames.
+func (s *Snapshot) ResolvedStageKeys() []string { return sortedOnce(s.resolvedKeys, s.StageIndex) }
+
+// sortedOnce is sorted, the keys of m, when they are still m's (a map
+// changed by hand has other keys, and most often another count of them),
+// or m's keys sorted afresh.
+func sortedOnce[V any](sorted []string, m map[string]V) []string {
+	if sorted != nil && len(sorted) == len(m) {
+		return sorted
+	}
+	return slices.Sorted(maps.Keys(m))
+}
+
+// sortKeys sorts the keys ConfigNames and the others return, once the
+// snapshot is resolved.
+func (s *Snapshot) sortKeys() {
+	s.configNames = slices.Sorted(maps.Keys(s.Configs))
+	s.stageKeys = slices.Sorted(maps.Keys(s.Stages))
+	s.resolvedKeys = slices.Sorted(maps.Keys(s.StageIndex))
 }
 
 // ConfigConflicts are the problems configs have together (a cycle, a
@@ -397,6 +432,7 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 		l.saveVectors(cacheKey, next)
 	}
 	sortProblems(snap.Problems)
+	snap.sortKeys()
 	l.remember(cacheKey, snap, r.landscapes)
 	// snap holds the decode cache's own objects, as its memory does: the
 	// caller gets a copy it may change.
@@ -526,7 +562,8 @@ func (s *Snapshot) copyThrough(into *Snapshot, through map[repofs.Tree]repofs.Tr
 		c.StageIndex[k] = ref
 	}
 	c.Problems = slices.Clone(s.Problems)
-	c.conflicts = s.conflicts // never changed once made
+	// Never changed once made, so shared.
+	c.conflicts, c.configNames, c.stageKeys, c.resolvedKeys = s.conflicts, s.configNames, s.stageKeys, s.resolvedKeys
 	return c
 }
 

@@ -245,7 +245,7 @@ func (d *Decision) promote(snap *source.Snapshot, targetSequences map[string]int
 // from the overlay's images, so a promotion of it is a snapshot too.
 func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune bool) {
 	s := d.State
-	for _, key := range sortedKeys(snap.StageIndex) {
+	for _, key := range snap.ResolvedStageKeys() {
 		ref := snap.StageIndex[key]
 		observed := ref.Vector.Vector
 		st := s.Stages[key]
@@ -459,7 +459,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 	// templates and vectors, and its own status and promotions), so the
 	// plans are made on every core and applied in name order, as one
 	// after the other would be.
-	names := sortedKeys(snap.Configs)
+	names := snap.ConfigNames()
 	plans := make([]reconcilers.ConfigPlan, len(names))
 	parallel.Each(len(names), func(i int) {
 		name := names[i]

@@ -62,7 +62,7 @@ func ConfigurationProblems(snap *source.Snapshot, state *reconcilers.State) []st
 		}
 		out = append(out, fmt.Sprintf("%s/%s: %s: %s", kind, name, c.Reason, c.Message))
 	}
-	for _, name := range sortedKeys(snap.Configs) {
+	for _, name := range snap.ConfigNames() {
 		if cfg := state.Configs[name]; cfg != nil {
 			notReady(v1alpha1.VectorPromotionConfigKind, name, cfg.Status.Conditions)
 		}

@@ -16,7 +16,7 @@ func (d *Decision) observeDeployments(in Inputs, now time.Time, prune bool) {
 	snap := in.Snapshot
 	landed := landedCommits(d.State, in.Results)
 	maxRevisions := map[string]int{}
-	for _, key := range sortedKeys(snap.StageIndex) {
+	for _, key := range snap.ResolvedStageKeys() {
 		ref := snap.StageIndex[key]
 		st := d.State.Stages[key]
 		if st == nil {
@@ -69,7 +69,7 @@ func landedCommits(state *reconcilers.State, results map[string]reconcilers.Resu
 // Inputs.StageRenders, and only those.
 func NeedsRender(snap *source.Snapshot, state *reconcilers.State) []string {
 	var out []string
-	for _, key := range sortedKeys(snap.StageIndex) {
+	for _, key := range snap.ResolvedStageKeys() {
 		ref := snap.StageIndex[key]
 		if ref.Vector.Vector == "" {
 			continue

@@ -168,7 +168,7 @@ func (d *Decision) approveRollback(cfg *v1alpha1.VectorPromotionConfig, r Reques
 // until someone releases the stage, even when the source moves on. The
 // same change holds once: after a release it is not held again.
 func (d *Decision) holdManualChanges(snap *source.Snapshot, records []reconcilers.HoldVerdict, holds map[string]*reconcilers.StageHold, now time.Time) {
-	for _, name := range sortedKeys(snap.Configs) {
+	for _, name := range snap.ConfigNames() {
 		st := d.State.Configs[name]
 		if st == nil {
 			continue
