@@ -330,18 +330,14 @@ func baseCycle(templates map[string]*v1alpha1.VectorTemplate, start string) []st
 // resolveConfigs checks every config's source and target exist, and that
 // the configs can work together (no cycle, one config per target stage).
 func (r *resolver) resolveConfigs() {
-	r.snap.conflicts = configConflicts(r.snap, nil)
+	r.snap.conflicts = configConflicts(r.snap)
 	var conflicts map[string]field.ErrorList
 	if len(r.snap.conflicts) > 0 {
 		// A problem names each other config's file too: worded again,
 		// which only a repository with conflicts pays for.
-		configs := make([]*v1alpha1.VectorPromotionConfig, 0, len(r.snap.Configs))
-		for _, c := range r.snap.Configs {
-			configs = append(configs, c)
-		}
-		conflicts = v1alpha1.ValidateConfigsAt(configs, func(name string) string {
+		conflicts = r.snap.validateConfigs(func(name string) string {
 			return fmt.Sprintf("%s (%s)", name, r.files[v1alpha1.VectorPromotionConfigKind+"/"+name])
-		}, r.snap.OverlayOf)
+		})
 	}
 	for _, o := range r.snap.Objects {
 		c, ok := o.Value.(*v1alpha1.VectorPromotionConfig)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
@@ -100,30 +101,36 @@ func (s *Snapshot) sortKeys() {
 // ConfigConflicts are the problems configs have together (a cycle, a
 // shared target stage), by config name, worded as a config's status says
 // them. A loaded snapshot knows them (the load checks them anyway, and a
-// decision over 10,000 configs would spend a tenth of its time again); one
-// made by hand has them worked out at each call, so it may change between
-// calls.
+// decision over 10,000 configs would spend a tenth of its time again) and
+// keeps what its load found; one made by hand has them worked out at each
+// call, so it may change between calls.
 func (s *Snapshot) ConfigConflicts() map[string][]string {
 	if s.conflicts != nil {
 		return s.conflicts
 	}
-	return configConflicts(s, nil)
+	return configConflicts(s)
 }
 
-// configConflicts checks the snapshot's configs together, naming the
-// other configs of a conflict with describe (nil: by name).
-func configConflicts(s *Snapshot, describe func(name string) string) map[string][]string {
-	configs := make([]*v1alpha1.VectorPromotionConfig, 0, len(s.Configs))
-	for _, c := range s.Configs {
-		configs = append(configs, c)
-	}
+// configConflicts checks the snapshot's configs together, naming the other
+// configs of a conflict by name.
+func configConflicts(s *Snapshot) map[string][]string {
 	out := map[string][]string{}
-	for name, errs := range v1alpha1.ValidateConfigsAt(configs, describe, s.OverlayOf) {
+	for name, errs := range s.validateConfigs(nil) {
 		for _, e := range errs {
 			out[name] = append(out[name], e.Error())
 		}
 	}
 	return out
+}
+
+// validateConfigs is ValidateConfigsAt over the snapshot's configs, stages
+// compared by overlay; describe names the other configs of a conflict.
+func (s *Snapshot) validateConfigs(describe func(name string) string) map[string]field.ErrorList {
+	configs := make([]*v1alpha1.VectorPromotionConfig, 0, len(s.Configs))
+	for _, c := range s.Configs {
+		configs = append(configs, c)
+	}
+	return v1alpha1.ValidateConfigsAt(configs, describe, s.OverlayOf)
 }
 
 // StageRef is where a stage's overlay lives and what it holds now.
