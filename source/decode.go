@@ -199,6 +199,13 @@ func decodeDocument(file string, doc int, raw []byte, originDir string, keys *v1
 	if value == nil {
 		return nil, problems
 	}
+	// Statuses are vectorflow's to write, on the state branch: one read
+	// from the config repository would let whoever writes it seed a
+	// config's sequence and promotion history.
+	if _, ok := generic["status"]; ok {
+		problem("status", "is written by vectorflow on its state branch, never in the config repository: remove it")
+		delete(generic, "status")
+	}
 	// The JSON decoder reports a bad duration without its path: check them
 	// first, then leave them out of the typed decode.
 	for _, path := range durationFields[kind] {

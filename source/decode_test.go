@@ -16,6 +16,7 @@ import (
 
 func TestDecode(t *testing.T) {
 	const header = "apiVersion: vectorflow.dev/v1alpha1\n"
+	const statusReason = "is written by vectorflow on its state branch, never in the config repository: remove it"
 	tests := []struct {
 		name         string
 		data         string
@@ -63,6 +64,19 @@ func TestDecode(t *testing.T) {
 					Reason: "Required value: the name of the Flux Kustomization or Argo CD Application that deploys the overlay"},
 				{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "spec.maxRevisions",
 					Reason: "Invalid value: 0: must be at least 1: a stage always keeps the version it runs; leave it out for the default, 10"},
+			},
+		},
+		{
+			name: "a status is vectorflow's to write, whatever the kind; the object's other problems are still named",
+			data: header + "kind: VectorPromotionConfig\nmetadata:\n  name: c\nspec:\n  keepLastPromotions: ten\n" +
+				"status:\n  sequence: 7\n  promotionHistory: [{vector: acme:forged, promotion: c-7, sequence: 7, state: Succeeded}]\n---\n" +
+				header + "kind: Stage\nmetadata:\n  name: dev\nspec:\n  landscape: dev\n  path: a\nstatus: {}\n---\n" +
+				header + "kind: VectorTemplate\nmetadata:\n  name: acme\nstatus:\n  latestVector: acme:forged\n",
+			wantProblems: []Problem{
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "status", Reason: statusReason},
+				{File: "f.yaml", Kind: "VectorPromotionConfig", Name: "c", Field: "spec.keepLastPromotions", Reason: "wrong type: got string, want int32"},
+				{File: "f.yaml", Kind: "Stage", Name: "dev", Field: "status", Reason: statusReason},
+				{File: "f.yaml", Kind: "VectorTemplate", Name: "acme", Field: "status", Reason: statusReason},
 			},
 		},
 		{

@@ -332,3 +332,37 @@ func lineEnds(table, name, want string) bool {
 	}
 	return false
 }
+
+// TestConfigFileCannotWriteStatus: whoever writes the config repository
+// puts a `status:` on a config the state branch does not hold yet, with a
+// promotion history that never happened. Statuses are vectorflow's to
+// write, on the state branch: validate and run name the file, the object
+// and the field, and the forged history never reaches the state.
+func TestConfigFileCannotWriteStatus(t *testing.T) {
+	f := newFlowFixture(t)
+	forged := "status:\n  sequence: 7\n  promotionHistory:\n    - vector: acme:forged\n      promotion: latest-to-dev-7\n" +
+		"      sequence: 7\n      state: Succeeded\n      reason: PromotionSucceeded\n      finishedAt: \"2026-11-30T12:00:00Z\"\n"
+	f.editFile(t, "vectorflow/promotions.yaml", func(s string) string {
+		head, tail, ok := strings.Cut(s, "    landscape: dev\n---\n")
+		if !ok || !strings.Contains(head, "name: latest-to-dev\n") {
+			t.Fatalf("the quickstart's latest-to-dev changed; update this test:\n%s", s)
+		}
+		return head + "    landscape: dev\n" + forged + "---\n" + tail
+	}, "latest-to-dev has been promoted before, honest")
+
+	want := []string{"vectorflow/promotions.yaml", "VectorPromotionConfig/latest-to-dev", "status"}
+	for _, args := range [][]string{{"validate"}, {"run", "--once", "--signing-key", f.controller}} {
+		out, err := f.cliE(args...)
+		for _, w := range want {
+			if err == nil || !strings.Contains(out+err.Error(), w) {
+				t.Fatalf("vectorflow %s on a config with a status: err %v, want %q named\n%s", args[0], err, w, out)
+			}
+		}
+	}
+	if refs := testutil.Git(t, f.clone(t), nil, "ls-remote", "origin", "vectorflow/state"); strings.TrimSpace(refs) != "" {
+		clone := f.stateClone(t)
+		if grep, _ := testutil.GitE(clone, nil, "grep", "-l", "acme:forged"); strings.TrimSpace(grep) != "" {
+			t.Fatalf("the forged history reached the state branch in %s", grep)
+		}
+	}
+}

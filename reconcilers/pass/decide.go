@@ -502,12 +502,14 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 }
 
 // configWithStatus is the snapshot's config named name with the status the
-// state holds for it, or its own when the state holds none. A shallow copy:
-// a plan reads the config and copies the status it changes
+// state holds for it, or none when the state holds none: a status comes
+// from the state branch only, never from the config repository. A shallow
+// copy: a plan reads the config and copies the status it changes
 // (newConfigPass), where copying every config twice was a third of the
 // plans' time at 10,000 stages.
 func (d *Decision) configWithStatus(name string, cfg *v1alpha1.VectorPromotionConfig) v1alpha1.VectorPromotionConfig {
 	c := *cfg
+	c.Status = v1alpha1.VectorPromotionConfigStatus{}
 	if st := d.State.Configs[name]; st != nil {
 		c.Status = st.Status
 	}

@@ -494,3 +494,20 @@ func TestDecideKeepsARemovedConfigOnItsOwnCopy(t *testing.T) {
 		t.Errorf("the removed config's status is not Stalled: %+v", kept.Status.Conditions)
 	}
 }
+
+// TestDecideTakesStatusesFromTheStateOnly: a config the state does not hold
+// yet starts from no status, whatever status its snapshot object carries
+// (the decoder refuses one in a config file; a snapshot made otherwise must
+// not seed a sequence or a promotion history either).
+func TestDecideTakesStatusesFromTheStateOnly(t *testing.T) {
+	snap := passtest.DefaultSnapshotSpec().Build()
+	snap.Configs["latest-to-dev"].Status = v1alpha1.VectorPromotionConfigStatus{Sequence: 7,
+		PromotionHistory: []v1alpha1.PromotionRecord{{Vector: "acme:forged", Promotion: "latest-to-dev-7", Sequence: 7,
+			State: v1alpha1.PromotionSucceeded, FinishedAt: metav1.NewTime(t0)}}}
+	d := decide(t, Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0)
+	st := d.State.Configs["latest-to-dev"].Status
+	if st.Sequence != 1 || len(st.PromotionHistory) != 0 {
+		t.Fatalf("latest-to-dev's decided status has sequence %d and history %+v: want 1 and none", st.Sequence, st.PromotionHistory)
+	}
+	passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionInProgress, d.State.Templates["acme"].Status.LatestVector)
+}
