@@ -131,17 +131,31 @@ func (m *stateFiles) read(s storer.EncodedObjectStorer, commit plumbing.Hash) (m
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", commit, err)
 	}
+	if m.trees == nil {
+		err = m.readWhole(s, c)
+	} else {
+		err = m.update(s, c, "", c.TreeHash)
+	}
+	if err != nil {
+		// What update changed is half a commit: the next read walks the
+		// whole tree again, taking only the blobs whose hash it knows.
+		m.tip, m.trees, m.entries = plumbing.ZeroHash, nil, nil
+		return nil, err
+	}
+	m.tip = commit
+	return maps.Clone(m.files), nil
+}
+
+// readWhole reads every directory of commit c, taking the files whose blob
+// m holds (seeded, or left by a read that failed) from m.
+func (m *stateFiles) readWhole(s storer.EncodedObjectStorer, c *object.Commit) error {
 	next := stateFiles{files: map[string][]byte{}, blobs: map[string]plumbing.Hash{}, trees: map[string]plumbing.Hash{}, entries: map[string][]stateEntry{}}
 	var walk func(dir string, tree plumbing.Hash) error
 	walk = func(dir string, tree plumbing.Hash) error {
 		next.trees[dir] = tree
-		if m.trees[dir] == tree {
-			next.take(m, dir)
-			return nil
-		}
 		t, err := object.GetTree(s, tree)
 		if err != nil {
-			return fmt.Errorf("read the tree of %s: %w", commit, err)
+			return fmt.Errorf("read the tree of %s: %w", c.Hash, err)
 		}
 		for _, e := range t.Entries {
 			name := path.Join(dir, e.Name)
@@ -160,7 +174,7 @@ func (m *stateFiles) read(s storer.EncodedObjectStorer, commit plumbing.Hash) (m
 				}
 				content, err := readBlob(s, e.Hash)
 				if err != nil {
-					return fmt.Errorf("read %s of %s: %w", name, commit, err)
+					return fmt.Errorf("read %s of %s: %w", name, c.Hash, err)
 				}
 				next.files[name] = content
 			}
@@ -168,29 +182,95 @@ func (m *stateFiles) read(s storer.EncodedObjectStorer, commit plumbing.Hash) (m
 		return nil
 	}
 	if err := walk("", c.TreeHash); err != nil {
-		return nil, err
+		return err
 	}
-	m.tip, m.files, m.blobs, m.trees, m.entries = commit, next.files, next.blobs, next.trees, next.entries
-	return maps.Clone(m.files), nil
+	m.files, m.blobs, m.trees, m.entries = next.files, next.blobs, next.trees, next.entries
+	return nil
+}
+
+// update makes m hold directory dir of commit c as the tree it names,
+// changing only what differs from the tree m holds for it: a pass that
+// wrote state changes a file or two in directories of 10,000, and copying
+// every entry into new maps was most of a state read.
+func (m *stateFiles) update(s storer.EncodedObjectStorer, c *object.Commit, dir string, tree plumbing.Hash) error {
+	if m.trees[dir] == tree {
+		return nil
+	}
+	t, err := object.GetTree(s, tree)
+	if err != nil {
+		return fmt.Errorf("read the tree of %s: %w", c.Hash, err)
+	}
+	prefix := dir + "/"
+	if dir == "" {
+		prefix = ""
+	}
+	old := m.entries[dir]
+	entries := make([]stateEntry, 0, len(t.Entries))
+	same := len(old) == len(t.Entries) // the same names, in the same places
+	for i, e := range t.Entries {
+		isDir := e.Mode == filemode.Dir
+		if !isDir && !e.Mode.IsFile() {
+			same = false
+			continue
+		}
+		var name string
+		if same && old[i].dir == isDir && len(old[i].name) == len(prefix)+len(e.Name) && old[i].name[len(prefix):] == e.Name {
+			name = old[i].name // what path.Join made of this entry before
+		} else {
+			same = false
+			name = path.Join(dir, e.Name)
+		}
+		entries = append(entries, stateEntry{name: name, dir: isDir})
+		if isDir {
+			if err := m.update(s, c, name, e.Hash); err != nil {
+				return err
+			}
+			continue
+		}
+		if m.blobs[name] == e.Hash {
+			continue
+		}
+		content, err := readBlob(s, e.Hash)
+		if err != nil {
+			return fmt.Errorf("read %s of %s: %w", name, c.Hash, err)
+		}
+		m.files[name], m.blobs[name] = content, e.Hash
+	}
+	if !same {
+		// Names the tree no longer holds go, whatever order its entries
+		// come in; a file and a directory of the same name are two names.
+		kept := make(map[stateEntry]bool, len(entries))
+		for _, e := range entries {
+			kept[e] = true
+		}
+		for _, e := range old {
+			if !kept[e] {
+				m.remove(e)
+			}
+		}
+	}
+	m.trees[dir], m.entries[dir] = tree, entries
+	return nil
+}
+
+// remove forgets entry e of a directory, and everything under it.
+func (m *stateFiles) remove(e stateEntry) {
+	if !e.dir {
+		delete(m.files, e.name)
+		delete(m.blobs, e.name)
+		return
+	}
+	for _, sub := range m.entries[e.name] {
+		m.remove(sub)
+	}
+	delete(m.entries, e.name)
+	delete(m.trees, e.name)
 }
 
 // stateEntry is a file or directory of a directory of the state branch.
 type stateEntry struct {
 	name string // its path from the root
 	dir  bool
-}
-
-// take copies what from read of dir, and of every directory below it.
-func (m *stateFiles) take(from *stateFiles, dir string) {
-	m.entries[dir] = from.entries[dir]
-	for _, e := range from.entries[dir] {
-		if e.dir {
-			m.trees[e.name] = from.trees[e.name]
-			m.take(from, e.name)
-			continue
-		}
-		m.files[e.name], m.blobs[e.name] = from.files[e.name], from.blobs[e.name]
-	}
 }
 
 func readBlob(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {

@@ -150,3 +150,55 @@ func TestStateFilesSeeded(t *testing.T) {
 		t.Errorf("read %d objects, want 6 (commit, 4 trees, 1 blob)", s.reads)
 	}
 }
+
+// TestStateFilesFollowEveryChange: reading one commit after another gives
+// each commit's files exactly, whatever changed between them (a directory
+// replaced by a file of its name and back, a nested directory gone), and a
+// read that fails half-way (a blob missing from the store) leaves nothing
+// of that commit behind for the next read.
+func TestStateFilesFollowEveryChange(t *testing.T) {
+	s := &countingStore{Storage: memory.NewStorage()}
+	commits := []map[string]string{
+		{"stages/dev/a.yaml": "a: 1\n", "stages/dev/deep/d.yaml": "d: 1\n", "configs/c.yaml": "c: 1\n"},
+		{"stages/dev": "now a file\n", "configs/c.yaml/x.yaml": "x: 1\n", "configs/b.yaml": "b: 1\n"},
+		{"stages/dev/a.yaml": "a: 2\n", "configs/c.yaml": "c: 2\n"},
+		{},
+		{"stages/dev/a.yaml": "a: 1\n", "stages/dev/deep/d.yaml": "d: 1\n", "configs/c.yaml": "c: 1\n"},
+	}
+	var m stateFiles
+	read := func(files map[string]string) {
+		t.Helper()
+		got, err := m.read(s, writeCommit(t, s, files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]byte{}
+		for k, v := range files {
+			want[k] = []byte(v)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("read of %v (-want +got):\n%s", files, diff)
+		}
+	}
+	for _, files := range commits {
+		read(files)
+	}
+
+	// A commit naming a blob the store does not hold, beside changes that
+	// are read before it fails.
+	missing := plumbing.NewHash("1111111111111111111111111111111111111111")
+	good := testutil.StoreBlob(t, s, []byte("a: 9\n"))
+	dev := testutil.StoreObject(t, s, &object.Tree{Entries: []object.TreeEntry{
+		{Name: "a.yaml", Mode: filemode.Regular, Hash: good}, {Name: "a0.yaml", Mode: filemode.Regular, Hash: good},
+		{Name: "b.yaml", Mode: filemode.Regular, Hash: missing}}})
+	stages := testutil.StoreObject(t, s, &object.Tree{Entries: []object.TreeEntry{{Name: "dev", Mode: filemode.Dir, Hash: dev}}})
+	root := testutil.StoreObject(t, s, &object.Tree{Entries: []object.TreeEntry{{Name: "stages", Mode: filemode.Dir, Hash: stages}}})
+	sig := object.Signature{Name: "t", When: time.Unix(0, 0)}
+	broken := testutil.StoreObject(t, s, &object.Commit{TreeHash: root, Author: sig, Committer: sig})
+	if _, err := m.read(s, broken); err == nil {
+		t.Fatal("reading a commit whose blob is missing succeeded")
+	}
+	for _, files := range commits {
+		read(files)
+	}
+}
