@@ -230,7 +230,8 @@ func New(o Options) (*Controller, error) {
 	// remembers of a commit's tree serves both, under the same Limits.
 	renderer := render.NewRenderer(render.Options{Limits: o.Limits, CacheDir: o.CacheDir})
 	if o.Loader == nil {
-		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir, Renderer: renderer})
+		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir, Renderer: renderer,
+			SaveInBackground: true})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

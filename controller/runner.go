@@ -53,6 +53,11 @@ func (r *Runner) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	// What the loads read is kept for the next process: the vectors that
+	// wait for their minute, and those being written in the background.
+	for _, w := range r.workers {
+		w.c.opts.Loader.SaveCaches()
+	}
 }
 
 // Trigger asks every controller that watches the repository url or the

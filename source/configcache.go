@@ -175,8 +175,9 @@ func (c *configDisk) loadVectors(repo string) (map[string]vectorResult, map[stri
 
 // storeVectors writes the vectors a load used that read without error, and
 // whose JSON gives them back exactly. Only the vectors not kept before are
-// checked (a pass over a new commit reads a few), and they are marked kept.
-func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult, kustomizations map[string]string) {
+// checked (a pass over a new commit reads a few); it returns those it
+// wrote, for the caller to mark kept. It only reads vectors.
+func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult, kustomizations map[string]string) (written []string) {
 	cv := cachedVectors{Key: repo, Vectors: make(map[string]overlays.StageVector, len(vectors)), Kustomizations: kustomizations}
 	fresh := map[string]overlays.StageVector{}
 	for k, v := range vectors {
@@ -191,11 +192,11 @@ func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult, 
 	if len(fresh) > 0 {
 		body, err := json.Marshal(fresh)
 		if err != nil {
-			return
+			return nil
 		}
 		var back map[string]overlays.StageVector
 		if cachefile.Unmarshal(body, &back) != nil {
-			return
+			return nil
 		}
 		for k, v := range fresh {
 			if !reflect.DeepEqual(back[k], v) {
@@ -206,15 +207,16 @@ func (c *configDisk) storeVectors(repo string, vectors map[string]vectorResult, 
 	}
 	body, err := json.Marshal(cv)
 	if err != nil {
-		return
+		return nil
 	}
-	if c.write(c.vectorsFile(repo), body) {
-		for k := range fresh {
-			v := vectors[k]
-			v.kept = true
-			vectors[k] = v
-		}
+	if !c.write(c.vectorsFile(repo), body) {
+		return nil
 	}
+	written = make([]string, 0, len(fresh))
+	for k := range fresh {
+		written = append(written, k)
+	}
+	return written
 }
 
 // read returns an entry's body if its checksum and format hold.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -525,5 +526,52 @@ func TestLoaderSavesVectorsOnceAMinute(t *testing.T) {
 	}
 	if restarted.vectorsRead != 0 {
 		t.Errorf("a new loader read %d overlays, want none: SaveCaches wrote them all", restarted.vectorsRead)
+	}
+}
+
+// TestLoaderSavesVectorsInBackground: with SaveInBackground, loads go on
+// while their vectors are written, and SaveCaches waits for every write:
+// a new loader then reads no overlay of the last commit. Run with -race,
+// it checks that a write and the loads after it share their memory safely.
+func TestLoaderSavesVectorsInBackground(t *testing.T) {
+	dir := commitFixture(t, "testdata/good")
+	cacheDir := t.TempDir()
+	var clock atomic.Int64 // the writes read it too
+	clock.Store(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC).Unix())
+	running := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir, SaveInBackground: true})
+	running.disk.now = func() time.Time { return time.Unix(clock.Load(), 0) }
+	overlay := filepath.Join(dir, "apps/overlays/dev/kustomization.yaml")
+	re := regexp.MustCompile(`app:[0-9][0-9.a-z-]*`)
+	for i := range 4 {
+		if i > 0 {
+			data, err := os.ReadFile(overlay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, dir, "apps/overlays/dev/kustomization.yaml", re.ReplaceAllString(string(data), fmt.Sprintf("app:2026.9.%d", i)))
+			testutil.Git(t, dir, nil, "commit", "-qam", "dev moves on")
+			clock.Add(60) // a minute on: every load writes
+		}
+		if _, err := running.Load(context.Background(), dir, fixtureBranch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running.SaveCaches()
+	select {
+	case <-running.saving:
+	default:
+		t.Fatal("SaveCaches returned before the background writes ended")
+	}
+
+	restarted := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cacheDir})
+	snap, err := restarted.Load(context.Background(), dir, fixtureBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.StageIndex["dev/dev"].Vector.Vector; got != "app:2026.9.3" {
+		t.Errorf("dev's vector in a new loader: %q, want app:2026.9.3", got)
+	}
+	if restarted.vectorsRead != 0 {
+		t.Errorf("a new loader read %d overlays, want none: the background writes were waited for", restarted.vectorsRead)
 	}
 }

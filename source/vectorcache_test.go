@@ -43,7 +43,7 @@ func TestStoreVectorsChecksWhatItHasNotKept(t *testing.T) {
 	bad := overlays.StageVector{Vector: "app:\xff"}
 	vectors := map[string]vectorResult{"good": {vector: good}, "bad": {vector: bad}}
 	for round := range 2 {
-		disk.storeVectors("repo", vectors, nil)
+		markKept(vectors, disk.storeVectors("repo", vectors, nil))
 		if !vectors["good"].kept || vectors["bad"].kept {
 			t.Fatalf("round %d: kept good %v, bad %v; want good only", round, vectors["good"].kept, vectors["bad"].kept)
 		}
