@@ -231,7 +231,7 @@ func New(o Options) (*Controller, error) {
 	renderer := render.NewRenderer(render.Options{Limits: o.Limits, CacheDir: o.CacheDir})
 	if o.Loader == nil {
 		o.Loader = source.NewLoader(source.Options{ConfigPath: o.ConfigPath, Auth: o.Auth, Progress: o.Progress, Limits: o.Limits, CacheDir: o.CacheDir, Renderer: renderer,
-			SaveInBackground: true})
+			SaveInBackground: true, ReadOnlySnapshots: true})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

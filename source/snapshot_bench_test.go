@@ -58,6 +58,12 @@ func BenchmarkLoadSnapshot1000(b *testing.B) {
 // 1,000-stage repository: every load reads a commit the last one did not,
 // with the Loader's caches warm, as each promotion's pass does.
 func BenchmarkLoadChangedSnapshot1000(b *testing.B) {
+	for _, readOnly := range []bool{false, true} {
+		b.Run(map[bool]string{false: "copy", true: "read-only"}[readOnly], func(b *testing.B) { benchmarkLoadChanged(b, readOnly) })
+	}
+}
+
+func benchmarkLoadChanged(b *testing.B, readOnly bool) {
 	dir := writeLargeRepository(b, 10, 100)
 	commitDir(b, dir)
 	commits := []string{strings.TrimSpace(testutil.Git(b, dir, nil, "rev-parse", "HEAD"))}
@@ -72,7 +78,8 @@ func BenchmarkLoadChangedSnapshot1000(b *testing.B) {
 	testutil.Git(b, dir, nil, "commit", "-qam", "bump")
 	commits = append(commits, strings.TrimSpace(testutil.Git(b, dir, nil, "rev-parse", "HEAD")))
 	ctx := context.Background()
-	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), ReadOnlySnapshots: readOnly})
+	loader.checkSnapshots = false // what a running run does
 	load := func(i int) {
 		b.StopTimer()
 		testutil.Git(b, dir, nil, "update-ref", "refs/heads/"+fixtureBranch, commits[i%2])

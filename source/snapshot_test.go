@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -501,5 +502,54 @@ func TestLoadReusesUnchangedSnapshot(t *testing.T) {
 	}
 	if got := fourth.StageIndex["prod/prod"].Vector.Images[0].Tag; got != "1.3.0" {
 		t.Errorf("prod's vector after its repository moved has service-a at %q, want 1.3.0", got)
+	}
+}
+
+// TestReadOnlySnapshots: with ReadOnlySnapshots a load hands out the
+// snapshot the loader keeps, not a copy (a reuse too, its stages reading
+// through the new load's trees), and in a test binary the next load
+// panics, naming what changed, when a caller changed one it was handed.
+func TestReadOnlySnapshots(t *testing.T) {
+	srv := testutil.StartGitServer(t)
+	config := testutil.CopyDir(t, "testdata/good")
+	writeProdLandscape(t, config, srv.BarePath("prod"))
+	srv.InitRepo(t, config, fixtureBranch, "config")
+	srv.InitRepo(t, "testdata/good", "release", "prod")
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), ReadOnlySnapshots: true})
+	load := func() (snap *Snapshot, panicked string) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r != nil {
+				panicked = fmt.Sprint(r)
+			}
+		}()
+		snap, err := loader.Load(context.Background(), srv.BarePath("config"), fixtureBranch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap, ""
+	}
+	first, _ := load()
+	second, _ := load()
+	if loader.snapshotsReused != 1 {
+		t.Fatalf("the second load reused %d snapshots, want 1", loader.snapshotsReused)
+	}
+	if first.Configs["dev-to-test"] != second.Configs["dev-to-test"] {
+		t.Error("the second load handed out a copy of dev-to-test, not the loader's own")
+	}
+	for key, ref := range second.StageIndex {
+		if ref.Tree == first.StageIndex[key].Tree {
+			t.Errorf("stage %s of the reused snapshot reads through the last load's tree, whose read budget is spent", key)
+		}
+	}
+	second.Problems = append(second.Problems, Problem{Reason: "the caller's own"}) // a slice of its own
+	if _, panicked := load(); panicked != "" {
+		t.Fatalf("a load after an append to a handed-out slice panicked: %s", panicked)
+	}
+
+	second.Stages["dev/dev"].Spec.Path = "elsewhere"
+	_, panicked := load()
+	if !strings.Contains(panicked, "changed after a load handed it out read-only") || !strings.Contains(panicked, "Stage/dev") {
+		t.Fatalf("a load after a caller changed a stage: panic %q, want one naming Stage/dev", panicked)
 	}
 }
