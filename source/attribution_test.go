@@ -161,3 +161,30 @@ func TestPlainKustomizationIsReadFileByFile(t *testing.T) {
 		t.Errorf("a kustomization listing a missing file: problems %+v, want kustomize's failure naming missing.yaml", broken.Problems)
 	}
 }
+
+// TestKustomizedConfigCannotAddStatus: a status a kustomize patch adds to
+// a config is refused like one written in its file, at the file the object
+// comes from: statuses come from the state branch only.
+func TestKustomizedConfigCannotAddStatus(t *testing.T) {
+	dir := testutil.CopyDir(t, "testdata/good")
+	writeFile(t, dir, "vectorflow/kustomization.yaml", `resources: [landscapes.yaml, stages.yaml, templates.yaml, configs.yaml]
+patches:
+  - target: {kind: VectorPromotionConfig, name: dev-to-test}
+    patch: |
+      - op: add
+        path: /status
+        value: {sequence: 7, promotionHistory: [{vector: "app:forged", promotion: dev-to-test-7, sequence: 7, state: Succeeded}]}
+`)
+	snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})}).Load(context.Background(), dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Problem{{File: "vectorflow/configs.yaml", Kind: "VectorPromotionConfig", Name: "dev-to-test", Field: "status",
+		Reason: "is written by vectorflow on its state branch, never in the config repository: remove it"}}
+	if diff := cmp.Diff(want, snap.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if _, ok := snap.Configs["dev-to-test"]; ok {
+		t.Error("dev-to-test was loaded with the status a patch gave it")
+	}
+}
