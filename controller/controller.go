@@ -247,7 +247,7 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	c := &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
-		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewCodec(), lineages: map[string]*lineage{},
+		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewSharingCodec(), lineages: map[string]*lineage{},
 		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: renderer,
 		stateMemo: newStateMemo(o, trust.keys)}
 	c.shareFetches()

@@ -314,3 +314,39 @@ func TestEncodeCopiesNothingUnchanged(t *testing.T) {
 		t.Errorf("a stage's maxRevisions changed in place encodes as before: the codec shares the state's spec:\n%s", second[stage])
 	}
 }
+
+// TestSharingCodec: a sharing codec's Decode hands out the objects it
+// remembers (the same ones pass after pass), Encode of them writes nothing
+// new, and in a test binary the next Decode panics, naming the file, when a
+// caller changed one.
+func TestSharingCodec(t *testing.T) {
+	files := map[string][]byte{
+		"stages/dev/dev.yaml":      []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata: {name: dev}\nspec: {landscape: dev, path: apps/dev}\nstatus: {vector: \"app:1\"}\n"),
+		"configs/dev-to-test.yaml": []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata: {name: dev-to-test}\nstatus: {sequence: 2}\n"),
+	}
+	c := NewSharingCodec()
+	first, errs := c.Decode(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	second, _ := c.Decode(files)
+	if first.Stages["dev/dev"] != second.Stages["dev/dev"] || first.Configs["dev-to-test"] != second.Configs["dev-to-test"] {
+		t.Error("two decodes of the same files handed out different objects")
+	}
+	if _, err := c.Encode(second); err != nil {
+		t.Fatal(err)
+	}
+	if c.encodes != 0 {
+		t.Errorf("encoding the state as decoded encoded %d objects, want none", c.encodes)
+	}
+
+	second.Stages["dev/dev"].Status.Vector = "app:forged"
+	var panicked string
+	func() {
+		defer func() { panicked = fmt.Sprint(recover()) }()
+		c.Decode(files)
+	}()
+	if !strings.Contains(panicked, "stages/dev/dev.yaml was changed after Decode handed it out") {
+		t.Fatalf("a decode after a caller changed a stage: panic %q, want one naming stages/dev/dev.yaml", panicked)
+	}
+}
