@@ -482,13 +482,7 @@ func (l *Loader) handOut(s, into *Snapshot, through map[repofs.Tree]repofs.Tree)
 	c.StageIndex = s.StageIndex
 	for _, ref := range s.StageIndex {
 		if _, ok := through[ref.Tree]; ok {
-			c.StageIndex = make(map[string]StageRef, len(s.StageIndex))
-			for k, ref := range s.StageIndex {
-				if t, ok := through[ref.Tree]; ok {
-					ref.Tree = t
-				}
-				c.StageIndex[k] = ref
-			}
+			c.StageIndex = stageIndexThrough(s.StageIndex, through)
 			break
 		}
 	}
@@ -687,6 +681,19 @@ func (l *Loader) remember(cacheKey string, snap *Snapshot, landscapes map[string
 	l.snaps[cacheKey] = last
 }
 
+// stageIndexThrough is a copy of index whose stages read through the
+// trees through maps their trees to (a tree not in it stays).
+func stageIndexThrough(index map[string]StageRef, through map[repofs.Tree]repofs.Tree) map[string]StageRef {
+	out := make(map[string]StageRef, len(index))
+	for k, ref := range index {
+		if t, ok := through[ref.Tree]; ok {
+			ref.Tree = t
+		}
+		out[k] = ref
+	}
+	return out
+}
+
 // copyThrough fills into, whose identity and tree are set, with a copy of
 // s that no caller of s can change, its stages reading through the trees
 // through maps s's trees to (a tree not in it stays).
@@ -702,13 +709,7 @@ func (s *Snapshot) copyThrough(into *Snapshot, through map[repofs.Tree]repofs.Tr
 		o.Value = o.Value.DeepCopyObject().(configObject)
 		c.add(o)
 	}
-	c.StageIndex = make(map[string]StageRef, len(s.StageIndex))
-	for k, ref := range s.StageIndex {
-		if t, ok := through[ref.Tree]; ok {
-			ref.Tree = t
-		}
-		c.StageIndex[k] = ref
-	}
+	c.StageIndex = stageIndexThrough(s.StageIndex, through)
 	c.Problems = slices.Clone(s.Problems)
 	// Never changed once made, so shared.
 	c.conflicts, c.configNames, c.stageKeys, c.resolvedKeys = s.conflicts, s.configNames, s.stageKeys, s.resolvedKeys
