@@ -235,6 +235,18 @@ spec:
 `)
 }
 
+// serveConfigWithProd serves the good fixture as repository "config",
+// whose prod landscape lives on branch release of repository "prod".
+func serveConfigWithProd(t *testing.T) *testutil.GitServer {
+	t.Helper()
+	srv := testutil.StartGitServer(t)
+	config := testutil.CopyDir(t, "testdata/good")
+	writeProdLandscape(t, config, srv.BarePath("prod"))
+	srv.InitRepo(t, config, fixtureBranch, "config")
+	srv.InitRepo(t, "testdata/good", "release", "prod")
+	return srv
+}
+
 // TestLoadCrossRepositoryLandscape puts the prod landscape in a second
 // repository: its stage resolves there, at that repository's commit.
 func TestLoadCrossRepositoryLandscape(t *testing.T) {
@@ -437,11 +449,7 @@ func mustBuildStages(t *testing.T, snap *Snapshot, r *render.Renderer) []Problem
 // reading through the new load's trees; a new commit in a landscape's own
 // repository is resolved afresh.
 func TestLoadReusesUnchangedSnapshot(t *testing.T) {
-	srv := testutil.StartGitServer(t)
-	config := testutil.CopyDir(t, "testdata/good")
-	writeProdLandscape(t, config, srv.BarePath("prod"))
-	srv.InitRepo(t, config, fixtureBranch, "config")
-	srv.InitRepo(t, "testdata/good", "release", "prod")
+	srv := serveConfigWithProd(t)
 	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
 	load := func() *Snapshot {
 		t.Helper()
@@ -510,11 +518,7 @@ func TestLoadReusesUnchangedSnapshot(t *testing.T) {
 // through the new load's trees), and in a test binary the next load
 // panics, naming what changed, when a caller changed one it was handed.
 func TestReadOnlySnapshots(t *testing.T) {
-	srv := testutil.StartGitServer(t)
-	config := testutil.CopyDir(t, "testdata/good")
-	writeProdLandscape(t, config, srv.BarePath("prod"))
-	srv.InitRepo(t, config, fixtureBranch, "config")
-	srv.InitRepo(t, "testdata/good", "release", "prod")
+	srv := serveConfigWithProd(t)
 	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), ReadOnlySnapshots: true})
 	load := func() (snap *Snapshot, panicked string) {
 		t.Helper()
