@@ -240,7 +240,7 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 	var objects []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
 	for _, u := range updates {
-		objs, err := newObjects(r.s, u.new, u.base)
+		objs, err := r.newObjects(u.new, u.base)
 		if err != nil {
 			return err
 		}
@@ -285,6 +285,7 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 		return err
 	}
 	for _, u := range updates {
+		r.made.forget(u.new, u.base)
 		if err := r.s.SetReference(plumbing.NewHashReference(trackingRef(u.branch), u.new)); err != nil {
 			return err
 		}

@@ -32,6 +32,8 @@ type repo struct {
 	s      storage.Storer
 	remote *git.Remote
 	trees  *treeCache // the trees commits are built from, decoded once
+	// made is what the Writer's commits wrote, for listing what a push sends.
+	made *madeCommits
 	// held, when set, keeps back this remote's pushes (Writer.Hold).
 	held *held
 }
@@ -41,12 +43,12 @@ type repo struct {
 // read without fetching it again), in memory otherwise. The references,
 // where this writer saw each branch last, are always its own: a reader
 // fetching into the shared store never moves them.
-func newRepo(url string, objects storer.EncodedObjectStorer) *repo {
+func newRepo(url string, objects storer.EncodedObjectStorer, made *madeCommits) *repo {
 	var s storage.Storer = memory.NewStorage()
 	if objects != nil {
 		s = sharedStorage{EncodedObjectStorer: objects, Storer: s}
 	}
-	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}}), trees: newTreeCache(s)}
+	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}}), trees: newTreeCache(s), made: made}
 }
 
 // sharedStorage is a private memory store whose objects live elsewhere.
@@ -147,7 +149,7 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	if kept, err := r.keep([]refUpdate{{branch: branch, old: old, new: commit, base: base}}); kept {
 		return err
 	}
-	objects, err := newObjects(r.s, commit, base)
+	objects, err := r.newObjects(commit, base)
 	if err != nil {
 		return err
 	}
@@ -191,6 +193,7 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	if err := r.sendPack(ctx, sess, req, objects, &messages); err != nil {
 		return err
 	}
+	r.made.forget(commit, base)
 	return r.s.SetReference(plumbing.NewHashReference(trackingRef(branch), commit))
 }
 
@@ -282,8 +285,18 @@ func refusedOverHTTP(err error) bool {
 
 // newObjects lists the commits from commit back to base and the trees and
 // blobs they changed relative to their parents: everything the remote, which
-// has base, lacks.
-func newObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([]plumbing.Hash, error) {
+// has base, lacks. Commits this Writer made list what they wrote; others
+// (a branch's commits the writer did not make) are found by walking trees.
+func (r *repo) newObjects(commit, base plumbing.Hash) ([]plumbing.Hash, error) {
+	if objects, ok := r.made.chain(commit, base); ok {
+		return objects, nil
+	}
+	return changedObjects(r.s, commit, base)
+}
+
+// changedObjects is newObjects found by comparing each commit's trees with
+// its parent's.
+func changedObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([]plumbing.Hash, error) {
 	seen := map[plumbing.Hash]bool{}
 	var out []plumbing.Hash
 	add := func(h plumbing.Hash) bool {

@@ -55,6 +55,7 @@ func editTree(s storer.EncodedObjectStorer, root plumbing.Hash, change string, e
 // next edit of a batch (the next commit, built on this one's root) decodes
 // none of them again.
 func (c *treeCache) edit(root plumbing.Hash, change string, edits []FileEdit) (plumbing.Hash, []FileDiff, error) {
+	c.written = c.written[:0]
 	pending := map[string]*FileDiff{}
 	present := map[string]bool{}
 	var order []string
@@ -116,6 +117,9 @@ type treeCache struct {
 	trees map[plumbing.Hash]*cachedTree
 	// entries counts the entries held, to bound memory.
 	entries int
+	// written are the trees and blobs the last edit wrote: what its tree
+	// holds that the tree it edited does not.
+	written []plumbing.Hash
 }
 
 // cachedTree is a tree's entries in git order (a directory sorts as if its
@@ -289,6 +293,7 @@ func (c *treeCache) writeTree(h plumbing.Hash, changes map[string]*FileDiff) (pl
 		if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
+		c.written = append(c.written, blob)
 		mode := filemode.Regular
 		if had && old.Mode == filemode.Executable {
 			mode = old.Mode
@@ -331,6 +336,7 @@ func (c *treeCache) writeTree(h plumbing.Hash, changes map[string]*FileDiff) (pl
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
+	c.written = append(c.written, nh)
 	if nh != h {
 		c.drop(h)
 		c.put(nh, &cachedTree{entries: entries})

@@ -99,6 +99,8 @@ type Writer struct {
 	apart map[string]bool
 	// holds are the pushes kept back, by remote URL (Hold).
 	holds map[string]*held
+	// made lists what each commit of this writer wrote, for its push.
+	made *madeCommits
 }
 
 // NewWriter returns a Writer with o's defaults filled in.
@@ -115,7 +117,7 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	if o.Backoff == (wait.Backoff{}) {
 		o.Backoff = writeBackoff
 	}
-	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}, apart: map[string]bool{}, holds: map[string]*held{}}, nil
+	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}, apart: map[string]bool{}, holds: map[string]*held{}, made: newMadeCommits()}, nil
 }
 
 // ShareStore makes the writer keep the objects of the remote at url in s,
@@ -550,6 +552,7 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, history *History, pen
 	if err != nil {
 		return Result{}, head, &SignError{Change: change.ID, Err: err}
 	}
+	r.made.add(c, head, r.trees.written)
 	if pending != nil && change.ID != "" {
 		*pending = append(*pending, entryOf(trailers, c))
 	}

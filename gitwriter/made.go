@@ -1,0 +1,94 @@
+package gitwriter
+
+import (
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// madeCommits remembers, for each commit a Writer made, its parent and
+// the objects its edit wrote: all a remote holding the parent lacks. A
+// push then lists what it sends from memory instead of decoding the
+// changed trees and their old versions again (two 400 KB trees for each
+// wide directory of a large repository: 40 ms of a promotion at 10,000
+// stages). It is shared by the repos of one Writer, since a state commit
+// made on one branch's repo is pushed with another's (ApplyAlong). Safe
+// for concurrent use.
+type madeCommits struct {
+	mu      sync.Mutex
+	commits map[plumbing.Hash]madeCommit
+}
+
+type madeCommit struct {
+	parent  plumbing.Hash
+	objects []plumbing.Hash // the commit's trees and blobs, then the commit
+}
+
+// maxMadeCommits bounds the record: a commit leaves it when pushed, so
+// only pushes that failed for good leave theirs behind. Past the bound the
+// record starts again, and a push of a forgotten commit walks its trees.
+const maxMadeCommits = 4096
+
+func newMadeCommits() *madeCommits {
+	return &madeCommits{commits: map[plumbing.Hash]madeCommit{}}
+}
+
+// add records commit, made on parent with the trees and blobs written.
+func (m *madeCommits) add(commit, parent plumbing.Hash, written []plumbing.Hash) {
+	if m == nil {
+		return
+	}
+	objects := make([]plumbing.Hash, 0, len(written)+1)
+	objects = append(append(objects, written...), commit)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.commits) >= maxMadeCommits {
+		m.commits = map[plumbing.Hash]madeCommit{}
+	}
+	m.commits[commit] = madeCommit{parent: parent, objects: objects}
+}
+
+// chain returns the objects of the commits from commit back to base, when
+// every one of them was made here; ok is false otherwise, and for a
+// commit that is base (nothing to send is then decided by the caller).
+func (m *madeCommits) chain(commit, base plumbing.Hash) (objects []plumbing.Hash, ok bool) {
+	if m == nil || commit == base {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Once each: two files of one content are one blob, and a pack
+	// holding an object twice is refused.
+	seen := map[plumbing.Hash]bool{}
+	for h := commit; h != base; {
+		c, found := m.commits[h]
+		if !found {
+			return nil, false
+		}
+		for _, o := range c.objects {
+			if !seen[o] {
+				seen[o] = true
+				objects = append(objects, o)
+			}
+		}
+		h = c.parent
+	}
+	return objects, true
+}
+
+// forget drops the commits from commit back to base: the remote has them.
+func (m *madeCommits) forget(commit, base plumbing.Hash) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for h := commit; h != base; {
+		c, found := m.commits[h]
+		if !found {
+			return
+		}
+		delete(m.commits, h)
+		h = c.parent
+	}
+}

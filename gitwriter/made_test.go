@@ -1,0 +1,188 @@
+package gitwriter
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// TestPushSendsWhatCommitsWrote: the objects a push lists from what the
+// writer's commits wrote are everything reachable from the pushed commit
+// that is not reachable from the remote's tip, over random chains of
+// edits (files added, changed, removed, directories emptied), and they are
+// in the store to be packed.
+func TestPushSendsWhatCommitsWrote(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 8))
+	dirs := []string{"", "a", "a/b", "apps/x/overlays/dev", "apps/y/overlays/dev", "stages/eu"}
+	names := []string{"kustomization.yaml", "a.yaml", "z"}
+	w := newTestWriter(t, WriterOptions{})
+	for round := 0; round < 100; round++ {
+		r := newRepo("https://example.com/r.git", nil, w.made)
+		files := map[string]bool{}
+		head := plumbing.ZeroHash
+		var commits []plumbing.Hash
+		for commit := 0; commit < 4; commit++ {
+			var edits []FileEdit
+			if commit == 0 { // never removed: no commit is empty
+				edits = append(edits, SetFile("README", []byte("readme\n")))
+			}
+			for i := 1 + rnd.IntN(5); i > 0; i-- {
+				p := path.Join(dirs[rnd.IntN(len(dirs))], names[rnd.IntN(len(names))])
+				if files[p] && rnd.IntN(3) == 0 {
+					delete(files, p)
+					edits = append(edits, SetFile(p, nil))
+					continue
+				}
+				files[p] = true
+				edits = append(edits, SetFile(p, []byte(fmt.Sprint(rnd.IntN(4)))))
+			}
+			res, next, err := w.commitChange(r, head, nil, nil, Change{Files: edits, Message: func([]FileDiff) string { return "edit" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.AlreadyApplied {
+				commits = append(commits, next)
+			}
+			head = next
+		}
+		// Every commit of the chain is the remote's tip in turn.
+		for i := range commits {
+			base := plumbing.ZeroHash
+			if i > 0 {
+				base = commits[i-1]
+			}
+			got, err := r.newObjects(head, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := w.made.chain(head, base); !ok {
+				t.Fatalf("round %d: the writer's own commits are not listed from what they wrote", round)
+			}
+			want := reachable(t, r.s, head)
+			for h := range reachable(t, r.s, base) {
+				delete(want, h)
+			}
+			listed := map[plumbing.Hash]bool{}
+			for _, h := range got {
+				if listed[h] {
+					t.Fatalf("round %d: object %s listed twice", round, h)
+				}
+				listed[h] = true
+				if _, err := r.s.EncodedObject(plumbing.AnyObject, h); err != nil {
+					t.Fatalf("round %d: listed object %s is not in the store: %v", round, h, err)
+				}
+			}
+			for h := range want {
+				if !listed[h] {
+					t.Fatalf("round %d, remote at commit %d: object %s reachable from the pushed commit is not sent", round, i, h)
+				}
+			}
+		}
+		r.made.forget(head, plumbing.ZeroHash)
+		if _, ok := w.made.chain(head, plumbing.ZeroHash); ok && len(commits) > 0 {
+			t.Fatalf("round %d: pushed commits are still remembered", round)
+		}
+	}
+}
+
+// TestPushWalksCommitsItDidNotMake: a commit the writer does not know
+// (another process made it, or the record was dropped) is listed by
+// walking its trees.
+func TestPushWalksCommitsItDidNotMake(t *testing.T) {
+	w := newTestWriter(t, WriterOptions{})
+	r := newRepo("https://example.com/r.git", nil, w.made)
+	_, base, err := w.commitChange(r, plumbing.ZeroHash, nil, nil, Change{Files: filesEdits(wideRepository(20)), Message: func([]FileDiff) string { return "seed" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, head, err := w.commitChange(r, base, nil, nil, Change{Files: []FileEdit{SetFile("stages/dev/app007.yaml", []byte("moved\n"))}, Message: func([]FileDiff) string { return "edit" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger := newRepo("https://example.com/r.git", nil, newMadeCommits())
+	stranger.s = r.s
+	got, err := stranger.newObjects(head, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The commit, the root, stages/, stages/dev/ and the blob.
+	if len(got) != 5 {
+		t.Fatalf("listed %d objects by walking, want 5: %v", len(got), got)
+	}
+}
+
+// reachable is every object reachable from commit, walked whole.
+func reachable(t *testing.T, s storer.EncodedObjectStorer, commit plumbing.Hash) map[plumbing.Hash]bool {
+	t.Helper()
+	out := map[plumbing.Hash]bool{}
+	var walk func(tree plumbing.Hash)
+	walk = func(tree plumbing.Hash) {
+		out[tree] = true
+		tr, err := object.GetTree(s, tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range tr.Entries {
+			if e.Mode == filemode.Dir {
+				walk(e.Hash)
+			} else {
+				out[e.Hash] = true
+			}
+		}
+	}
+	for h := commit; !h.IsZero(); {
+		c, err := object.GetCommit(s, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[h] = true
+		walk(c.TreeHash)
+		h = plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			h = c.ParentHashes[0]
+		}
+	}
+	return out
+}
+
+// BenchmarkPushObjects lists what a push of one commit sends, a file
+// changed in each of two directories of 10,000 entries (a promotion and
+// its state record at 10,000 stages): walking the trees against their old
+// versions, or from what the commit wrote.
+//
+//	go test ./gitwriter -run '^$' -bench PushObjects
+func BenchmarkPushObjects(b *testing.B) {
+	w := newTestWriter(b, WriterOptions{})
+	r := newRepo("https://example.com/r.git", nil, w.made)
+	_, base, err := w.commitChange(r, plumbing.ZeroHash, nil, nil, Change{Files: filesEdits(wideRepository(10000)), Message: func([]FileDiff) string { return "seed" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, head, err := w.commitChange(r, base, nil, nil, Change{Files: []FileEdit{
+		SetFile("apps/app4242/overlays/dev/kustomization.yaml", []byte("promoted\n")),
+		SetFile("stages/dev/app4242.yaml", []byte("recorded\n")),
+	}, Message: func([]FileDiff) string { return "promote" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("walk", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := changedObjects(r.s, head, base); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("made", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r.newObjects(head, base); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
