@@ -324,7 +324,7 @@ func (h *harness) measure(t *testing.T, repo Repository, reps int) []Sample {
 			samples[len(samples)-1].Failed = true
 		}
 
-		live := h.live(t, repo, rep, url, bare, work, runCache, version, fmt.Sprintf("2.1.%d", rep))
+		live := h.live(t, repo, rep, url, bare, work, runCache, version, livePromotions(repo, rep))
 		add(LiveIdle, live.idle, live.rss)
 		if live.unsettled {
 			failed()
@@ -339,7 +339,7 @@ func (h *harness) measure(t *testing.T, repo Repository, reps int) []Sample {
 		}
 
 		add(Shell, h.shellPromotion(t, name, repo, fmt.Sprintf("3.0.%d", rep)), 0)
-		add(Floor, h.floorPush(t, work), 0)
+		add(Floor, h.floorPush(t, work, repo), 0)
 		if err := os.RemoveAll(caches); err != nil {
 			t.Fatal(err)
 		}
@@ -405,7 +405,7 @@ func (h *harness) vectorflow(t *testing.T, env []string, args ...string) (time.D
 // liveFigures are what one running `run` measured.
 type liveFigures struct {
 	idle, fetch time.Duration // an unchanged pass, and its fetch
-	promote     time.Duration // webhook of a bump → the overlay on the server
+	promote     time.Duration // webhook of a bump → the overlay on the server (median)
 	// promoteFailed is a bump that did not reach the overlay within
 	// promoteTimeout; promote is then that timeout.
 	promoteFailed bool
@@ -419,13 +419,29 @@ type liveFigures struct {
 // automatic stages that moves one stage a pass may need all of it.
 const promoteTimeout = 10 * time.Minute
 
+// livePromotions are the versions a running run promotes, one after the
+// other: three, so one slow pass does not make the figure, except for
+// Auto, whose one promotion travels a chain of up to 1,000 stages.
+func livePromotions(repo Repository, rep int) []string {
+	n := 3
+	if repo.Shape == Auto {
+		n = 1
+	}
+	var versions []string
+	for i := range n {
+		versions = append(versions, fmt.Sprintf("2.%d.%d", 1+i, rep))
+	}
+	return versions
+}
+
 // live starts `run` with --listen on the repository, which run --once has
 // settled, waits until it is ready and idle, and measures an unchanged pass
 // (the median of three, each triggered by a push webhook, read from
-// /metrics) and one promotion: the template bumped from one version to
-// another and pushed, then the webhook, timed until repo.Overlay (the
-// first stage's; Auto's last) on the server names the new version.
-func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, cache, from, to string) liveFigures {
+// /metrics) and promotions (the median): the template bumped from one
+// version to the next and pushed, then the webhook, timed until
+// repo.Overlay (the first stage's; Auto's last) on the server names the
+// new version; the process is idle again before the next.
+func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, cache, from string, to []string) liveFigures {
 	t.Helper()
 	addr := freeAddress(t)
 	cmd := exec.Command(h.bin, "run", "--repo", url, "--signing-key", h.signingKey, "--max-repository-size", "4Gi",
@@ -497,31 +513,38 @@ func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, 
 	}
 	// Idle: no pass ends for three times the last one took (at first, the
 	// mean of those so far; at least 300 ms), as passes that change
-	// something follow each other at once.
-	last, _ := passes()
-	quiet, lastPass := time.Now(), time.Duration(0)
-	settling := time.Now()
-	if last.Count > 0 {
-		lastPass = time.Duration(last.Sum / float64(last.Count) * float64(time.Second))
+	// something follow each other at once. It reports false for Auto's
+	// chain still moving promoteTimeout after it began waiting.
+	settle := func() bool {
+		last, _ := passes()
+		quiet, lastPass := time.Now(), time.Duration(0)
+		settling := time.Now()
+		if last.Count > 0 {
+			lastPass = time.Duration(last.Sum / float64(last.Count) * float64(time.Second))
+		}
+		for time.Since(quiet) < max(300*time.Millisecond, 3*lastPass) {
+			if !running() {
+				fail("exited")
+			}
+			if time.Now().After(deadline) {
+				fail("still passing an hour after it started")
+			}
+			if repo.Shape == Auto && time.Since(settling) > promoteTimeout {
+				return false
+			}
+			time.Sleep(100 * time.Millisecond)
+			now, _ := passes()
+			if now.Count != last.Count {
+				lastPass = time.Duration((now.Sum - last.Sum) / float64(now.Count-last.Count) * float64(time.Second))
+				last, quiet = now, time.Now()
+			}
+		}
+		return true
 	}
-	for time.Since(quiet) < max(300*time.Millisecond, 3*lastPass) {
-		if !running() {
-			fail("exited")
-		}
-		if time.Now().After(deadline) {
-			fail("still passing an hour after it started")
-		}
-		if repo.Shape == Auto && time.Since(settling) > promoteTimeout {
-			t.Logf("vectorflow run on %s: the chain still moves %s after the process was ready", url, promoteTimeout)
-			stop()
-			return liveFigures{unsettled: true, promoteFailed: true, rss: peakRSS(cmd.ProcessState)}
-		}
-		time.Sleep(100 * time.Millisecond)
-		now, _ := passes()
-		if now.Count != last.Count {
-			lastPass = time.Duration((now.Sum - last.Sum) / float64(now.Count-last.Count) * float64(time.Second))
-			last, quiet = now, time.Now()
-		}
+	if !settle() {
+		t.Logf("vectorflow run on %s: the chain still moves %s after the process was ready", url, promoteTimeout)
+		stop()
+		return liveFigures{unsettled: true, promoteFailed: true, rss: peakRSS(cmd.ProcessState)}
 	}
 
 	var idle, fetch []time.Duration
@@ -540,17 +563,44 @@ func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, 
 		fetch = append(fetch, time.Duration((f1.Sum-f0.Sum)/n*float64(time.Second)))
 	}
 
+	var figures liveFigures
+	var promotions []time.Duration
+	for i, version := range to {
+		if i > 0 && !settle() {
+			fail("the chain still moves %s after promoting %s", promoteTimeout, from)
+		}
+		took, ok := h.livePromotion(t, repo, url, bare, work, base, from, version, running, fail)
+		if !ok {
+			figures.promote, figures.promoteFailed = took, true
+			break
+		}
+		promotions = append(promotions, took)
+		from = version
+	}
+	if !figures.promoteFailed {
+		figures.promote = Median(promotions)
+	}
+
+	stop()
+	figures.idle, figures.fetch, figures.rss = Median(idle), Median(fetch), peakRSS(cmd.ProcessState)
+	return figures
+}
+
+// livePromotion bumps the template from one version to another, sends
+// the webhook and waits until repo.Overlay on the server names the new
+// version; false when it does not within promoteTimeout.
+func (h *harness) livePromotion(t *testing.T, repo Repository, url, bare, work, base, from, to string,
+	running func() bool, fail func(string, ...any)) (time.Duration, bool) {
+	t.Helper()
 	h.bump(t, work, repo, from, to)
 	head := h.headOf(t, bare)
 	start := time.Now()
 	h.pushWebhook(t, base, url)
-	var figures liveFigures
 	for {
 		if now := h.headOf(t, bare); now != head {
 			head = now
 			if namesTag(h.git(t, bare, "show", head+":"+repo.Overlay+"/kustomization.yaml"), to) {
-				figures.promote = time.Since(start)
-				break
+				return time.Since(start), true
 			}
 		}
 		if !running() {
@@ -558,15 +608,10 @@ func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, 
 		}
 		if time.Since(start) > promoteTimeout {
 			t.Logf("vectorflow run on %s: %s did not reach %s within %s of the webhook", url, to, repo.Overlay, promoteTimeout)
-			figures.promote, figures.promoteFailed = time.Since(start), true
-			break
+			return time.Since(start), false
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-
-	stop()
-	figures.idle, figures.fetch, figures.rss = Median(idle), Median(fetch), peakRSS(cmd.ProcessState)
-	return figures
 }
 
 // pushWebhook is what GitHub sends on a push to main of the repository,
@@ -681,17 +726,46 @@ func (h *harness) shellPromotion(t *testing.T, name string, repo Repository, ver
 	return time.Since(start)
 }
 
-// floorPush is the least any promotion costs: one small commit, already
-// made, pushed to the same server.
-func (h *harness) floorPush(t *testing.T, work string) time.Duration {
+// floorPush is the least a promotion costs: the commit a promotion makes
+// (the image's tag in repo.Overlay, the first stage's overlay), already
+// made, pushed to the same server with git; the median of floorPushes.
+func (h *harness) floorPush(t *testing.T, work string, repo Repository) time.Duration {
 	t.Helper()
-	h.git(t, work, "pull", "-q", "--rebase", "origin", "main")
-	writeFile(t, work, "floor.txt", []byte(time.Now().String()))
-	h.git(t, work, "add", "floor.txt")
-	h.git(t, work, "commit", "-qm", "floor")
-	start := time.Now()
-	h.git(t, work, "push", "-q", "origin", "main")
-	return time.Since(start)
+	file := filepath.Join(work, filepath.FromSlash(repo.Overlay), "kustomization.yaml")
+	var pushes []time.Duration
+	for i := range floorPushes {
+		h.git(t, work, "pull", "-q", "--rebase", "origin", "main")
+		old, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edited := imageTag(old, repo.Image, fmt.Sprintf("9.9.%d-%d", i, time.Now().UnixNano()))
+		if bytes.Equal(edited, old) {
+			t.Fatalf("floor: %s has no tag for %s to change:\n%s", file, repo.Image, old)
+		}
+		writeFile(t, filepath.Dir(file), filepath.Base(file), edited)
+		h.git(t, work, "commit", "-qam", "floor")
+		start := time.Now()
+		h.git(t, work, "push", "-q", "origin", "main")
+		pushes = append(pushes, time.Since(start))
+	}
+	return Median(pushes)
+}
+
+// floorPushes is how many pushes the floor is the median of: each is a
+// tenth of a second, and one alone varies by a third.
+const floorPushes = 5
+
+// imageTag is an overlay's kustomization with image's newTag set to tag.
+func imageTag(kustomization []byte, image, tag string) []byte {
+	lines := strings.Split(string(kustomization), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == "- name: "+image && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "newTag:") {
+			indent := lines[i+1][:len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " "))]
+			lines[i+1] = indent + fmt.Sprintf("newTag: %q", tag)
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
 }
 
 func (h *harness) git(t *testing.T, dir string, args ...string) string {
