@@ -37,6 +37,16 @@ type resolver struct {
 	// by URL and branch: the check whether the last snapshot still holds
 	// fetched them.
 	fetched map[[2]string]fetchedTree
+	// last is the last load of the repository when old is its cache: the
+	// stages it resolved may be taken as they are (reuseStage).
+	last *loadedSnapshot
+	// reusable are the stages the next load may take as they are, by key;
+	// stagesReused counts the stages this load took from last.
+	reusable     map[string]bool
+	stagesReused int
+	// sameDirs says, by landscape and directory, whether the directory
+	// holds what it held in last (sameDir).
+	sameDirs map[[2]string]bool
 }
 
 // fetchedTree is one fetch of a landscape's own repository.
@@ -171,6 +181,7 @@ func (r *resolver) landscape(name string) (landscapeRoot, bool) {
 // resolveStages indexes every stage whose landscape and overlay resolve,
 // with the vector its overlay carries now.
 func (r *resolver) resolveStages() {
+	r.reusable = make(map[string]bool, len(r.snap.Stages))
 	// An overlay whose vector no cache holds is read in the walk, in the
 	// stages' order (a read budget then runs out at the same overlay every
 	// time), and parsed once the walk is done, on every core: a cold load
@@ -195,6 +206,9 @@ func (r *resolver) resolveStages() {
 			r.problem(o, "spec.path", fmt.Sprintf("must stay inside the landscape root %q: %q resolves to %q", lr.root, stage.Spec.Path, overlay))
 			continue
 		}
+		if r.reuseStage(o, stage, lr, overlay) {
+			continue
+		}
 		if st, err := lr.tree.Stat(overlay); err != nil || !st.IsDir() {
 			r.problem(o, "spec.path", fmt.Sprintf("overlay %q does not exist in %s", overlay, describeRepo(lr)))
 			continue
@@ -216,7 +230,8 @@ func (r *resolver) resolveStages() {
 		if known {
 			r.next.kustomizations[hash] = files
 		}
-		s := stageRead{o: o, stage: stage, lr: lr, overlay: overlay, hash: hash, key: hash + ":" + files}
+		s := stageRead{o: o, stage: stage, lr: lr, overlay: overlay, hash: hash, key: hash + ":" + files,
+			reusable: known && repofs.Unlinked(lr.tree, overlay)}
 		var cached bool
 		if s.vr, cached = r.old.vectors[s.key]; !cached {
 			s.file, s.data, s.vr.err = overlays.ReadKustomization(lr.tree, overlay)
@@ -236,6 +251,73 @@ func (r *resolver) resolveStages() {
 	}
 }
 
+// reuseStage takes the stage as the last load resolved it when nothing it
+// was resolved from changed: the same name, landscape (in the same
+// repository, branch and root) and overlay path, and an overlay with the
+// same content, as the directory holding it tells at once for all its
+// overlays, or else its own hash. Only a stage the last load marked
+// reusable qualifies: its overlay was no link, so its content is that of
+// the directory holding it, and its vector was decided by that content
+// (no kustomization file was a link). A commit that changes one overlay,
+// or none (a template bumped), then reads no other: resolving every
+// overlay again took 45-65 ms at 10,000 stages.
+func (r *resolver) reuseStage(o Object, stage *v1alpha1.Stage, lr landscapeRoot, overlay string) bool {
+	last := r.last
+	if last == nil {
+		return false
+	}
+	key := objectKey(o)
+	ref, ok := last.snap.StageIndex[key]
+	if !ok || !last.reusable[key] || ref.Overlay != overlay || ref.Landscape != stage.Spec.Landscape || ref.Name != stage.Name ||
+		!r.sameLandscape(stage.Spec.Landscape, lr) {
+		return false
+	}
+	if !r.sameDir(stage.Spec.Landscape, lr, path.Dir(overlay)) {
+		if h, err := lr.tree.Hash(overlay); err != nil || h != ref.OverlayHash || !repofs.Unlinked(lr.tree, overlay) {
+			return false
+		}
+	}
+	files, decided := r.old.kustomizations[ref.OverlayHash]
+	vkey := ref.OverlayHash + ":" + files
+	vr, cached := r.old.vectors[vkey]
+	if !decided || !cached || vr.err != nil {
+		return false
+	}
+	r.next.kustomizations[ref.OverlayHash], r.next.vectors[vkey] = files, vr
+	ref.Tree, ref.Commit = lr.tree, lr.commit
+	r.snap.StageIndex[key] = ref
+	r.reusable[key] = true
+	r.stagesReused++
+	return true
+}
+
+// sameLandscape reports whether landscape name resolved to lr in the same
+// repository, branch and root as in the last load.
+func (r *resolver) sameLandscape(name string, lr landscapeRoot) bool {
+	before, ok := r.last.roots[name]
+	return ok && before.ok && lr.url == before.url && lr.branch == before.branch && lr.root == before.root
+}
+
+// sameDir reports whether dir of landscape name's tree holds what it held
+// in the last load, once per directory and load.
+func (r *resolver) sameDir(name string, lr landscapeRoot, dir string) bool {
+	k := [2]string{name, dir}
+	if same, ok := r.sameDirs[k]; ok {
+		return same
+	}
+	now, err := lr.tree.Hash(dir)
+	same := err == nil
+	if same {
+		then, err := r.last.roots[name].tree.Hash(dir)
+		same = err == nil && now == then
+	}
+	if r.sameDirs == nil {
+		r.sameDirs = map[[2]string]bool{}
+	}
+	r.sameDirs[k] = same
+	return same
+}
+
 // stageRead is a stage whose overlay resolved, and its vector once read:
 // from a cache, or parsed from its kustomization file's data.
 type stageRead struct {
@@ -246,6 +328,9 @@ type stageRead struct {
 	file               string
 	data               []byte
 	vr                 vectorResult
+	// reusable says the next load may take the stage as it is, when the
+	// directory holding its overlay keeps its content (reuseStage).
+	reusable bool
 }
 
 // addStage indexes a stage by its overlay's vector, or reports why the
@@ -255,6 +340,9 @@ func (r *resolver) addStage(s stageRead) {
 	if s.vr.err != nil {
 		r.problem(s.o, "spec.path", fmt.Sprintf("cannot read the vector of overlay %q: %v", s.overlay, s.vr.err))
 		return
+	}
+	if s.reusable {
+		r.reusable[objectKey(s.o)] = true
 	}
 	r.snap.StageIndex[objectKey(s.o)] = StageRef{
 		Landscape: s.stage.Spec.Landscape, Name: s.stage.Name,
@@ -330,7 +418,14 @@ func baseCycle(templates map[string]*v1alpha1.VectorTemplate, start string) []st
 // resolveConfigs checks every config's source and target exist, and that
 // the configs can work together (no cycle, one config per target stage).
 func (r *resolver) resolveConfigs() {
-	r.snap.conflicts = configConflicts(r.snap)
+	if r.last != nil && r.stagesReused == len(r.snap.Stages) && len(r.snap.StageIndex) == len(r.last.snap.StageIndex) &&
+		sameConfigs(r.last.snap.Configs, r.snap.Configs) {
+		// The same configs between the same stages conflict as they did
+		// (15 ms at 10,000 configs to find again).
+		r.snap.conflicts = r.last.snap.conflicts
+	} else {
+		r.snap.conflicts = configConflicts(r.snap)
+	}
 	var conflicts map[string]field.ErrorList
 	if len(r.snap.conflicts) > 0 {
 		// A problem names each other config's file too: worded again,
@@ -358,6 +453,20 @@ func (r *resolver) resolveConfigs() {
 		}
 		r.checkStageRef(o, "spec.target", c.Spec.Target.Landscape, c.Spec.Target.Name)
 	}
+}
+
+// sameConfigs reports whether now holds the very objects before did: the
+// decode cache hands out the same object for an unchanged file.
+func sameConfigs(before, now map[string]*v1alpha1.VectorPromotionConfig) bool {
+	if len(before) != len(now) {
+		return false
+	}
+	for name, c := range now {
+		if before[name] != c {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *resolver) checkStageRef(o Object, fieldPath, landscape, name string) {
