@@ -350,3 +350,33 @@ func TestSharingCodec(t *testing.T) {
 		t.Fatalf("a decode after a caller changed a stage: panic %q, want one naming stages/dev/dev.yaml", panicked)
 	}
 }
+
+// TestSharingCodecKnowsAHandedOutConfigUnchanged: a config object the codec
+// handed out, given back to Encode, keeps its file when it is its own view
+// (what Encode writes of a config: kind, name, status); a file holding more
+// (a label) is written as that view, as any other object's would be.
+func TestSharingCodecKnowsAHandedOutConfigUnchanged(t *testing.T) {
+	plain := []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata: {name: dev-to-test}\nstatus: {sequence: 2}\n")
+	labelled := []byte("apiVersion: vectorflow.dev/v1alpha1\nkind: VectorPromotionConfig\nmetadata: {name: test-to-prod, labels: {team: a}}\nstatus: {sequence: 3}\n")
+	files := map[string][]byte{"configs/dev-to-test.yaml": plain, "configs/test-to-prod.yaml": labelled}
+	c := NewSharingCodec()
+	state, errs := c.Decode(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for range 2 { // the second Encode finds the verdict remembered
+		out, err := c.Encode(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out["configs/dev-to-test.yaml"], plain) {
+			t.Errorf("the unchanged config's file is rewritten:\n%s", out["configs/dev-to-test.yaml"])
+		}
+		if bytes.Contains(out["configs/test-to-prod.yaml"], []byte("team")) {
+			t.Errorf("the labelled config's file keeps what Encode does not write:\n%s", out["configs/test-to-prod.yaml"])
+		}
+	}
+	if e := c.known["configs/dev-to-test.yaml"]; !e.viewChecked || !e.isView {
+		t.Errorf("the plain config was not found to be its own view: %+v", e)
+	}
+}

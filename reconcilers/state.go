@@ -194,6 +194,9 @@ type codecEntry struct {
 	// not equal to obj (a time in another zone, say): the next pass that
 	// holds it again need not encode it to know.
 	same runtimeObject
+	// isView says obj is what Encode writes of it, once viewChecked
+	// (asHandedOut).
+	viewChecked, isView bool
 }
 
 // runtimeObject is what the state branch holds: API objects and approvals.
@@ -421,8 +424,12 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 	// (and a stage's spec): each is compared as a shallow view of the
 	// state's object, copied only to be encoded.
 	for name, cfg := range s.Configs {
-		consider(path.Join(ConfigsDir, name+".yaml"), configObject{&v1alpha1.VectorPromotionConfig{
-			TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind), ObjectMeta: metav1.ObjectMeta{Name: name}, Status: cfg.Status}}, false)
+		view := func() runtimeObject {
+			return configObject{&v1alpha1.VectorPromotionConfig{
+				TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind), ObjectMeta: metav1.ObjectMeta{Name: name}, Status: cfg.Status}}
+		}
+		p := path.Join(ConfigsDir, name+".yaml")
+		consider(p, c.asHandedOut(p, configObject{cfg}, view), false)
 	}
 	for name, t := range s.Templates {
 		consider(path.Join(TemplatesDir, name+".yaml"), templateObject{&v1alpha1.VectorTemplate{
@@ -496,6 +503,27 @@ type keptFile struct {
 	ok   bool
 }
 
+// asHandedOut is obj when it is the very object the codec handed out for
+// file p (NewSharingCodec; Decide keeps an unchanged config's) and it is
+// its own view, what Encode writes of it: keptFiles then knows the file
+// unchanged by comparing pointers, not 10,000 statuses field by field each
+// pass. Otherwise it is view(). Whether an object is its own view is found
+// once per object.
+func (c *Codec) asHandedOut(p string, obj runtimeObject, view func() runtimeObject) runtimeObject {
+	e, ok := c.known[p]
+	if !ok || e.obj != obj {
+		return view()
+	}
+	if !e.viewChecked {
+		e.viewChecked, e.isView = true, reflect.DeepEqual(obj, view())
+		c.known[p] = e
+	}
+	if e.isView {
+		return obj
+	}
+	return view()
+}
+
 // keptFiles is each object's keptFile. It only reads the codec, so it
 // compares on every core: every pass compares every object of the state
 // branch (15 ms for 1,700 files on one core). The objects are not kept:
@@ -505,7 +533,9 @@ func (c *Codec) keptFiles(objects []encoding) []keptFile {
 	parallel.Each(len(objects), func(i int) {
 		entry, ok := c.known[objects[i].path]
 		obj := objects[i].obj
-		if ok && (reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
+		// The very object the codec handed out (NewSharingCodec), which no
+		// caller changes, is unchanged without a look inside.
+		if ok && (entry.obj == obj || reflect.DeepEqual(entry.obj, obj) || entry.same != nil && reflect.DeepEqual(entry.same, obj)) {
 			kept[i] = keptFile{data: entry.data, ok: true}
 		}
 	})

@@ -81,6 +81,11 @@ type Decision struct {
 	// (State.CloneSharing): a change replaces its promotion with a changed
 	// copy, or is made on the copy Decision.promotion returns.
 	owned map[string]bool
+	// keptConfigs names the configs of State whose plan left the status
+	// as the state holds it: the object is the state's, shared, and a
+	// change is made on the copy Decision.config returns. Every other
+	// config is the decision's own.
+	keptConfigs map[string]bool
 }
 
 // Decide runs every reconciler over one snapshot and the state: stages
@@ -88,7 +93,7 @@ type Decision struct {
 // recorded, configs detect drift and schedule promotions. It is pure; the
 // caller persists Decision.State and then executes Decision.Start.
 func Decide(in Inputs, now time.Time) Decision {
-	d := Decision{State: in.State.CloneSharing(), owned: map[string]bool{}}
+	d := Decision{State: in.State.CloneSharing(), owned: map[string]bool{}, keptConfigs: map[string]bool{}}
 	pruneAllowed := len(in.Snapshot.Problems) == 0
 	d.observeStages(in.Snapshot, now, pruneAllowed)
 	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
@@ -103,8 +108,43 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.resumeExecutions(now)
 	d.planPullRequests(in.Snapshot, in.State, now)
 	d.consumeRequests(in.Snapshot, in.TargetSequences, holds, in.Requests, now)
-	reconcilers.SetKstatusAll(d.State, now)
+	d.setKstatus(now)
 	return d
+}
+
+// config is the named config of State, to change in place: a copy of the
+// state's own when the decision kept it (keptConfigs), made on the first
+// call.
+func (d *Decision) config(name string) *v1alpha1.VectorPromotionConfig {
+	c := d.State.Configs[name]
+	if c != nil && d.keptConfigs[name] {
+		c = c.DeepCopy()
+		d.State.Configs[name] = c
+		delete(d.keptConfigs, name)
+	}
+	return c
+}
+
+// setKstatus derives Reconciling and Stalled on every config, template and
+// stage (reconcilers.SetKstatusAll), copying a kept config only when its
+// conditions change.
+func (d *Decision) setKstatus(now time.Time) {
+	for name, c := range d.State.Configs {
+		if !d.keptConfigs[name] {
+			reconcilers.SetKstatus(&c.Status.Conditions, now)
+			continue
+		}
+		conds := slices.Clone(c.Status.Conditions)
+		if reconcilers.SetKstatus(&conds, now) {
+			d.config(name).Status.Conditions = conds
+		}
+	}
+	for _, t := range d.State.Templates {
+		reconcilers.SetKstatus(&t.Status.Conditions, now)
+	}
+	for _, st := range d.State.Stages {
+		reconcilers.SetKstatus(&st.Status.Conditions, now)
+	}
 }
 
 // promotion is the named promotion of State, to change in place: a copy of
@@ -520,7 +560,15 @@ func (d *Decision) configWithStatus(name string, cfg *v1alpha1.VectorPromotionCo
 // reconcilers package documents (one state commit makes it atomic anyway).
 func (d *Decision) applyConfigPlan(name string, plan reconcilers.ConfigPlan) {
 	s := d.State
-	s.Configs[name] = &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: plan.Status}
+	if kept := s.Configs[name]; kept != nil && !plan.StatusChanged {
+		// The status the state holds, as the state holds it: the codec
+		// then knows the file unchanged at a glance instead of comparing
+		// 10,000 statuses field by field each pass.
+		d.keptConfigs[name] = true
+	} else {
+		s.Configs[name] = &v1alpha1.VectorPromotionConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: plan.Status}
+		delete(d.keptConfigs, name)
+	}
 	for _, list := range [][]v1alpha1.VectorPromotion{plan.Create, plan.Update} {
 		for i := range list {
 			p := list[i]

@@ -511,3 +511,46 @@ func TestDecideTakesStatusesFromTheStateOnly(t *testing.T) {
 	}
 	passtest.WantPromotion(t, d.State, "latest-to-dev-1", v1alpha1.PromotionInProgress, d.State.Templates["acme"].Status.LatestVector)
 }
+
+// TestDecideKeepsUnchangedConfigsAsTheStateHoldsThem: a config whose plan
+// leaves its status as it was is the state's own object (the codec then
+// knows its file unchanged without comparing it), a Stalled one included,
+// and a change made after the plans, as kstatus's, is made on a copy: here
+// a leftover Stalled condition beside Ready=True goes, and the state read
+// keeps it.
+func TestDecideKeepsUnchangedConfigsAsTheStateHoldsThem(t *testing.T) {
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector = "acme:v1"
+	snap := spec.Build()
+	stalled := snap.Configs["dev-to-test"].DeepCopy()
+	stalled.Name, stalled.Spec.Target.Name = "dev-to-nowhere", "nowhere"
+	snap.Configs[stalled.Name] = stalled
+	state := passtest.RoundTrip(t, decide(t, Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0).State)
+	state = passtest.RoundTrip(t, decide(t, Inputs{Snapshot: snap, State: state}, t0.Add(time.Minute)).State)
+	stale := state.Configs["dev-to-test"]
+	if !meta.IsStatusConditionTrue(stale.Status.Conditions, v1alpha1.ReadyCondition) {
+		t.Fatalf("dev-to-test is not Ready, so it proves nothing: %+v", stale.Status.Conditions)
+	}
+	stale.Status.Conditions = append(stale.Status.Conditions, metav1.Condition{Type: v1alpha1.StalledCondition, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.InvalidSpecReason, Message: "left over", LastTransitionTime: metav1.NewTime(t0)})
+
+	d := decide(t, Inputs{Snapshot: snap, State: state}, t0.Add(2*time.Minute))
+	kept := 0
+	for name, c := range d.State.Configs {
+		if name == "dev-to-test" {
+			if c == stale || meta.FindStatusCondition(c.Status.Conditions, v1alpha1.StalledCondition) != nil {
+				t.Errorf("dev-to-test keeps its leftover Stalled condition: %+v", c.Status.Conditions)
+			}
+			continue
+		}
+		if c == state.Configs[name] {
+			kept++
+		}
+	}
+	if kept != len(d.State.Configs)-1 {
+		t.Errorf("%d of the %d unchanged configs are the state's own objects, want all", kept, len(d.State.Configs)-1)
+	}
+	if !meta.IsStatusConditionTrue(d.State.Configs["dev-to-nowhere"].Status.Conditions, v1alpha1.StalledCondition) {
+		t.Errorf("dev-to-nowhere is not Stalled, so it proves nothing: %+v", d.State.Configs["dev-to-nowhere"].Status.Conditions)
+	}
+}

@@ -198,7 +198,7 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *reconcilers.Sta
 		if before := meta.FindStatusCondition(st.Status.Conditions, c.Type); before == nil || before.Reason != c.Reason {
 			d.note("VectorPromotionConfig %s: not Ready: %s", cfg, c.Message)
 		}
-		meta.SetStatusCondition(&st.Status.Conditions, c)
+		meta.SetStatusCondition(&d.config(cfg).Status.Conditions, c)
 	}
 }
 
