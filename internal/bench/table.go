@@ -24,10 +24,11 @@ const (
 	LiveIdle  Step = "live-idle"
 	LiveFetch Step = "live-fetch"
 	// LivePromote is from the webhook of a template bump to the first
-	// stage's overlay naming the new tag on the server, in a running `run`.
+	// stage's overlay naming the new tag on the server, in a running `run`
+	// (the median of its promotions).
 	LivePromote Step = "live-promote"
 	Shell       Step = "shell" // clone + kustomize edit set image + commit -S + push
-	Floor       Step = "floor" // git push of one commit
+	Floor       Step = "floor" // git push of the commit a promotion makes
 )
 
 // Steps is the order of the table's columns.
