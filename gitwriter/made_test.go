@@ -95,16 +95,7 @@ func TestPushSendsWhatCommitsWrote(t *testing.T) {
 // (another process made it, or the record was dropped) is listed by
 // walking its trees.
 func TestPushWalksCommitsItDidNotMake(t *testing.T) {
-	w := newTestWriter(t, WriterOptions{})
-	r := newRepo("https://example.com/r.git", nil, w.made)
-	_, base, err := w.commitChange(r, plumbing.ZeroHash, nil, nil, Change{Files: filesEdits(wideRepository(20)), Message: func([]FileDiff) string { return "seed" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, head, err := w.commitChange(r, base, nil, nil, Change{Files: []FileEdit{SetFile("stages/dev/app007.yaml", []byte("moved\n"))}, Message: func([]FileDiff) string { return "edit" }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, base, head := wideCommits(t, 20, SetFile("stages/dev/app007.yaml", []byte("moved\n")))
 	stranger := newRepo("https://example.com/r.git", nil, newMadeCommits())
 	stranger.s = r.s
 	got, err := stranger.newObjects(head, base)
@@ -115,6 +106,23 @@ func TestPushWalksCommitsItDidNotMake(t *testing.T) {
 	if len(got) != 5 {
 		t.Fatalf("listed %d objects by walking, want 5: %v", len(got), got)
 	}
+}
+
+// wideCommits makes, in a new writer's repo, a commit of wideRepository(n)
+// and one on it with edits.
+func wideCommits(tb testing.TB, n int, edits ...FileEdit) (r *repo, base, head plumbing.Hash) {
+	tb.Helper()
+	w := newTestWriter(tb, WriterOptions{})
+	r = newRepo("https://example.com/r.git", nil, w.made)
+	_, base, err := w.commitChange(r, plumbing.ZeroHash, nil, nil, Change{Files: filesEdits(wideRepository(n)), Message: func([]FileDiff) string { return "seed" }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, head, err = w.commitChange(r, base, nil, nil, Change{Files: edits, Message: func([]FileDiff) string { return "edit" }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r, base, head
 }
 
 // reachable is every object reachable from commit, walked whole.
@@ -158,19 +166,9 @@ func reachable(t *testing.T, s storer.EncodedObjectStorer, commit plumbing.Hash)
 //
 //	go test ./gitwriter -run '^$' -bench PushObjects
 func BenchmarkPushObjects(b *testing.B) {
-	w := newTestWriter(b, WriterOptions{})
-	r := newRepo("https://example.com/r.git", nil, w.made)
-	_, base, err := w.commitChange(r, plumbing.ZeroHash, nil, nil, Change{Files: filesEdits(wideRepository(10000)), Message: func([]FileDiff) string { return "seed" }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, head, err := w.commitChange(r, base, nil, nil, Change{Files: []FileEdit{
+	r, base, head := wideCommits(b, 10000,
 		SetFile("apps/app4242/overlays/dev/kustomization.yaml", []byte("promoted\n")),
-		SetFile("stages/dev/app4242.yaml", []byte("recorded\n")),
-	}, Message: func([]FileDiff) string { return "promote" }})
-	if err != nil {
-		b.Fatal(err)
-	}
+		SetFile("stages/dev/app4242.yaml", []byte("recorded\n")))
 	b.Run("walk", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := changedObjects(r.s, head, base); err != nil {
