@@ -341,10 +341,11 @@ func (r *resolver) addStage(s stageRead) {
 		r.problem(s.o, "spec.path", fmt.Sprintf("cannot read the vector of overlay %q: %v", s.overlay, s.vr.err))
 		return
 	}
+	key := objectKey(s.o)
 	if s.reusable {
-		r.reusable[objectKey(s.o)] = true
+		r.reusable[key] = true
 	}
-	r.snap.StageIndex[objectKey(s.o)] = StageRef{
+	r.snap.StageIndex[key] = StageRef{
 		Landscape: s.stage.Spec.Landscape, Name: s.stage.Name,
 		URL: s.lr.url, Branch: s.lr.branch, Commit: s.lr.commit,
 		Overlay: s.overlay, OverlayHash: s.hash, Vector: s.vr.vector, Tree: s.lr.tree,
