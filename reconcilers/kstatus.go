@@ -56,17 +56,3 @@ func SetKstatus(conds *[]metav1.Condition, now time.Time) bool {
 	}
 	return changed
 }
-
-// SetKstatusAll derives Reconciling and Stalled on every config, template
-// and stage of s, the last step of a pass's decision.
-func SetKstatusAll(s *State, now time.Time) {
-	for _, c := range s.Configs {
-		SetKstatus(&c.Status.Conditions, now)
-	}
-	for _, t := range s.Templates {
-		SetKstatus(&t.Status.Conditions, now)
-	}
-	for _, st := range s.Stages {
-		SetKstatus(&st.Status.Conditions, now)
-	}
-}

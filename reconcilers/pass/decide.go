@@ -125,9 +125,9 @@ func (d *Decision) config(name string) *v1alpha1.VectorPromotionConfig {
 	return c
 }
 
-// setKstatus derives Reconciling and Stalled on every config, template and
-// stage (reconcilers.SetKstatusAll), copying a kept config only when its
-// conditions change.
+// setKstatus derives Reconciling and Stalled (reconcilers.SetKstatus) on
+// every config, template and stage, the last step of a decision, copying a
+// kept config only when its conditions change.
 func (d *Decision) setKstatus(now time.Time) {
 	for name, c := range d.State.Configs {
 		if !d.keptConfigs[name] {
