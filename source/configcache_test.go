@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
@@ -36,17 +37,9 @@ func TestConfigCacheFollowsLinkedFiles(t *testing.T) {
 			t.Fatalf("landscapes before the change: %v", first.Landscapes)
 		}
 		if next.Landscapes["qa"] == nil || next.Landscapes["dev"] != nil {
-			t.Errorf("after the linked file changed, landscapes %v, want only qa: the decode of the old file was reused", keys(next.Landscapes))
+			t.Errorf("after the linked file changed, landscapes %v, want only qa: the decode of the old file was reused", keys.Sorted(next.Landscapes))
 		}
 	})
-}
-
-func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // commitFixture copies a fixture into a new Git repository.

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -102,7 +103,7 @@ func Decide(in Inputs, now time.Time) Decision {
 	d.completeExecutions(in.Results, now)
 	d.observeDeployments(in, now, pruneAllowed)
 	holds := reconcilers.CurrentHolds(in.Holds)
-	d.markHeld(holds, now)
+	d.markHeld(in.Snapshot, holds, now)
 	d.reconcileConfigs(in.Snapshot, in.TargetSequences, holds, now, pruneAllowed)
 	d.holdManualChanges(in.Snapshot, in.Holds, holds, now)
 	d.resumeExecutions(now)
@@ -308,11 +309,9 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 	if !prune {
 		return
 	}
-	for _, key := range sortedKeys(s.Stages) {
-		if _, ok := snap.StageIndex[key]; !ok {
-			delete(s.Stages, key)
-			d.note("stage %s: removed from the repository", key)
-		}
+	for _, key := range keys.Absent(s.Stages, snap.StageIndex) {
+		delete(s.Stages, key)
+		d.note("stage %s: removed from the repository", key)
 	}
 }
 
@@ -381,8 +380,8 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 		reconcilers.SetCondition(&status.Conditions, cond, now)
 		d.State.Templates[name] = &v1alpha1.VectorTemplate{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: status}
 	}
-	for _, name := range sortedKeys(d.State.Templates) {
-		if _, ok := snap.Templates[name]; !ok && len(snap.Problems) == 0 {
+	if len(snap.Problems) == 0 {
+		for _, name := range keys.Absent(d.State.Templates, snap.Templates) {
 			delete(d.State.Templates, name)
 		}
 	}
@@ -534,10 +533,8 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 			d.note("%s: deleted with its VectorPromotionConfig %s", name, p.Spec.VectorPromotionConfigName)
 		}
 	}
-	for _, name := range sortedKeys(d.State.Configs) {
-		if _, ok := snap.Configs[name]; !ok {
-			delete(d.State.Configs, name)
-		}
+	for _, name := range keys.Absent(d.State.Configs, snap.Configs) {
+		delete(d.State.Configs, name)
 	}
 }
 

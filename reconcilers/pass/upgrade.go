@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -100,8 +101,8 @@ const HeldCondition = "Held"
 
 // markHeld records each stage's hold as its Held condition, so `get
 // stages` shows it without judging signatures again.
-func (d *Decision) markHeld(holds map[string]*reconcilers.StageHold, now time.Time) {
-	for _, key := range sortedKeys(d.State.Stages) {
+func (d *Decision) markHeld(snap *source.Snapshot, holds map[string]*reconcilers.StageHold, now time.Time) {
+	for _, key := range keys.SortedLike(d.State.Stages, snap.ResolvedStageKeys()) {
 		st := d.State.Stages[key]
 		h := holds[key]
 		if h == nil {
