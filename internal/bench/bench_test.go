@@ -305,6 +305,13 @@ func (h *harness) measure(t *testing.T, repo Repository, reps int) []Sample {
 			}
 		}
 
+		// kustomize alone on the same overlays, on as many cores as
+		// validate's builds have: the cost below validate's.
+		alone, err := KustomizeAlone(repo, runtime.GOMAXPROCS(0))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		add(Kustomize, alone, 0)
 		step(Validate, validateCache, "validate", "--repo", url, "--max-repository-size", "4Gi")
 		step(Cold, runCache, run...)
 		step(Warm, runCache, run...)

@@ -52,6 +52,8 @@ type Repository struct {
 	// tag for Image.
 	Template, Component, Version string
 	Overlay, Image               string
+	// Overlays are every stage's overlay directory.
+	Overlays []string
 }
 
 // Bump is the template file with the bumped component at version.
@@ -105,6 +107,7 @@ func chain(n int, key []byte) Repository {
 		"apps/base/app.yaml":           []byte(deployment("app", prefix)),
 	}
 	resources := []string{"landscapes.yaml", "template.yaml"}
+	var overlays []string
 	files["vectorflow/landscapes.yaml"] = []byte(landscape("chain"))
 	files["vectorflow/template.yaml"] = []byte(template("acme", prefix))
 	for first := 1; first <= n; first += stagesPerFile {
@@ -119,6 +122,7 @@ func chain(n int, key []byte) Repository {
 				b.WriteString(config(prev+"-to-"+stage, "Stage", prev, "chain", stage, "chain", key))
 			}
 			files["apps/overlays/"+stage+"/kustomization.yaml"] = []byte(overlay(stage, "../../base", prefix))
+			overlays = append(overlays, "apps/overlays/"+stage)
 		}
 		name := fmt.Sprintf("stages-%05d.yaml", first)
 		files["vectorflow/"+name] = []byte(b.String())
@@ -127,12 +131,13 @@ func chain(n int, key []byte) Repository {
 	files["vectorflow/kustomization.yaml"] = []byte(kustomizationList(resources))
 	return Repository{Shape: Chain, Stages: n, Files: files,
 		Template: "vectorflow/template.yaml", Component: prefix + "app", Version: "1.0.0",
-		Overlay: "apps/overlays/dev1", Image: prefix + "app"}
+		Overlay: "apps/overlays/dev1", Image: prefix + "app", Overlays: overlays}
 }
 
 func apps(n int, key []byte) Repository {
 	files := map[string][]byte{"vectorflow/landscapes.yaml": []byte(landscape("apps"))}
 	resources := []string{"landscapes.yaml"}
+	var overlays []string
 	for a := 0; a < n/10; a++ {
 		app := fmt.Sprintf("app%04d", a)
 		prefix := "registry.example.com/" + app + "/"
@@ -142,14 +147,16 @@ func apps(n int, key []byte) Repository {
 		b.WriteString(template(app, prefix))
 		for i := 1; i <= 10; i++ {
 			stage := fmt.Sprintf("%s-s%d", app, i)
-			b.WriteString(stageObject(stage, "apps", "apps/"+app+"/overlays/s"+fmt.Sprint(i)))
+			dir := fmt.Sprintf("apps/%s/overlays/s%d", app, i)
+			b.WriteString(stageObject(stage, "apps", dir))
 			if i == 1 {
 				b.WriteString(config("to-"+stage, "VectorTemplate", app, "", stage, "apps", nil))
 			} else {
 				prev := fmt.Sprintf("%s-s%d", app, i-1)
 				b.WriteString(config(prev+"-to-"+stage, "Stage", prev, "apps", stage, "apps", key))
 			}
-			files[fmt.Sprintf("apps/%s/overlays/s%d/kustomization.yaml", app, i)] = []byte(overlay(stage, "../../base", prefix))
+			files[dir+"/kustomization.yaml"] = []byte(overlay(stage, "../../base", prefix))
+			overlays = append(overlays, dir)
 		}
 		files["vectorflow/"+app+".yaml"] = []byte(b.String())
 		resources = append(resources, app+".yaml")
@@ -157,7 +164,7 @@ func apps(n int, key []byte) Repository {
 	files["vectorflow/kustomization.yaml"] = []byte(kustomizationList(resources))
 	return Repository{Shape: Apps, Stages: n, Files: files,
 		Template: "vectorflow/app0000.yaml", Component: "registry.example.com/app0000/app", Version: "1.0.0",
-		Overlay: "apps/app0000/overlays/s1", Image: "registry.example.com/app0000/app"}
+		Overlay: "apps/app0000/overlays/s1", Image: "registry.example.com/app0000/app", Overlays: overlays}
 }
 
 // Write writes the repository's files under dir, and its blobs as they are

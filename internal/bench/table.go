@@ -29,14 +29,18 @@ const (
 	LivePromote Step = "live-promote"
 	Shell       Step = "shell" // clone + kustomize edit set image + commit -S + push
 	Floor       Step = "floor" // git push of the commit a promotion makes
+	// Kustomize is kustomize's library alone building every stage overlay
+	// on every core (KustomizeAlone): what validate's builds cost with
+	// nothing of vectorflow's around them.
+	Kustomize Step = "kustomize"
 )
 
 // Steps is the order of the table's columns.
-var Steps = []Step{Validate, Cold, Warm, Promote, LiveIdle, LiveFetch, LivePromote, Shell, Floor}
+var Steps = []Step{Validate, Cold, Warm, Promote, LiveIdle, LiveFetch, LivePromote, Shell, Floor, Kustomize}
 
 // vectorflowStep says whether a step's peak RSS is vectorflow's (the
 // others are git's and kustomize's).
-func vectorflowStep(s Step) bool { return s != Shell && s != Floor }
+func vectorflowStep(s Step) bool { return s != Shell && s != Floor && s != Kustomize }
 
 // Sample is one measurement of one step at one repository.
 type Sample struct {
@@ -143,7 +147,7 @@ func Print(w io.Writer, rows []Row) error {
 	for _, s := range Steps {
 		header = append(header, string(s))
 	}
-	header = append(header, "warm/cold", "promote/shell", "promote/floor", "live-promote/floor", "peak RSS")
+	header = append(header, "validate/kustomize", "warm/cold", "promote/shell", "promote/floor", "live-promote/floor", "peak RSS")
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	for _, r := range rows {
 		cells := []string{string(r.Shape), fmt.Sprint(r.Stages), fmt.Sprint(r.Runs)}
@@ -155,6 +159,7 @@ func Print(w io.Writer, rows []Row) error {
 			cells = append(cells, cell)
 		}
 		cells = append(cells,
+			ratio(r.Median[Validate], r.Median[Kustomize]),
 			ratio(r.Median[Warm], r.Median[Cold]),
 			ratio(r.Median[Promote], r.Median[Shell]),
 			ratio(r.Median[Promote], r.Median[Floor]),
@@ -277,6 +282,13 @@ func Goals(rows []Row, blobBytes int64) []Goal {
 		}
 		goals = append(goals, g)
 	}
+	// besideKustomize adds to the validate goal just checked what
+	// kustomize alone took to build the same overlays.
+	besideKustomize := func(r Row) {
+		if k := r.Median[Kustomize]; k > 0 && !r.Failed[Kustomize] {
+			goals[len(goals)-1].Figure += fmt.Sprintf(" (kustomize alone %s)", short(k))
+		}
+	}
 	for _, r := range rows {
 		if r.Shape == Auto {
 			g := Goal{Goal: fmt.Sprintf("auto %s stages: a template change reaches the last automatic stage in one run --once", thousands(r.Stages)), Figure: "not measured"}
@@ -291,9 +303,11 @@ func Goals(rows []Row, blobBytes int64) []Goal {
 		switch r.Stages {
 		case 1000:
 			limit(r, "validate", Validate, time.Second)
+			besideKustomize(r)
 			beyondFetch(r, 50*time.Millisecond)
 		case 10000:
 			limit(r, "validate", Validate, 20*time.Second)
+			besideKustomize(r)
 			limit(r, "cold run --once", Cold, time.Minute)
 			rss(r, "peak RSS", 1<<30)
 			beyondFetch(r, 200*time.Millisecond)
