@@ -31,7 +31,7 @@ type resolver struct {
 	// file, not found in a cache.
 	overlaysOpened int
 	// files is where each object came from, by kind and key.
-	files      map[string]string
+	files      map[objectID]string
 	landscapes map[string]landscapeRoot
 	// fetched are landscape repositories already fetched for this load,
 	// by URL and branch: the check whether the last snapshot still holds
@@ -91,6 +91,7 @@ func (r *resolver) index(objects []Object) {
 	s.Usages = make(map[string]*v1alpha1.StageVersionUsage, perKind[v1alpha1.StageVersionUsageKind])
 	s.StageIndex = make(map[string]StageRef, perKind[v1alpha1.StageKind])
 	s.Objects = make([]Object, 0, len(objects))
+	r.files = make(map[objectID]string, len(objects))
 	slices.SortStableFunc(order, func(a, b int) int {
 		if c := cmp.Compare(ranks[a], ranks[b]); c != 0 {
 			return c
@@ -99,25 +100,28 @@ func (r *resolver) index(objects []Object) {
 	})
 	for _, i := range order {
 		o := objects[i]
-		id := o.Kind + "/" + keys[i]
+		id := objectID{o.Kind, keys[i]}
 		if first, dup := r.files[id]; dup {
-			r.problem(o, "metadata.name", fmt.Sprintf("duplicate %s %q: already defined in %s; rename or remove one", o.Kind, objectKey(o), first))
+			r.problem(o, "metadata.name", fmt.Sprintf("duplicate %s %q: already defined in %s; rename or remove one", o.Kind, keys[i], first))
 			continue
 		}
 		r.files[id] = o.File
-		s.add(o)
+		s.add(o, keys[i])
 	}
 }
 
-// add appends an object to the snapshot and files its value in the map of
-// its kind.
-func (s *Snapshot) add(o Object) {
+// objectID is an object's kind and key (objectKey).
+type objectID struct{ kind, key string }
+
+// add appends an object to the snapshot and files its value under key
+// (objectKey) in the map of its kind.
+func (s *Snapshot) add(o Object, key string) {
 	s.Objects = append(s.Objects, o)
 	switch v := o.Value.(type) {
 	case *v1alpha1.Landscape:
 		s.Landscapes[o.Name] = v
 	case *v1alpha1.Stage:
-		s.Stages[objectKey(o)] = v
+		s.Stages[key] = v
 	case *v1alpha1.VectorTemplate:
 		s.Templates[o.Name] = v
 	case *v1alpha1.VectorPromotionConfig:
@@ -140,7 +144,7 @@ func (r *resolver) landscape(name string) (landscapeRoot, bool) {
 	if !found {
 		return landscapeRoot{}, false
 	}
-	o := Object{File: r.files[v1alpha1.LandscapeKind+"/"+name], Kind: v1alpha1.LandscapeKind, Name: name}
+	o := Object{File: r.files[objectID{v1alpha1.LandscapeKind, name}], Kind: v1alpha1.LandscapeKind, Name: name}
 	s := r.snap
 	lr := landscapeRoot{url: s.URL, branch: s.Branch, commit: s.Commit, tree: s.Tree, root: path.Clean(l.Spec.Path), ok: true}
 	if repo := l.Spec.Repository; repo != nil && !(repo.URL == s.URL && (repo.Branch == "" || repo.Branch == s.Branch)) {
@@ -432,7 +436,7 @@ func (r *resolver) resolveConfigs() {
 		// A problem names each other config's file too: worded again,
 		// which only a repository with conflicts pays for.
 		conflicts = r.snap.validateConfigs(func(name string) string {
-			return fmt.Sprintf("%s (%s)", name, r.files[v1alpha1.VectorPromotionConfigKind+"/"+name])
+			return fmt.Sprintf("%s (%s)", name, r.files[objectID{v1alpha1.VectorPromotionConfigKind, name}])
 		})
 	}
 	for _, o := range r.snap.Objects {

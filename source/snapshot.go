@@ -460,7 +460,7 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 		return nil, err
 	}
 	snap.Problems = append(snap.Problems, decoded.problems...)
-	r := resolver{loader: l, ctx: ctx, snap: snap, old: old, next: next, files: map[string]string{}, fetched: fetched}
+	r := resolver{loader: l, ctx: ctx, snap: snap, old: old, next: next, fetched: fetched}
 	if last, ok := l.snaps[cacheKey]; ok && last.cache == old {
 		r.last = &last
 	}
@@ -726,7 +726,7 @@ func (s *Snapshot) copyThrough(into *Snapshot, through map[repofs.Tree]repofs.Tr
 	c.Usages = make(map[string]*v1alpha1.StageVersionUsage, len(s.Usages))
 	for _, o := range s.Objects {
 		o.Value = o.Value.DeepCopyObject().(configObject)
-		c.add(o)
+		c.add(o, objectKey(o))
 	}
 	c.StageIndex = stageIndexThrough(s.StageIndex, through)
 	c.Problems = slices.Clone(s.Problems)

@@ -1,0 +1,67 @@
+package source
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vectorflow-dev/vectorflow/internal/bench"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
+)
+
+// BenchmarkLoadChangedApps10000 is the load of a pass after one template
+// bump in make bench's apps shape at 10,000 stages (1,000 applications of
+// 10 stages, each application's template, stages and configs in a file of
+// its own): the load of every promotion's pass in a running run, the
+// Loader's caches warm.
+func BenchmarkLoadChangedApps10000(b *testing.B) {
+	repo, err := bench.Generate(bench.Apps, 10000, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if err := repo.Write(dir); err != nil {
+		b.Fatal(err)
+	}
+	testutil.Git(b, dir, nil, "init", "-q", "-b", fixtureBranch)
+	testutil.Git(b, dir, nil, "add", "-A")
+	testutil.Git(b, dir, nil, "commit", "-qm", "x")
+	commits := []string{strings.TrimSpace(testutil.Git(b, dir, nil, "rev-parse", "HEAD"))}
+	data, err := os.ReadFile(filepath.Join(dir, repo.Template))
+	if err != nil {
+		b.Fatal(err)
+	}
+	bumped, err := repo.Bump(data, repo.Version, "2.0.0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, repo.Template), bumped, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	testutil.Git(b, dir, nil, "commit", "-qam", "bump")
+	commits = append(commits, strings.TrimSpace(testutil.Git(b, dir, nil, "rev-parse", "HEAD")))
+	ctx := context.Background()
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), ReadOnlySnapshots: true})
+	loader.checkSnapshots = false
+	load := func(i int) {
+		b.StopTimer()
+		testutil.Git(b, dir, nil, "update-ref", "refs/heads/"+fixtureBranch, commits[i%2])
+		b.StartTimer()
+		s, err := loader.Load(ctx, dir, fixtureBranch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(s.Problems) > 0 || len(s.StageIndex) != repo.Stages || s.Commit != commits[i%2] {
+			b.Fatalf("%d problems, %d stages, commit %s, want %s: %v", len(s.Problems), len(s.StageIndex), s.Commit, commits[i%2], s.Problems)
+		}
+	}
+	load(0)
+	load(1)
+	b.ResetTimer()
+	for i := range b.N {
+		load(i)
+	}
+}
