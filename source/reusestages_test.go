@@ -48,9 +48,29 @@ func TestLoadReusesUnchangedStages(t *testing.T) {
 	edit(t, dir, "vectorflow/templates.yaml", "version: 2.x", "version: 3.x")
 	step("a template bumped after an overlay changed", 6)
 
+	// The configs' file rewritten, every config between the same stages:
+	// what they found wrong together is taken, not found again; a config
+	// renamed is not the same configs.
+	conflictsFound := func(name string, want bool) {
+		t.Helper()
+		before := loader.conflictsReused
+		step(name, 6)
+		if found := loader.conflictsReused == before; found != want {
+			t.Errorf("%s: the configs' conflicts found again: %v, want %v", name, found, want)
+		}
+	}
+	edit(t, dir, "vectorflow/configs.yaml", "ttlAfterFinished: 12h", "ttlAfterFinished: 24h")
+	conflictsFound("the configs rewritten between the same stages", false)
+	edit(t, dir, "vectorflow/configs.yaml", "name: land-00-stage-001", "name: land-00-stage-one")
+	conflictsFound("a config renamed", true)
+
 	// Two configs promote into one stage: a conflict over unchanged stages.
 	edit(t, dir, "vectorflow/configs.yaml", "  target:\n    kind: Stage\n    name: stage-002\n    landscape: land-01", "  target:\n    kind: Stage\n    name: stage-000\n    landscape: land-01")
+	before := loader.conflictsReused
 	snap = step("a config's target changed", 6)
+	if loader.conflictsReused != before {
+		t.Errorf("a config's target changed: the configs' conflicts were taken from the load before")
+	}
 	if len(snap.ConfigConflicts()) == 0 {
 		t.Errorf("two configs promoting into one stage do not conflict: %v", snap.Problems)
 	}

@@ -269,9 +269,10 @@ type Loader struct {
 	// the same commit, every landscape repository at the same commit too,
 	// is a copy of it (see reuse).
 	snaps map[string]loadedSnapshot
-	// snapshotsReused counts the loads that were, for tests, and
-	// stagesReused the stages loads took from the load before.
-	snapshotsReused, stagesReused int
+	// snapshotsReused counts the loads that were, for tests,
+	// stagesReused the stages loads took from the load before, and
+	// conflictsReused the loads that took its configs' conflicts.
+	snapshotsReused, stagesReused, conflictsReused int
 	// vectorsSaved is when the stage vectors of each repository and
 	// branch were last written to disk, and unsaved the caches of later
 	// loads whose vectors wait to be (see saveVectors).
@@ -474,6 +475,9 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	l.vectorsRead += r.vectorsRead
 	l.overlaysOpened += r.overlaysOpened
 	l.stagesReused += r.stagesReused
+	if r.conflictsReused {
+		l.conflictsReused++
+	}
 	if persist && (r.vectorsRead > 0 || len(next.kustomizations) > len(old.kustomizations)) {
 		l.saveVectors(cacheKey, next)
 	}
