@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 )
 
 // conditionReason is the grammar of a condition's reason (metav1.Condition):
@@ -100,21 +101,30 @@ func ReconcileUsages(s *State, declared map[string]*v1alpha1.StageVersionUsage, 
 			Spec: *d.Spec.DeepCopy(), Status: status}
 	}
 	if prune {
-		for _, name := range sortedNames(s.Usages) {
-			if _, ok := declared[name]; !ok && !IsOwnUsage(name) {
-				delete(s.Usages, name)
-				notes = append(notes, fmt.Sprintf("usage %s: removed from the repository", name))
-			}
+		gone := keys.SortedWhere(s.Usages, func(name string) bool {
+			_, ok := declared[name]
+			return !ok && !IsOwnUsage(name)
+		})
+		for _, name := range gone {
+			delete(s.Usages, name)
+			notes = append(notes, fmt.Sprintf("usage %s: removed from the repository", name))
 		}
 	}
-	for _, name := range sortedNames(s.Usages) {
-		u := s.Usages[name]
+	// Each usage's conditions depend on the StageVersions alone, so they
+	// are set in any order; only the few notes are put in name order (two
+	// sorts of 20,000 names a decision at 10,000 stages otherwise).
+	var changed []string
+	for name, u := range s.Usages {
 		// A stage's own usages say what they hold when they move
 		// (ObserveStage); their conditions follow without a note.
 		if setUsageConditions(u, selectionOf(u).referenced(s), now) && !IsOwnUsage(name) {
-			if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.StageVersionReadyCondition); c != nil {
-				notes = append(notes, fmt.Sprintf("usage %s: %s %s", name, v1alpha1.StageVersionReadyCondition, c.Status))
-			}
+			changed = append(changed, name)
+		}
+	}
+	slices.Sort(changed)
+	for _, name := range changed {
+		if c := meta.FindStatusCondition(s.Usages[name].Status.Conditions, v1alpha1.StageVersionReadyCondition); c != nil {
+			notes = append(notes, fmt.Sprintf("usage %s: %s %s", name, v1alpha1.StageVersionReadyCondition, c.Status))
 		}
 	}
 	return notes
@@ -174,7 +184,7 @@ func Referenced(s *State, u *v1alpha1.StageVersionUsage) []*v1alpha1.StageVersio
 
 // InUse names every StageVersion some usage references.
 func InUse(s *State) map[string]bool {
-	inUse := map[string]bool{}
+	inUse := make(map[string]bool, len(s.Usages))
 	for _, u := range s.Usages {
 		for _, sv := range selectionOf(u).referenced(s) {
 			inUse[sv.Name] = true
@@ -190,7 +200,7 @@ func InUse(s *State) map[string]bool {
 func CollectGarbage(s *State, stages map[string]int, prune bool) []string {
 	var notes []string
 	if prune {
-		for _, name := range sortedNames(s.Usages) {
+		for name := range s.Usages {
 			if key, own := ownUsageStage(name); own {
 				if _, exists := stages[key]; !exists {
 					delete(s.Usages, name)
@@ -199,13 +209,15 @@ func CollectGarbage(s *State, stages map[string]int, prune bool) []string {
 		}
 	}
 	inUse := InUse(s)
-	byStage := map[string][]*v1alpha1.StageVersion{}
+	byStage := make(map[string][]*v1alpha1.StageVersion, len(stages))
 	for _, sv := range s.StageVersions {
 		k := StageKey(sv.Spec.Landscape, sv.Spec.Stage)
 		byStage[k] = append(byStage[k], sv)
 	}
-	for _, key := range sortedNames(byStage) {
-		versions := byStage[key]
+	// Each stage's versions are collected on their own, in any order; the
+	// notes of the few stages that lose one go in the order of their keys.
+	notesOf := map[string][]string{}
+	for key, versions := range byStage {
 		sortOldestFirst(versions)
 		maxRevisions, exists := stages[key]
 		if !exists {
@@ -215,16 +227,19 @@ func CollectGarbage(s *State, stages map[string]int, prune bool) []string {
 			for _, sv := range versions {
 				if !inUse[sv.Name] {
 					delete(s.StageVersions, sv.Name)
-					notes = append(notes, fmt.Sprintf("stage %s: deleted StageVersion %s with its stage", key, sv.Name))
+					notesOf[key] = append(notesOf[key], fmt.Sprintf("stage %s: deleted StageVersion %s with its stage", key, sv.Name))
 				}
 			}
 			continue
 		}
 		for _, name := range CollectStageVersions(versions, inUse, maxRevisions) {
-			notes = append(notes, fmt.Sprintf("stage %s: deleted StageVersion %s (vector %s): unused, beyond maxRevisions %d",
+			notesOf[key] = append(notesOf[key], fmt.Sprintf("stage %s: deleted StageVersion %s (vector %s): unused, beyond maxRevisions %d",
 				key, name, s.StageVersions[name].Spec.Vector, maxRevisions))
 			delete(s.StageVersions, name)
 		}
+	}
+	for _, key := range keys.Sorted(notesOf) {
+		notes = append(notes, notesOf[key]...)
 	}
 	return notes
 }
@@ -233,9 +248,13 @@ func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Key
 
 // ownUsageStage is the StageKey of the stage that keeps an own usage.
 func ownUsageStage(name string) (string, bool) {
-	parts := strings.Split(name, ".")
-	if len(parts) != 3 {
+	landscape, rest, ok := strings.Cut(name, ".")
+	if !ok {
 		return "", false
 	}
-	return StageKey(parts[0], parts[1]), true
+	stage, reason, ok := strings.Cut(rest, ".")
+	if !ok || strings.Contains(reason, ".") {
+		return "", false
+	}
+	return StageKey(landscape, stage), true
 }

@@ -33,9 +33,18 @@ func SortedLike[V any](m map[string]V, sorted []string) []string {
 // Absent is the keys of m that from lacks, in order: what a prune removes,
 // found without sorting the keys it keeps.
 func Absent[V, W any](m map[string]V, from map[string]W) []string {
+	return SortedWhere(m, func(k string) bool {
+		_, ok := from[k]
+		return !ok
+	})
+}
+
+// SortedWhere is the keys of m that keep holds for, in order: only those
+// are sorted.
+func SortedWhere[V any](m map[string]V, keep func(k string) bool) []string {
 	var out []string
 	for k := range m {
-		if _, ok := from[k]; !ok {
+		if keep(k) {
 			out = append(out, k)
 		}
 	}
