@@ -129,7 +129,8 @@ func Drift(sourceVector, targetVector string) bool {
 // observation, drift (with updateDelay and the rules of promoteOnDrift),
 // scheduling, aggregate status, promotion history and cleanup, in that order.
 func ReconcileConfig(in ConfigInput, now time.Time) ConfigPlan {
-	p := newConfigPass(&in, now)
+	var p configPass
+	p.start(in, now)
 	p.checkReferences()
 	p.observeSource()
 	p.promoteOnDrift()
@@ -160,7 +161,8 @@ type PromoteOptions struct {
 // PromoteWith is Promote with a request's options. The promotion is marked
 // Requested: a person asked for it, so a hold does not stop it.
 func PromoteWith(in ConfigInput, opts PromoteOptions, now time.Time) (ConfigPlan, error) {
-	p := newConfigPass(&in, now)
+	var p configPass
+	p.start(in, now)
 	p.checkReferences()
 	if p.notReady != nil {
 		return ConfigPlan{}, fmt.Errorf("promote VectorPromotionConfig %s: %w", in.Config.Name, p.notReady)
@@ -194,7 +196,7 @@ func PromoteWith(in ConfigInput, opts PromoteOptions, now time.Time) (ConfigPlan
 
 // configPass carries one pass's working state through its steps.
 type configPass struct {
-	in         *ConfigInput
+	in         ConfigInput
 	now        time.Time
 	plan       ConfigPlan
 	notReady   error // why the config cannot create promotions now
@@ -203,8 +205,11 @@ type configPass struct {
 	created    map[string]bool
 }
 
-func newConfigPass(in *ConfigInput, now time.Time) *configPass {
-	p := &configPass{
+// start readies p for a pass over in, copied into it: a pass lives on its
+// caller's stack. A decision makes one per config, and each one's input
+// on the heap was 10 MB of a decision's 32 MB of garbage at 10,000 configs.
+func (p *configPass) start(in ConfigInput, now time.Time) {
+	*p = configPass{
 		in: in, now: now,
 		plan:       ConfigPlan{Status: *in.Config.Status.DeepCopy()},
 		promotions: in.Promotions,
@@ -213,7 +218,6 @@ func newConfigPass(in *ConfigInput, now time.Time) *configPass {
 	// Executions finished since the last pass are history before drift is
 	// judged: a failure recorded now is not retried in this very pass.
 	p.plan.Status.PromotionHistory = RecordHistory(p.plan.Status.PromotionHistory, in.Promotions)
-	return p
 }
 
 // checkReferences sets the Ready condition from the spec and the references.

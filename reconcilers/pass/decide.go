@@ -542,7 +542,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 // state holds for it, or none when the state holds none: a status comes
 // from the state branch only, never from the config repository. A shallow
 // copy: a plan reads the config and copies the status it changes
-// (newConfigPass), where copying every config twice was a third of the
+// (configPass.start), where copying every config twice was a third of the
 // plans' time at 10,000 stages.
 func (d *Decision) configWithStatus(name string, cfg *v1alpha1.VectorPromotionConfig) v1alpha1.VectorPromotionConfig {
 	c := *cfg
