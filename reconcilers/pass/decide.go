@@ -130,14 +130,17 @@ func (d *Decision) config(name string) *v1alpha1.VectorPromotionConfig {
 // every config, template and stage, the last step of a decision, copying a
 // kept config only when its conditions change.
 func (d *Decision) setKstatus(now time.Time) {
+	// A kept config's conditions are tried on a scratch copy, one for all:
+	// most do not change.
+	var scratch []metav1.Condition
 	for name, c := range d.State.Configs {
 		if !d.keptConfigs[name] {
 			reconcilers.SetKstatus(&c.Status.Conditions, now)
 			continue
 		}
-		conds := slices.Clone(c.Status.Conditions)
-		if reconcilers.SetKstatus(&conds, now) {
-			d.config(name).Status.Conditions = conds
+		scratch = append(scratch[:0], c.Status.Conditions...)
+		if reconcilers.SetKstatus(&scratch, now) {
+			d.config(name).Status.Conditions = slices.Clone(scratch)
 		}
 	}
 	for _, t := range d.State.Templates {
