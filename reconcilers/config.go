@@ -213,7 +213,6 @@ func (p *configPass) start(in ConfigInput, now time.Time) {
 		in: in, now: now,
 		plan:       ConfigPlan{Status: *in.Config.Status.DeepCopy()},
 		promotions: in.Promotions,
-		created:    map[string]bool{},
 	}
 	// Executions finished since the last pass are history before drift is
 	// judged: a failure recorded now is not retried in this very pass.
@@ -480,6 +479,9 @@ func (p *configPass) createOf(vector string, flags promotionFlags) {
 	np := NewPromotion(&p.in.Config, vector, seq, p.now)
 	np.Spec.Forced, np.Spec.Rollback, np.Spec.Requested = flags.forced, flags.rollback, flags.requested
 	p.promotions = append(slices.Clip(p.promotions), np)
+	if p.created == nil { // most passes create nothing
+		p.created = map[string]bool{}
+	}
 	p.created[np.Name] = true
 	p.plan.Transitions = append(p.plan.Transitions, Transition{Promotion: np.Name, To: np.Status.State})
 }
