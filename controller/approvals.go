@@ -19,6 +19,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -118,7 +119,7 @@ func checkApprovalSignatures(s ApprovalSubject, evidence []ApprovalEvidence) (pa
 // place they lie in; strays are the files that lie in no promotion's place.
 func ApprovalFiles(approvals map[string]*reconcilers.Approval) (byPromotion map[string][]string, strays []string) {
 	byPromotion = map[string][]string{}
-	for _, p := range sortedKeys(approvals) {
+	for _, p := range keys.Sorted(approvals) {
 		name, ok := reconcilers.ApprovalPromotion(p)
 		if !ok {
 			strays = append(strays, p)
@@ -138,7 +139,7 @@ func (c *Controller) countApprovals(ctx context.Context, snap *source.Snapshot, 
 		c.opts.Log.Info("approval file skipped: an approval lies at approvals/<promotion>/<file>.yaml", "file", p)
 	}
 	wanted := map[string][]string{}
-	for _, name := range sortedKeys(byPromotion) {
+	for _, name := range keys.Sorted(byPromotion) {
 		files := byPromotion[name]
 		p := state.Promotions[name]
 		if p == nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -93,10 +94,10 @@ func Audit(ctx context.Context, in AuditInput) ([]AuditEntry, error) {
 	if in.Limit <= 0 {
 		in.Limit = 1000
 	}
-	keys := sortedKeys(in.Snapshot.StageIndex)
+	stages := keys.Sorted(in.Snapshot.StageIndex)
 	if in.Stage != "" {
-		keys = matchingStages(keys, in.Stage)
-		if len(keys) == 0 {
+		stages = matchingStages(stages, in.Stage)
+		if len(stages) == 0 {
 			return nil, fmt.Errorf("audit: no stage %q in %s (give `name` or `landscape/name`)", in.Stage, in.Snapshot.URL)
 		}
 	}
@@ -105,7 +106,7 @@ func Audit(ctx context.Context, in AuditInput) ([]AuditEntry, error) {
 		return nil, err
 	}
 	var all []AuditEntry
-	for _, key := range keys {
+	for _, key := range stages {
 		entries, err := auditStage(in, key, approvals)
 		if err != nil {
 			return nil, err
@@ -230,20 +231,20 @@ func (a *approvalChecker) pullRequest(e *AuditEntry) {
 // promote into it, and extra keys. An approver of another config has no say
 // over this stage, as the controller gives them none.
 func trustedSigners(in AuditInput, landscape, stage string) []gitwriter.TrustedKey {
-	var keys []gitwriter.TrustedKey
+	var trusted []gitwriter.TrustedKey
 	seen := map[string]bool{}
 	add := func(list []v1alpha1.Approver) {
 		for _, a := range list {
 			if !seen[a.PublicKey] {
 				seen[a.PublicKey] = true
-				keys = append(keys, gitwriter.TrustedKey{Name: a.Name, PublicKey: a.PublicKey})
+				trusted = append(trusted, gitwriter.TrustedKey{Name: a.Name, PublicKey: a.PublicKey})
 			}
 		}
 	}
 	if l := in.Snapshot.Landscapes[landscape]; l != nil {
 		add(l.Spec.Signers)
 	}
-	for _, name := range sortedKeys(in.Snapshot.Configs) {
+	for _, name := range keys.Sorted(in.Snapshot.Configs) {
 		cfg := in.Snapshot.Configs[name]
 		if a := cfg.Spec.Approval; a != nil && targets(cfg, landscape, stage) {
 			add(a.Approvers)
@@ -252,10 +253,10 @@ func trustedSigners(in AuditInput, landscape, stage string) []gitwriter.TrustedK
 	for _, k := range in.Trusted {
 		if !seen[k.PublicKey] {
 			seen[k.PublicKey] = true
-			keys = append(keys, k)
+			trusted = append(trusted, k)
 		}
 	}
-	return keys
+	return trusted
 }
 
 // targets reports whether cfg promotes into the stage.

@@ -12,10 +12,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"net/http"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +28,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/forge"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/render"
@@ -446,7 +445,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 		results[name] = r
 	}
 	written := map[string]bool{}
-	for _, name := range sortedKeys(results) {
+	for _, name := range keys.Sorted(results) {
 		c.results[name] = results[name]
 		res.Executed = append(res.Executed, name)
 		if results[name].Outcome == reconcilers.OutcomeSucceeded {
@@ -454,7 +453,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 			written[snap.StageIndex[source.StageKey(t.Landscape, t.Name)].URL] = true
 		}
 	}
-	res.Written = sortedKeys(written)
+	res.Written = keys.Sorted(written)
 	var retryIn time.Duration
 	if c.held != nil && len(d.PullRequestActions) > 0 {
 		// A forge sees only what was pushed.
@@ -760,4 +759,3 @@ func StateMessage(transitions []string) string {
 
 // sortedKeys is the order the shell walks maps in, so that passes, logs and
 // commits are the same for the same input.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

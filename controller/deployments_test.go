@@ -15,6 +15,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -228,7 +229,7 @@ func TestDeploymentReportsDriveActiveAndReadiness(t *testing.T) {
 	}
 }
 
-func keysOf[V any](m map[string]V) []string { return sortedKeys(m) }
+func keysOf[V any](m map[string]V) []string { return keys.Sorted(m) }
 
 // TestReportsWaitOrGo: a pass that fails puts the reports it took back; a
 // report on a revision the branch does not hold yet waits for a later pass

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -42,7 +43,7 @@ func TestRefusedPushFailsThePromotion(t *testing.T) {
 	}
 	p := state.Promotions["latest-to-dev-1"]
 	if p == nil {
-		t.Fatalf("no latest-to-dev-1 on the state branch: %v", sortedKeys(state.Promotions))
+		t.Fatalf("no latest-to-dev-1 on the state branch: %v", keys.Sorted(state.Promotions))
 	}
 	if got := reconcilers.DeriveState(p); got != v1alpha1.PromotionFailed {
 		t.Fatalf("latest-to-dev-1 is %s, want Failed", got)

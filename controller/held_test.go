@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -62,7 +63,7 @@ func TestHeldRunStartsOverWhenABranchMoves(t *testing.T) {
 		vectors[v] = true
 	}
 	if len(vectors) != 2 {
-		t.Errorf("main has promotions of the vectors %v; want the first run's and 1.0.2's only", sortedKeys(vectors))
+		t.Errorf("main has promotions of the vectors %v; want the first run's and 1.0.2's only", keys.Sorted(vectors))
 	}
 	for _, e := range f.events.all() {
 		if strings.Contains(e.Message, "1.0.1") {
@@ -161,7 +162,7 @@ spec:
 		}
 	}
 	if len(state.Promotions) != 2 {
-		t.Errorf("promotions %v, want latest-to-dev-1 and dev-to-test-1", sortedKeys(state.Promotions))
+		t.Errorf("promotions %v, want latest-to-dev-1 and dev-to-test-1", keys.Sorted(state.Promotions))
 	}
 }
 

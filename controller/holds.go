@@ -13,6 +13,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -150,7 +151,7 @@ func configsTargeting(snap *source.Snapshot, stage string) []*v1alpha1.VectorPro
 // holdFiles are the decision's new hold records as state files.
 func holdFiles(holds map[string]reconcilers.HoldRecord) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(holds))
-	for _, p := range sortedKeys(holds) {
+	for _, p := range keys.Sorted(holds) {
 		b, err := yaml.Marshal(holds[p])
 		if err != nil {
 			return nil, fmt.Errorf("encode hold record %s: %w", p, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/forge"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -28,7 +29,7 @@ import (
 // cannot be asked is logged and its promotions simply wait.
 func (c *Controller) pullRequestFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State) map[string]pass.PullRequestFacts {
 	facts := map[string]pass.PullRequestFacts{}
-	for _, name := range sortedKeys(state.Promotions) {
+	for _, name := range keys.Sorted(state.Promotions) {
 		p := state.Promotions[name]
 		pr := p.Status.PullRequest
 		policy := pass.PullRequestPolicy(snap, p)
@@ -276,7 +277,7 @@ func pullRequestKey(facts map[string]pass.PullRequestFacts) string {
 		return ""
 	}
 	h := sha256.New()
-	for _, name := range sortedKeys(facts) {
+	for _, name := range keys.Sorted(facts) {
 		f := facts[name]
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%d\x00", name, f.State, f.HeadSHA, f.MergedBy, f.Reviewer, f.ReviewedAt.Unix())
 	}

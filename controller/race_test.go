@@ -14,6 +14,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -92,7 +93,7 @@ func TestRacingControllersExecuteEachPromotionOnce(t *testing.T) {
 	if len(decodeErrs) > 0 {
 		t.Fatalf("state branch: %v", decodeErrs)
 	}
-	for _, name := range sortedKeys(state.Promotions) {
+	for _, name := range keys.Sorted(state.Promotions) {
 		p := state.Promotions[name]
 		switch p.Status.State {
 		case v1alpha1.PromotionSucceeded, v1alpha1.PromotionSuperseded, v1alpha1.PromotionWaiting:
@@ -344,7 +345,7 @@ func TestTwoControllersAndAForeignWriterLoseNothing(t *testing.T) {
 		}
 	}
 	state := readStateAt(t, clone, "origin/"+DefaultStateBranch, "")
-	for _, name := range sortedKeys(state.Promotions) {
+	for _, name := range keys.Sorted(state.Promotions) {
 		finished("on the state branch", state.Promotions[name])
 	}
 	cleaned := 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -55,7 +56,7 @@ func TestIdentitiesDoNotRepeatAfterTheStateBranchIsDeleted(t *testing.T) {
 		}
 	}
 	if promoted == nil {
-		t.Fatalf("no promotion of %s to dev: %v", latest, sortedKeys(after.Promotions))
+		t.Fatalf("no promotion of %s to dev: %v", latest, keys.Sorted(after.Promotions))
 	}
 	if promoted.Name == old.Name {
 		t.Errorf("the new promotion reuses the identity %s of the one before the reset", old.Name)
@@ -142,9 +143,9 @@ func TestPushWhoseAnswerWasLostSucceeds(t *testing.T) {
 	commits := f.promotionCommits(t)
 	p := state.Promotions["latest-to-dev-1"]
 	if p == nil {
-		t.Fatalf("no latest-to-dev-1: %v", sortedKeys(state.Promotions))
+		t.Fatalf("no latest-to-dev-1: %v", keys.Sorted(state.Promotions))
 	}
-	for _, name := range sortedKeys(state.Promotions) {
+	for _, name := range keys.Sorted(state.Promotions) {
 		p := state.Promotions[name]
 		if p.Status.State == v1alpha1.PromotionFailed {
 			t.Errorf("%s is Failed: %+v", name, p.Status.Conditions)

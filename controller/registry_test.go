@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -77,7 +78,7 @@ func TestRegistryDiscoveryPinsPromotesAndSurvivesAnOutage(t *testing.T) {
 
 	// The registry goes away.
 	mainBefore := f.tip(t, "main")
-	vectorsBefore := sortedKeys(f.state(t).Vectors)
+	vectorsBefore := keys.Sorted(f.state(t).Vectors)
 	f.reg.Close()
 	f.advance(2 * discoveryTTL)
 	passes, err := c.RunUntilStable(ctx, 10)
@@ -90,7 +91,7 @@ func TestRegistryDiscoveryPinsPromotesAndSurvivesAnOutage(t *testing.T) {
 		}
 	}
 	state := f.state(t)
-	if diff := cmp.Diff(vectorsBefore, sortedKeys(state.Vectors)); diff != "" {
+	if diff := cmp.Diff(vectorsBefore, keys.Sorted(state.Vectors)); diff != "" {
 		t.Errorf("vectors on the state branch changed with the registry down (-before +after):\n%s", diff)
 	}
 	tmpl := state.Templates["acme"]
@@ -233,7 +234,7 @@ func (f *discoveryRepo) advance(d time.Duration) { f.skew.Add(int64(d)) }
 // the registry gave them, sorted by name as vectors are.
 func (f *discoveryRepo) pinned(tags map[string]string) []v1alpha1.VectorComponent {
 	var out []v1alpha1.VectorComponent
-	for _, repo := range sortedKeys(tags) {
+	for _, repo := range keys.Sorted(tags) {
 		out = append(out, v1alpha1.VectorComponent{Name: f.reg.Host() + "/" + repo, Tag: tags[repo], Digest: f.digests[repo+":"+tags[repo]]})
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/render"
@@ -120,7 +121,7 @@ func TestPromotionRendersOrFails(t *testing.T) {
 			}
 			p := state.Promotions["latest-to-dev-1"]
 			if p == nil {
-				t.Fatalf("no latest-to-dev-1 on the state branch: %v", sortedKeys(state.Promotions))
+				t.Fatalf("no latest-to-dev-1 on the state branch: %v", keys.Sorted(state.Promotions))
 			}
 			cond := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.SucceededCondition)
 

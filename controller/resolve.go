@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
@@ -43,7 +44,7 @@ func resolveComponents(ctx context.Context, r Resolver, snap *source.Snapshot, s
 	}
 	asks := map[string][]ask{}
 	questions := map[string]registryQuestion{}
-	for _, name := range sortedKeys(templates) {
+	for _, name := range keys.Sorted(templates) {
 		specs, err := reconcilers.ResolveComponents(name, templates)
 		if err != nil {
 			continue // AssembleVector reports it
@@ -66,7 +67,7 @@ func resolveComponents(ctx context.Context, r Resolver, snap *source.Snapshot, s
 		}
 	}
 	answers := askRegistries(ctx, r, questions, progress)
-	for _, name := range sortedKeys(asks) {
+	for _, name := range keys.Sorted(asks) {
 		var problems []string
 		for _, a := range asks[name] {
 			ans := answers[a.key]

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/source/registry"
 )
 
@@ -42,7 +43,7 @@ func askRegistries(ctx context.Context, r Resolver, questions map[string]registr
 	var mu sync.Mutex
 	var g errgroup.Group
 	g.SetLimit(maxRegistryQuestions)
-	for _, key := range sortedKeys(questions) {
+	for _, key := range keys.Sorted(questions) {
 		q := questions[key]
 		g.Go(func() error {
 			done := showIfSlow(progress, &mu, q.image)

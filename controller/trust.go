@@ -16,6 +16,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -186,7 +187,7 @@ func (t *StateTrust) describeSigner(c *object.Commit, sigErr error, configs map[
 		return "unsigned", "unsigned commits " + records + "; " + writers
 	}
 	byName := map[string][]string{}
-	for _, name := range sortedKeys(configs) {
+	for _, name := range keys.Sorted(configs) {
 		a := configs[name].Spec.Approval
 		if a == nil || len(a.Approvers) == 0 {
 			continue
@@ -280,7 +281,7 @@ func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, 
 		}
 		return prefix + e.Name
 	}
-	for _, n := range sortedKeys(to) {
+	for _, n := range keys.Sorted(to) {
 		e := to[n]
 		old, ok := from[n]
 		switch {
@@ -297,7 +298,7 @@ func diffTrees(s storer.EncodedObjectStorer, a, b plumbing.Hash, prefix string, 
 			*out = append(*out, trust.PathChange{Path: name(e), Action: trust.PathModified})
 		}
 	}
-	for _, n := range sortedKeys(from) {
+	for _, n := range keys.Sorted(from) {
 		if _, ok := to[n]; !ok {
 			*out = append(*out, trust.PathChange{Path: name(from[n]), Action: trust.PathDeleted})
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/source"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/webhook"
@@ -80,12 +81,12 @@ func inputsKey(snap *source.Snapshot, stateTip plumbing.Hash, reg registryResolu
 		ref := snap.StageIndex[key]
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", key, ref.OverlayHash, ref.Vector.Vector)
 	}
-	for _, t := range sortedKeys(reg.resolved) {
-		for _, comp := range sortedKeys(reg.resolved[t]) {
+	for _, t := range keys.Sorted(reg.resolved) {
+		for _, comp := range keys.Sorted(reg.resolved[t]) {
 			fmt.Fprintf(h, "%s\x00%s\x00%s\x00", t, comp, reg.resolved[t][comp])
 		}
 	}
-	for _, t := range sortedKeys(reg.problems) {
+	for _, t := range keys.Sorted(reg.problems) {
 		fmt.Fprintf(h, "%s\x00%s\x00", t, reg.problems[t])
 	}
 	return hex.EncodeToString(h.Sum(nil))

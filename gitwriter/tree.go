@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 )
 
 // FileEdit is a semantic edit of one file, re-applied to the file as it is on
@@ -300,7 +302,7 @@ func (c *treeCache) writeTree(h plumbing.Hash, changes map[string]*FileDiff) (pl
 		}
 		set(p, object.TreeEntry{Name: p, Mode: mode, Hash: blob})
 	}
-	for _, dir := range sortedKeys(sub) {
+	for _, dir := range keys.Sorted(sub) {
 		old, had := lookup(dir)
 		oldHash := plumbing.ZeroHash
 		if had {
@@ -381,15 +383,6 @@ func sortedPaths(m map[string]*FileDiff) []string {
 	out := make([]string, 0, len(m))
 	for p := range m {
 		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out

@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 )
 
 func TestEditTree(t *testing.T) {
@@ -281,7 +283,7 @@ func TestEditTreeIsTheTreeBuiltFromScratch(t *testing.T) {
 				}
 			}
 			if root != want && !(len(files) == 0 && isEmptyTree(t, s, root)) {
-				t.Fatalf("round %d commit %d: tree %s, built from scratch %s; files %v", round, commit, root, want, sortedKeys(files))
+				t.Fatalf("round %d commit %d: tree %s, built from scratch %s; files %v", round, commit, root, want, keys.Sorted(files))
 			}
 		}
 	}

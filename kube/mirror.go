@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 
@@ -27,6 +26,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
@@ -159,14 +159,14 @@ func MirrorObjects(o controller.Observed, namespace string) []client.Object {
 		out = append(out, obj)
 	}
 	snap, state := o.Snapshot, o.State
-	for _, name := range sortedKeys(snap.Landscapes) {
+	for _, name := range keys.Sorted(snap.Landscapes) {
 		add(snap.Landscapes[name].DeepCopy(), name)
 	}
 	stageNames := map[string]int{}
 	for _, s := range snap.Stages {
 		stageNames[s.Name]++
 	}
-	for _, key := range sortedKeys(snap.Stages) {
+	for _, key := range keys.Sorted(snap.Stages) {
 		s := snap.Stages[key].DeepCopy()
 		if st := state.Stages[key]; st != nil {
 			s.Status = *st.Status.DeepCopy()
@@ -177,32 +177,32 @@ func MirrorObjects(o controller.Observed, namespace string) []client.Object {
 		}
 		add(s, name)
 	}
-	for _, name := range sortedKeys(snap.Templates) {
+	for _, name := range keys.Sorted(snap.Templates) {
 		t := snap.Templates[name].DeepCopy()
 		if st := state.Templates[name]; st != nil {
 			t.Status = *st.Status.DeepCopy()
 		}
 		add(t, name)
 	}
-	for _, name := range sortedKeys(snap.Configs) {
+	for _, name := range keys.Sorted(snap.Configs) {
 		c := snap.Configs[name].DeepCopy()
 		if st := state.Configs[name]; st != nil {
 			c.Status = *st.Status.DeepCopy()
 		}
 		add(c, name)
 	}
-	for _, ref := range sortedKeys(state.Vectors) {
+	for _, ref := range keys.Sorted(state.Vectors) {
 		add(state.Vectors[ref].DeepCopy(), ref)
 	}
-	for _, name := range sortedKeys(state.Promotions) {
+	for _, name := range keys.Sorted(state.Promotions) {
 		p := state.Promotions[name].DeepCopy()
 		p.Status.State = reconcilers.DeriveState(p)
 		add(p, name)
 	}
-	for _, name := range sortedKeys(state.StageVersions) {
+	for _, name := range keys.Sorted(state.StageVersions) {
 		add(state.StageVersions[name].DeepCopy(), name)
 	}
-	for _, name := range sortedKeys(state.Usages) {
+	for _, name := range keys.Sorted(state.Usages) {
 		add(state.Usages[name].DeepCopy(), name)
 	}
 	for _, obj := range out {
@@ -434,13 +434,4 @@ func kubernetesName(name string) string {
 func repositoryHash(url string) string {
 	sum := sha256.Sum256([]byte(url))
 	return hex.EncodeToString(sum[:])[:16]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

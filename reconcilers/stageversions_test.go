@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 )
 
 func TestStageVersionName(t *testing.T) {
@@ -219,12 +220,12 @@ func TestCollectGarbageKeepsWhatUsagesHold(t *testing.T) {
 		Spec: v1alpha1.StageVersionUsageSpec{Reason: "migration",
 			StageVersionSelector: &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.VectorLabel: "app:1"}}}}
 	CollectGarbage(s, map[string]int{"dev/web": 1}, true)
-	if diff := cmp.Diff([]string{"web-1", "web-2"}, sortedNames(s.StageVersions)); diff != "" {
+	if diff := cmp.Diff([]string{"web-1", "web-2"}, keys.Sorted(s.StageVersions)); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
 	}
 	// The stage is gone: its own usages go, a declared usage still holds.
 	CollectGarbage(s, map[string]int{}, true)
-	if diff := cmp.Diff([]string{"web-1"}, sortedNames(s.StageVersions)); diff != "" {
+	if diff := cmp.Diff([]string{"web-1"}, keys.Sorted(s.StageVersions)); diff != "" {
 		t.Errorf("kept after the stage went (-want +got):\n%s", diff)
 	}
 	if s.Usages["dev.web.active"] != nil {

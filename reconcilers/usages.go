@@ -2,7 +2,6 @@ package reconcilers
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -71,7 +70,7 @@ func (sel usageSelection) referenced(s *State) []*v1alpha1.StageVersion {
 		return nil
 	}
 	var out []*v1alpha1.StageVersion
-	for _, name := range sortedNames(s.StageVersions) {
+	for _, name := range keys.Sorted(s.StageVersions) {
 		sv := s.StageVersions[name]
 		if matchesLabels(sel.selector, sv.Labels) {
 			out = append(out, sv)
@@ -88,7 +87,7 @@ func (sel usageSelection) referenced(s *State) []*v1alpha1.StageVersion {
 // and True, only while it references none.
 func ReconcileUsages(s *State, declared map[string]*v1alpha1.StageVersionUsage, prune bool, now time.Time) []string {
 	var notes []string
-	for _, name := range sortedNames(declared) {
+	for _, name := range keys.Sorted(declared) {
 		d := declared[name]
 		u := s.Usages[name]
 		if u == nil {
@@ -243,8 +242,6 @@ func CollectGarbage(s *State, stages map[string]int, prune bool) []string {
 	}
 	return notes
 }
-
-func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // ownUsageStage is the StageKey of the stage that keeps an own usage.
 func ownUsageStage(name string) (string, bool) {

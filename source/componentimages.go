@@ -3,8 +3,6 @@ package source
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
@@ -28,7 +27,7 @@ import (
 func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) []Problem {
 	var problems []Problem
 	files := s.filesOf(v1alpha1.VectorTemplateKind)
-	for _, t := range sortedNames(s.Templates) {
+	for _, t := range keys.Sorted(s.Templates) {
 		tmpl := s.Templates[t]
 		for i, c := range tmpl.Spec.Components {
 			image, field := componentImage(c, i)
@@ -42,7 +41,7 @@ func componentImageProblems(ctx context.Context, s *Snapshot, renderer Builder) 
 	// Each config's overlay is read and matched on every core; the findings
 	// are then taken in the configs' order, each problem once.
 	templates := newSourceTemplates(s)
-	configs := sortedNames(s.Configs)
+	configs := keys.Sorted(s.Configs)
 	sources := make([]string, len(configs))
 	for i, name := range configs {
 		sources[i] = templates.of(s.Configs[name])
@@ -140,7 +139,7 @@ type targetRef struct{ landscape, name string }
 
 func newSourceTemplates(s *Snapshot) *sourceTemplates {
 	st := &sourceTemplates{s: s, byTarget: map[targetRef][]string{}, memo: map[string]string{}}
-	for _, n := range sortedNames(s.Configs) {
+	for _, n := range keys.Sorted(s.Configs) {
 		t := s.Configs[n].Spec.Target
 		k := targetRef{t.Landscape, t.Name}
 		st.byTarget[k] = append(st.byTarget[k], n)
@@ -210,7 +209,7 @@ func (st *sourceTemplates) hasCycle() bool {
 		state[name] = done
 		return false
 	}
-	for _, n := range sortedNames(st.s.Configs) {
+	for _, n := range keys.Sorted(st.s.Configs) {
 		if visit(n) {
 			return true
 		}
@@ -330,5 +329,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

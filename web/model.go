@@ -200,8 +200,6 @@ func sortedPromotions(s *reconcilers.State) []*v1alpha1.VectorPromotion {
 	return list
 }
 
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
 // RepositoryIDs names each repository for the view's URLs: the last element
 // of its URL without `.git`, made of letters, digits, `-`, `_` and `.`, and
 // numbered when two would have the same name.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"maps"
 	"slices"
 	"sort"
@@ -11,7 +10,9 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -52,7 +53,7 @@ func BuildPromotionList(snap *Snapshot, f Filter) PromotionList {
 			l.Rows = append(l.Rows, row)
 		}
 	}
-	l.Configs, l.Stages = sortedKeys(configs), sortedKeys(stages)
+	l.Configs, l.Stages = keys.Sorted(configs), keys.Sorted(stages)
 	return l
 }
 
@@ -306,7 +307,7 @@ func BuildVectorsPage(snap *Snapshot) VectorsPage {
 	pg := VectorsPage{Repo: snap, Banners: snap.banners()}
 	state := snap.state()
 	target, active := map[string][]string{}, map[string][]string{}
-	for _, key := range sortedKeys(state.Stages) {
+	for _, key := range keys.Sorted(state.Stages) {
 		s := state.Stages[key]
 		if s.Status.Vector != "" {
 			target[s.Status.Vector] = append(target[s.Status.Vector], key)

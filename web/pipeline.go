@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -122,7 +123,7 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 		}
 	}
 	parents := map[string][]string{}
-	for _, name := range sortedKeys(snap.Config.Configs) {
+	for _, name := range keys.Sorted(snap.Config.Configs) {
 		cfg := snap.Config.Configs[name]
 		to := source.StageKey(cfg.Spec.Target.Landscape, cfg.Spec.Target.Name)
 		n := nodes[to]
@@ -173,7 +174,7 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 	if len(onCycle) > 0 {
 		cols = append(cols, Column{Depth: len(cols), Nodes: onCycle})
 	}
-	p.Landscapes = sortedKeys(landscapes)
+	p.Landscapes = keys.Sorted(landscapes)
 	hue := map[string]int{}
 	for i, l := range p.Landscapes {
 		hue[l] = i % landscapeHues

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -26,7 +24,9 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -547,8 +547,6 @@ func typeMeta(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
 }
 
-func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
-
 func column(name string) metav1.TableColumnDefinition {
 	return metav1.TableColumnDefinition{Name: name, Type: "string"}
 }
@@ -666,7 +664,7 @@ func configKind() getKind {
 
 func listConfigs(in getInput) []getObject {
 	out := make([]getObject, 0, len(in.snap.Configs))
-	for _, name := range sortedNames(in.snap.Configs) {
+	for _, name := range keys.Sorted(in.snap.Configs) {
 		c := in.snap.Configs[name].DeepCopy()
 		c.TypeMeta = typeMeta(v1alpha1.VectorPromotionConfigKind)
 		if st := in.state.Configs[name]; st != nil {
@@ -743,7 +741,7 @@ func listStages(in getInput) []getObject {
 		}
 	}
 	out := make([]getObject, 0, len(all))
-	for _, key := range sortedNames(all) {
+	for _, key := range keys.Sorted(all) {
 		st := all[key]
 		st.TypeMeta = typeMeta(v1alpha1.StageKind)
 		out = append(out, getObject{name: key, path: controller.StagePath(st.Spec.Landscape, st.Name), object: st,
@@ -768,7 +766,7 @@ func templateKind() getKind {
 
 func listTemplates(in getInput) []getObject {
 	out := make([]getObject, 0, len(in.snap.Templates))
-	for _, name := range sortedNames(in.snap.Templates) {
+	for _, name := range keys.Sorted(in.snap.Templates) {
 		t := in.snap.Templates[name].DeepCopy()
 		t.TypeMeta = typeMeta(v1alpha1.VectorTemplateKind)
 		if st := in.state.Templates[name]; st != nil {
@@ -797,7 +795,7 @@ func landscapeKind() getKind {
 
 func listLandscapes(in getInput) []getObject {
 	out := make([]getObject, 0, len(in.snap.Landscapes))
-	for _, name := range sortedNames(in.snap.Landscapes) {
+	for _, name := range keys.Sorted(in.snap.Landscapes) {
 		l := in.snap.Landscapes[name].DeepCopy()
 		l.TypeMeta = typeMeta(v1alpha1.LandscapeKind)
 		repo, branch := "(config repository)", "(config branch)"

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
@@ -101,7 +102,7 @@ func stageVersionUsageKind() getKind {
 func listUsages(in getInput) []getObject {
 	s := in.state
 	out := make([]getObject, 0, len(s.Usages))
-	for _, name := range sortedNames(s.Usages) {
+	for _, name := range keys.Sorted(s.Usages) {
 		u := s.Usages[name].DeepCopy()
 		u.TypeMeta = typeMeta(v1alpha1.StageVersionUsageKind)
 		ready, _, msg := conditionColumns(u.Status.Conditions, v1alpha1.StageVersionReadyCondition)
@@ -123,7 +124,7 @@ func usageReference(spec v1alpha1.StageVersionUsageSpec) string {
 		return spec.StageVersionRef.Name
 	case spec.StageVersionSelector != nil:
 		var parts []string
-		for _, k := range sortedNames(spec.StageVersionSelector.MatchLabels) {
+		for _, k := range keys.Sorted(spec.StageVersionSelector.MatchLabels) {
 			parts = append(parts, k+"="+spec.StageVersionSelector.MatchLabels[k])
 		}
 		return strings.Join(parts, ",")
@@ -134,7 +135,7 @@ func usageReference(spec v1alpha1.StageVersionUsageSpec) string {
 // usageHolders names, per StageVersion, the usages that reference it.
 func usageHolders(s *reconcilers.State) map[string][]string {
 	out := map[string][]string{}
-	for _, name := range sortedNames(s.Usages) {
+	for _, name := range keys.Sorted(s.Usages) {
 		u := s.Usages[name]
 		for _, sv := range reconcilers.Referenced(s, u) {
 			out[sv.Name] = append(out[sv.Name], displayUsage(u))

@@ -15,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -105,7 +106,7 @@ func stageApprover(snap *source.Snapshot, stage string, signer gitwriter.Signer,
 		return "", "", fmt.Errorf("--stage %s: no such stage in %s (vectorflow get stages lists them)", key, snap.URL)
 	}
 	var refusals []string
-	for _, cfgName := range sortedNames(snap.Configs) {
+	for _, cfgName := range keys.Sorted(snap.Configs) {
 		cfg := snap.Configs[cfgName]
 		if t := cfg.Spec.Target; reconcilers.StageKey(t.Landscape, t.Name) != key {
 			continue
@@ -268,7 +269,7 @@ func keptVectors(state *reconcilers.State, landscape, stage string) []string {
 
 func controllerConfigsTargeting(snap *source.Snapshot, stage string) []*v1alpha1.VectorPromotionConfig {
 	var out []*v1alpha1.VectorPromotionConfig
-	for _, name := range sortedNames(snap.Configs) {
+	for _, name := range keys.Sorted(snap.Configs) {
 		if t := snap.Configs[name].Spec.Target; reconcilers.StageKey(t.Landscape, t.Name) == stage {
 			out = append(out, snap.Configs[name])
 		}

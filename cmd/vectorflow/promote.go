@@ -13,6 +13,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/controller"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
@@ -124,7 +125,7 @@ func requestID(now time.Time) (string, error) {
 // with vector, oldest first: a request for the same vector repeats them.
 func waitingWithVector(state *reconcilers.State, config, vector string) []string {
 	var out []string
-	for _, name := range sortedNames(state.Promotions) {
+	for _, name := range keys.Sorted(state.Promotions) {
 		p := state.Promotions[name]
 		if vector != "" && p.Spec.VectorPromotionConfigName == config && p.Spec.Vector == vector &&
 			reconcilers.DeriveState(p) == v1alpha1.PromotionWaiting {

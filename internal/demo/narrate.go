@@ -2,15 +2,14 @@ package demo
 
 import (
 	"fmt"
-	"maps"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
@@ -25,7 +24,7 @@ type Narration struct {
 // promotions created, approved, committed, superseded, failed or removed.
 func Narrate(before, after *reconcilers.State) Narration {
 	var n Narration
-	for _, ref := range sortedKeys(after.Vectors) {
+	for _, ref := range keys.Sorted(after.Vectors) {
 		if before.Vectors[ref] != nil {
 			continue
 		}
@@ -79,7 +78,7 @@ func Narrate(before, after *reconcilers.State) Narration {
 	n.Lines = append(n.Lines, approved...)
 	n.Lines = append(n.Lines, finished...)
 	n.Lines = append(n.Lines, created...)
-	for _, name := range sortedKeys(before.Promotions) {
+	for _, name := range keys.Sorted(before.Promotions) {
 		if after.Promotions[name] == nil {
 			n.Lines = append(n.Lines, fmt.Sprintf("Promotion %s was removed: it finished and outlived its ttlAfterFinished.", name))
 		}
@@ -107,7 +106,7 @@ func Trailers(message string) []string {
 // runningStages are the stages whose overlay names vector ref.
 func runningStages(s *reconcilers.State, ref string) []string {
 	var out []string
-	for _, key := range sortedKeys(s.Stages) {
+	for _, key := range keys.Sorted(s.Stages) {
 		if s.Stages[key].Status.Vector == ref {
 			out = append(out, "Stage "+key)
 		}
@@ -173,5 +172,3 @@ func describeState(s v1alpha1.PromotionState) string {
 	}
 	return string(s)
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

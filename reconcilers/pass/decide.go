@@ -2,7 +2,6 @@ package pass
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -166,7 +165,7 @@ func (d *Decision) promotion(name string) *v1alpha1.VectorPromotion {
 // last state commit. A promotion that is no longer InProgress (retired by
 // another observer meanwhile) keeps the state it has.
 func (d *Decision) completeExecutions(results map[string]reconcilers.Result, now time.Time) {
-	for _, name := range sortedKeys(results) {
+	for _, name := range keys.Sorted(results) {
 		p, ok := d.State.Promotions[name]
 		if !ok {
 			continue
@@ -189,7 +188,7 @@ func (d *Decision) resumeExecutions(now time.Time) {
 	for _, n := range d.Start {
 		started[n] = true
 	}
-	for _, name := range sortedKeys(d.State.Promotions) {
+	for _, name := range keys.Sorted(d.State.Promotions) {
 		if started[name] {
 			continue
 		}
@@ -347,7 +346,7 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 		}
 		templates[name] = tt
 	}
-	for _, name := range sortedKeys(templates) {
+	for _, name := range keys.Sorted(templates) {
 		tmpl := templates[name]
 		var latest *v1alpha1.Vector
 		if v, ok := d.State.Vectors[tmpl.Status.LatestVector]; ok {
@@ -396,7 +395,7 @@ func (d *Decision) assembleVectors(snap *source.Snapshot, resolved map[string]ma
 // version, which would be promoted as if it were new.
 func (d *Decision) adoptRecordedVector(plan *reconcilers.VectorPlan, now time.Time) {
 	var same *v1alpha1.Vector
-	for _, ref := range sortedKeys(d.State.Vectors) {
+	for _, ref := range keys.Sorted(d.State.Vectors) {
 		v := d.State.Vectors[ref]
 		if v.Spec.Template != plan.Vector.Spec.Template || v.Spec.Digest != plan.Vector.Spec.Digest {
 			continue
@@ -430,7 +429,7 @@ func newerVersion(a, b string) bool {
 // more are needed and what was refused, so the approvers see why nothing
 // happens.
 func (d *Decision) recordApprovals(counts map[string]ApprovalCount, now time.Time) {
-	for _, name := range sortedKeys(counts) {
+	for _, name := range keys.Sorted(counts) {
 		count := counts[name]
 		p, ok := d.State.Promotions[name]
 		if !ok {
@@ -529,7 +528,7 @@ func (d *Decision) reconcileConfigs(snap *source.Snapshot, targetSequences map[s
 		}
 		return
 	}
-	for _, name := range sortedKeys(d.State.Promotions) {
+	for _, name := range keys.Sorted(d.State.Promotions) {
 		p := d.State.Promotions[name]
 		if _, ok := snap.Configs[p.Spec.VectorPromotionConfigName]; !ok {
 			d.deletePromotion(name)
@@ -673,5 +672,3 @@ func timeOf(t *metav1.Time) time.Time {
 	}
 	return t.Time
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -45,7 +46,7 @@ func TestDecide(t *testing.T) {
 					}
 					v := d.State.Vectors[ref]
 					if v == nil {
-						t.Fatalf("no vector %s in the state; have %v", ref, sortedKeys(d.State.Vectors))
+						t.Fatalf("no vector %s in the state; have %v", ref, keys.Sorted(d.State.Vectors))
 					}
 					want := []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.2.0"},
 						{Name: "registry.example.com/acme/service-a", Tag: "1.0.1"}}
@@ -416,7 +417,7 @@ func TestDecideAdoptsTheVectorAStageRuns(t *testing.T) {
 		t.Fatalf("template acme's latest vector is %q, want dev's acme:2026.11.3-090000000Z", got)
 	}
 	if n := len(d.State.Vectors); n != 1 {
-		t.Errorf("the state holds %d vectors, want only dev's: %v", n, sortedKeys(d.State.Vectors))
+		t.Errorf("the state holds %d vectors, want only dev's: %v", n, keys.Sorted(d.State.Vectors))
 	}
 	for name := range d.State.Promotions {
 		if strings.HasPrefix(name, "latest-to-dev") {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 )
@@ -39,7 +40,7 @@ func TestDecideReportsConfigConflicts(t *testing.T) {
 		}
 	}
 	if len(d.State.Promotions) != 0 {
-		t.Errorf("configs in conflict created promotions: %v", sortedKeys(d.State.Promotions))
+		t.Errorf("configs in conflict created promotions: %v", keys.Sorted(d.State.Promotions))
 	}
 	// Without prod-to-dev, everything is Ready again.
 	delete(snap.Configs, "prod-to-dev")
@@ -50,6 +51,6 @@ func TestDecideReportsConfigConflicts(t *testing.T) {
 		}
 	}
 	if _, ok := d.State.Promotions["latest-to-dev-1"]; !ok {
-		t.Errorf("latest-to-dev did not promote once the conflict was gone: %v", sortedKeys(d.State.Promotions))
+		t.Errorf("latest-to-dev did not promote once the conflict was gone: %v", keys.Sorted(d.State.Promotions))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -67,7 +68,7 @@ func ConfigurationProblems(snap *source.Snapshot, state *reconcilers.State) []st
 			notReady(v1alpha1.VectorPromotionConfigKind, name, cfg.Status.Conditions)
 		}
 	}
-	for _, name := range sortedKeys(snap.Templates) {
+	for _, name := range keys.Sorted(snap.Templates) {
 		if t := state.Templates[name]; t != nil {
 			notReady(v1alpha1.VectorTemplateKind, name, t.Status.Conditions)
 		}

@@ -2,6 +2,7 @@ package pass
 
 import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -31,7 +32,7 @@ type LandedCommit struct {
 func LandedResults(snap *source.Snapshot, state *reconcilers.State, histories map[string]PromotionHistory, results map[string]reconcilers.Result,
 	renders func(p *v1alpha1.VectorPromotion, ref source.StageRef) error) map[string]reconcilers.Result {
 	var out map[string]reconcilers.Result
-	for _, name := range sortedKeys(state.Promotions) {
+	for _, name := range keys.Sorted(state.Promotions) {
 		p := state.Promotions[name]
 		if _, known := results[name]; known || reconcilers.DeriveState(p) != v1alpha1.PromotionInProgress {
 			continue

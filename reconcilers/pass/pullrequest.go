@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -67,7 +68,7 @@ func PullRequestPolicy(snap *source.Snapshot, p *v1alpha1.VectorPromotion) *v1al
 //   - with merge: vectorflow, an approving review that counts approves it,
 //     and the controller writes the commit to the target itself.
 func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v1alpha1.PullRequestStatus, facts map[string]PullRequestFacts, now time.Time) {
-	for _, name := range sortedKeys(opened) {
+	for _, name := range keys.Sorted(opened) {
 		p := d.State.Promotions[name]
 		if p == nil || p.Status.PullRequest != nil {
 			continue
@@ -77,7 +78,7 @@ func (d *Decision) recordPullRequests(snap *source.Snapshot, opened map[string]v
 		p.Status.PullRequest = &pr
 		d.note("%s: opened pull request #%d %s", name, pr.Number, pr.URL)
 	}
-	for _, name := range sortedKeys(facts) {
+	for _, name := range keys.Sorted(facts) {
 		p := d.State.Promotions[name]
 		if p == nil || p.Status.PullRequest == nil {
 			continue
@@ -160,7 +161,7 @@ func reviewTime(f PullRequestFacts, now time.Time) time.Time {
 // the state before this pass, so an unchanged report keeps its time.
 func (d *Decision) planPullRequests(snap *source.Snapshot, prev *reconcilers.State, now time.Time) {
 	stale := map[string][]string{}
-	for _, name := range sortedKeys(d.State.Promotions) {
+	for _, name := range keys.Sorted(d.State.Promotions) {
 		p := d.State.Promotions[name]
 		if PullRequestPolicy(snap, p) == nil {
 			continue
@@ -181,7 +182,7 @@ func (d *Decision) planPullRequests(snap *source.Snapshot, prev *reconcilers.Sta
 				pr.Number, pr.URL, name, p.Spec.Target.Ref(), p.Spec.Vector))
 		}
 	}
-	for _, cfg := range sortedKeys(stale) {
+	for _, cfg := range keys.Sorted(stale) {
 		st := d.State.Configs[cfg]
 		if st == nil {
 			continue

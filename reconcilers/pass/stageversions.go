@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -34,7 +35,7 @@ func (d *Decision) observeDeployments(in Inputs, now time.Time, prune bool) {
 		}
 		d.Transitions = append(d.Transitions, reconcilers.ObserveStage(d.State, obs, now)...)
 	}
-	for _, key := range sortedKeys(in.Reports) {
+	for _, key := range keys.Sorted(in.Reports) {
 		if _, ok := snap.StageIndex[key]; !ok {
 			d.note("stage %s: %d deployer reports ignored: the stage does not resolve", key, len(in.Reports[key]))
 		}
@@ -52,7 +53,7 @@ func (d *Decision) observeDeployments(in Inputs, now time.Time, prune bool) {
 // records the promotion's own commit.
 func landedCommits(state *reconcilers.State, results map[string]reconcilers.Result) map[string]string {
 	out := map[string]string{}
-	for _, name := range sortedKeys(results) {
+	for _, name := range keys.Sorted(results) {
 		r := results[name]
 		p := state.Promotions[name]
 		if p == nil || r.Outcome != reconcilers.OutcomeSucceeded || r.Commit == "" {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/pass/passtest"
 )
@@ -67,7 +68,7 @@ func TestStateFilePaths(t *testing.T) {
 		"templates/acme.yaml",
 		"vectors/acme/2026.11.29-100000000Z.yaml",
 	}
-	if diff := cmp.Diff(want, sortedKeys(files)); diff != "" {
+	if diff := cmp.Diff(want, keys.Sorted(files)); diff != "" {
 		t.Errorf("state files (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct{ got, want string }{
