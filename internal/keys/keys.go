@@ -1,7 +1,8 @@
-// Package keys orders the keys of the maps a pass keeps by name. At 10,000
-// stages sorting a map's keys takes 3-5 ms, and a pass asks for the same
-// orders many times: these helpers take an order already made when it still
-// holds, and sort only the keys that need an order.
+// Package keys orders maps' keys by name, for output and notes that must not
+// depend on a map's order. At 10,000 stages sorting a map's keys takes 3-5
+// ms and a pass asks for the same orders many times: beside Sorted, these
+// helpers take an order already made when it still holds, and sort only the
+// keys that need an order.
 package keys
 
 import (
