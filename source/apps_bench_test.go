@@ -1,7 +1,6 @@
 package source
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/internal/bench"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
-	"github.com/vectorflow-dev/vectorflow/render"
 )
 
 // BenchmarkLoadChangedApps10000 is the load of a pass after one template
@@ -43,25 +41,5 @@ func BenchmarkLoadChangedApps10000(b *testing.B) {
 	}
 	testutil.Git(b, dir, nil, "commit", "-qam", "bump")
 	commits = append(commits, strings.TrimSpace(testutil.Git(b, dir, nil, "rev-parse", "HEAD")))
-	ctx := context.Background()
-	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), ReadOnlySnapshots: true})
-	loader.checkSnapshots = false
-	load := func(i int) {
-		b.StopTimer()
-		testutil.Git(b, dir, nil, "update-ref", "refs/heads/"+fixtureBranch, commits[i%2])
-		b.StartTimer()
-		s, err := loader.Load(ctx, dir, fixtureBranch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(s.Problems) > 0 || len(s.StageIndex) != repo.Stages || s.Commit != commits[i%2] {
-			b.Fatalf("%d problems, %d stages, commit %s, want %s: %v", len(s.Problems), len(s.StageIndex), s.Commit, commits[i%2], s.Problems)
-		}
-	}
-	load(0)
-	load(1)
-	b.ResetTimer()
-	for i := range b.N {
-		load(i)
-	}
+	benchLoads(b, dir, commits, repo.Stages, true)
 }

@@ -77,6 +77,13 @@ func benchmarkLoadChanged(b *testing.B, readOnly bool) {
 	}
 	testutil.Git(b, dir, nil, "commit", "-qam", "bump")
 	commits = append(commits, strings.TrimSpace(testutil.Git(b, dir, nil, "rev-parse", "HEAD")))
+	benchLoads(b, dir, commits, 1000, readOnly)
+}
+
+// benchLoads times loads of dir's fixtureBranch moved to each of two
+// commits in turn, each a commit the load before did not read, the
+// Loader's caches warm: what each promotion's pass in a running run loads.
+func benchLoads(b *testing.B, dir string, commits []string, stages int, readOnly bool) {
 	ctx := context.Background()
 	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), ReadOnlySnapshots: readOnly})
 	loader.checkSnapshots = false // what a running run does
@@ -88,8 +95,8 @@ func benchmarkLoadChanged(b *testing.B, readOnly bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(s.Problems) > 0 || len(s.StageIndex) != 1000 || s.Commit != commits[i%2] {
-			b.Fatalf("%d problems, %d stages, commit %s, want %s", len(s.Problems), len(s.StageIndex), s.Commit, commits[i%2])
+		if len(s.Problems) > 0 || len(s.StageIndex) != stages || s.Commit != commits[i%2] {
+			b.Fatalf("%d problems, %d stages, commit %s, want %s: %v", len(s.Problems), len(s.StageIndex), s.Commit, commits[i%2], s.Problems)
 		}
 	}
 	load(0)
