@@ -375,11 +375,10 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
 	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: pass.ConfigurationProblems(snap, d.State)}
-	after, err := c.codec.Encode(d.State)
+	diff, err := c.codec.Changes(d.State, files)
 	if err != nil {
 		return PassResult{}, err
 	}
-	diff := reconcilers.StateDiff(files, after)
 	for _, p := range d.ConsumedRequests {
 		diff[p] = nil // in the commit that records what became of it
 	}

@@ -130,10 +130,6 @@ func CurrentHolds(verdicts []HoldVerdict) map[string]*StageHold {
 // holds): each is judged by the signature of the commit that added it, and
 // the controller never rewrites one.
 func IsRecordPath(p string) bool {
-	for _, dir := range []string{ApprovalsDir, RequestsDir, HoldsDir} {
-		if strings.HasPrefix(p, dir+"/") {
-			return true
-		}
-	}
-	return false
+	dir, _, nested := strings.Cut(p, "/")
+	return nested && (dir == ApprovalsDir || dir == RequestsDir || dir == HoldsDir)
 }

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"path"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -14,12 +13,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 )
 
 // The state branch's files, encoded and decoded without I/O: the core
 // decides over a State and returns the next one; the shell (controller)
-// reads the files from git and commits what Encode returns.
+// reads the files from git and commits what Changes returns.
 
 // Directories of the state branch, one per kind, one YAML file per object,
 // so `git log -- promotions/dev-to-test/` is that config's promotion history.
@@ -125,17 +125,32 @@ type State struct {
 }
 
 // NewState returns an empty state.
-func NewState() *State {
-	return &State{
-		Vectors:    map[string]*v1alpha1.Vector{},
-		Promotions: map[string]*v1alpha1.VectorPromotion{},
-		Configs:    map[string]*v1alpha1.VectorPromotionConfig{},
-		Templates:  map[string]*v1alpha1.VectorTemplate{},
-		Stages:     map[string]*v1alpha1.Stage{},
-		Approvals:  map[string]*Approval{},
+func NewState() *State { return newStateSized(stateSizes{}) }
 
-		StageVersions: map[string]*v1alpha1.StageVersion{},
-		Usages:        map[string]*v1alpha1.StageVersionUsage{},
+// stateSizes count a state's objects of each kind.
+type stateSizes struct {
+	vectors, promotions, configs, templates, stages, approvals, stageVersions, usages int
+}
+
+func (s *State) sizes() stateSizes {
+	return stateSizes{len(s.Vectors), len(s.Promotions), len(s.Configs), len(s.Templates),
+		len(s.Stages), len(s.Approvals), len(s.StageVersions), len(s.Usages)}
+}
+
+// newStateSized is an empty state whose maps have room for n objects: a
+// state of 10,000 stages is 50,000 objects, and maps grown one insert at a
+// time rehash them all several times.
+func newStateSized(n stateSizes) *State {
+	return &State{
+		Vectors:    make(map[string]*v1alpha1.Vector, n.vectors),
+		Promotions: make(map[string]*v1alpha1.VectorPromotion, n.promotions),
+		Configs:    make(map[string]*v1alpha1.VectorPromotionConfig, n.configs),
+		Templates:  make(map[string]*v1alpha1.VectorTemplate, n.templates),
+		Stages:     make(map[string]*v1alpha1.Stage, n.stages),
+		Approvals:  make(map[string]*Approval, n.approvals),
+
+		StageVersions: make(map[string]*v1alpha1.StageVersion, n.stageVersions),
+		Usages:        make(map[string]*v1alpha1.StageVersionUsage, n.usages),
 	}
 }
 
@@ -175,6 +190,10 @@ type Codec struct {
 	// to check it against.
 	shares   bool
 	pristine map[string]pristineObject
+	// names are the files the last Decode read, in order; decoded counts
+	// the objects it returned, the room the next is made with.
+	names   []string
+	decoded stateSizes
 }
 
 // pristineObject is a copy of the object of a file, taken when the codec
@@ -271,25 +290,39 @@ func (c *Codec) checkShared() {
 // Decode reads the files of the state branch; see DecodeState.
 func (c *Codec) Decode(files map[string][]byte) (*State, []error) {
 	c.checkShared()
-	s := NewState()
+	s := newStateSized(c.decoded)
 	var errs []error
-	known := make(map[string]codecEntry, len(files))
-	for _, name := range slices.Sorted(maps.Keys(files)) {
+	// The codec's memory is changed in place: a pass that changed a few of
+	// the branch's 40,000 files (10,000 stages) changes a few entries, where
+	// making it anew, and sorting the names again, took longer than the
+	// decode itself.
+	c.names = keys.SortedLike(files, c.names)
+	known := 0
+	for _, name := range c.names {
 		data := files[name]
 		entry, ok := c.known[name]
-		if !ok || !bytes.Equal(entry.data, data) {
+		switch {
+		case ok && bytes.Equal(entry.data, data):
+			if len(data) > 0 && &entry.data[0] != &data[0] {
+				// The branch's bytes from now on: the next pass, and the
+				// state commit's comparison, find them the same at once.
+				entry.data = data
+				c.known[name] = entry
+			}
+		default:
 			obj, err := decodeFile(name, data)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("state file %s: %w", name, err))
-				continue
 			}
 			if obj == nil {
+				delete(c.known, name)
 				continue
 			}
 			entry = codecEntry{data: data, obj: obj, decoded: true}
+			c.known[name] = entry
 			c.changed = true
 		}
-		known[name] = entry
+		known++
 		if !c.shares {
 			s.add(name, entry.obj.deepCopy())
 			continue
@@ -299,12 +332,20 @@ func (c *Codec) Decode(files map[string][]byte) (*State, []error) {
 			c.pristine[name] = pristineObject{of: entry.obj, copy: entry.obj.deepCopy()}
 		}
 	}
-	c.known = known
+	if len(c.known) > known {
+		// Files the branch no longer holds are forgotten.
+		for name := range c.known {
+			if _, ok := files[name]; !ok {
+				delete(c.known, name)
+			}
+		}
+	}
 	for name := range c.pristine {
-		if _, ok := known[name]; !ok {
+		if _, ok := c.known[name]; !ok {
 			delete(c.pristine, name)
 		}
 	}
+	c.decoded = s.sizes()
 	return s, errs
 }
 
@@ -389,6 +430,71 @@ func (s *State) add(name string, obj runtimeObject) {
 // objects that changed are encoded. Both the comparisons and the encoding
 // run on every core.
 func (c *Codec) Encode(s *State) (map[string][]byte, error) {
+	encoded, err := c.encode(s)
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string][]byte, len(encoded))
+	for _, e := range encoded {
+		files[e.path] = e.data
+	}
+	return files, nil
+}
+
+// Changes is what a state commit writes on a branch holding files so that
+// it holds s: StateDiff(files, Encode(s)), found without the whole branch's
+// files in a map and a second look at each (at 10,000 stages both took
+// longer than finding the few that changed). A branch file no object is
+// written to is removed only when one exists: the branch's state files are
+// counted, and only a count the objects written to do not reach is looked
+// for. The objects' paths are distinct, as the state's keys are.
+func (c *Codec) Changes(s *State, files map[string][]byte) (map[string][]byte, error) {
+	encoded, err := c.encode(s)
+	if err != nil {
+		return nil, err
+	}
+	diff := map[string][]byte{}
+	onBranch := 0 // state files written to that the branch holds
+	for _, e := range encoded {
+		if !isStateFile(e.path) {
+			continue
+		}
+		old, ok := files[e.path]
+		if ok {
+			onBranch++
+		}
+		if !ok || !bytes.Equal(old, e.data) {
+			diff[e.path] = e.data
+		}
+	}
+	stateFiles := 0
+	for p := range files {
+		if isStateFile(p) {
+			stateFiles++
+		}
+	}
+	if stateFiles == onBranch {
+		return diff, nil
+	}
+	written := make(map[string]bool, len(encoded))
+	for _, e := range encoded {
+		written[e.path] = true
+	}
+	for p := range files {
+		if isStateFile(p) && !written[p] {
+			diff[p] = nil
+		}
+	}
+	return diff, nil
+}
+
+// isStateFile says whether a branch file is one the controller writes,
+// rewrites and removes: a YAML file that is no record.
+func isStateFile(p string) bool { return !IsRecordPath(p) && path.Ext(p) == ".yaml" }
+
+// encode is each object of s with its file's bytes: the codec's, or
+// encoded anew for an object that changed.
+func (c *Codec) encode(s *State) ([]encoding, error) {
 	c.checkShared()
 	considered := make([]encoding, 0, len(s.Vectors)+len(s.Promotions)+len(s.Configs)+len(s.Templates)+
 		len(s.Stages)+len(s.StageVersions)+len(s.Usages)+len(s.Approvals))
@@ -464,36 +570,36 @@ func (c *Codec) Encode(s *State) (map[string][]byte, error) {
 		consider(p, approvalObject{a}, false)
 	}
 	kept := c.keptFiles(considered)
-	files := make(map[string][]byte, len(considered))
-	var changed []encoding
-	for i, e := range considered {
+	var changed []int
+	for i := range considered {
+		e := &considered[i]
 		if kept[i].ok {
-			files[e.path] = kept[i].data
+			e.data = kept[i].data
 			continue
 		}
 		if !e.own {
 			e.obj = e.obj.deepCopy() // the codec keeps what it encodes
 		}
-		changed = append(changed, e)
+		changed = append(changed, i)
 	}
-	if err := encodeAll(changed); err != nil {
+	if err := encodeAll(considered, changed); err != nil {
 		return nil, err
 	}
 	c.encodes += len(changed)
-	for _, e := range changed {
+	for _, i := range changed {
+		e := &considered[i]
 		if entry, ok := c.known[e.path]; ok && bytes.Equal(entry.data, e.data) {
 			// Equal only up to what the file holds (a time's location, say):
 			// the file, and what it decodes to, stay as they are.
-			files[e.path] = entry.data
+			e.data = entry.data
 			entry.same = e.obj
 			c.known[e.path] = entry
 			continue
 		}
-		files[e.path] = e.data
 		c.known[e.path] = codecEntry{data: e.data, obj: e.obj}
 		c.changed = true
 	}
-	return files, nil
+	return considered, nil
 }
 
 // keptFile is the file the codec knows for an object's path, when ok says
@@ -551,17 +657,19 @@ type encoding struct {
 	data []byte
 }
 
-// encodeAll marshals each object's file, spread over the cores: a cold
-// pass over a large repository writes tens of thousands.
-func encodeAll(todo []encoding) error {
+// encodeAll marshals the file of each object of all that todo lists,
+// spread over the cores: a cold pass over a large repository writes tens
+// of thousands.
+func encodeAll(all []encoding, todo []int) error {
 	errs := make([]error, len(todo))
 	parallel.Each(len(todo), func(i int) {
-		data, err := marshalYAML(todo[i].obj.value())
+		e := &all[todo[i]]
+		data, err := marshalYAML(e.obj.value())
 		if err != nil {
-			errs[i] = fmt.Errorf("encode %s: %w", todo[i].path, err)
+			errs[i] = fmt.Errorf("encode %s: %w", e.path, err)
 			return
 		}
-		todo[i].data = data
+		e.data = data
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -663,7 +771,7 @@ func (s *State) Clone() *State {
 // most of them finished long ago, and writes every config's status afresh;
 // copying them all was a fifth of its time.
 func (s *State) CloneSharing() *State {
-	c := NewState()
+	c := newStateSized(s.sizes())
 	for k, v := range s.Vectors {
 		c.Vectors[k] = v.DeepCopy()
 	}
