@@ -88,6 +88,8 @@ type stageObserver struct {
 	key   string
 	st    *v1alpha1.Stage
 	notes []string
+	// scratch holds a StageVersion's conditions while a change is tried.
+	scratch []metav1.Condition
 }
 
 func (o *stageObserver) note(format string, args ...any) {
@@ -152,10 +154,22 @@ func (o *stageObserver) activeFromOverlay() {
 	msg := "the stage has no spec.deployment: the vector its overlay names, " + o.obs.Vector + ", counts as active"
 	SetCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.ActiveCondition, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.NoDeploymentReason, Message: msg}, o.now)
-	sv := o.version(o.obs.Vector, o.obs.Render, o.obs.Commit)
-	sv.Status.Revision = st.Commit
-	SetCondition(&sv.Status.Conditions, metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue,
-		Reason: v1alpha1.NoDeploymentReason, Message: msg}, o.now)
+	o.setVersionStatus(o.version(o.obs.Vector, o.obs.Render, o.obs.Commit), st.Commit,
+		metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.NoDeploymentReason, Message: msg})
+}
+
+// setVersionStatus sets a StageVersion's revision and condition c. The
+// version may be the state's that the decision read (CloneSharing shares
+// them, and a pass at 10,000 stages changes few): a change is made on a
+// copy that replaces it, and the condition is tried on a scratch copy.
+func (o *stageObserver) setVersionStatus(sv *v1alpha1.StageVersion, revision string, c metav1.Condition) {
+	o.scratch = append(o.scratch[:0], sv.Status.Conditions...)
+	if !SetCondition(&o.scratch, c, o.now) && sv.Status.Revision == revision {
+		return
+	}
+	sv = sv.DeepCopy()
+	sv.Status.Revision, sv.Status.Conditions = revision, slices.Clone(o.scratch)
+	o.s.StageVersions[sv.Name] = sv
 }
 
 // activeFromReports applies the reports oldest revision first, so a batch
@@ -216,8 +230,7 @@ func (o *stageObserver) reportOnVersion(r StageReport, pos int, dep string) {
 	if prev, ok := o.position(sv.Status.Revision); ok && sv.Status.Revision != "" && pos < prev {
 		return
 	}
-	sv.Status.Revision = r.Revision
-	SetCondition(&sv.Status.Conditions, reportCondition(v1alpha1.ReadyCondition, r, dep), o.now)
+	o.setVersionStatus(sv, r.Revision, reportCondition(v1alpha1.ReadyCondition, r, dep))
 }
 
 // reportOnStage makes the newest report the stage's word: healthy makes its
@@ -307,16 +320,18 @@ func (o *stageObserver) setOwnUsage(reason, vector string) {
 		o.version(vector, nil, "")
 	}
 	u := o.s.Usages[name]
+	if u != nil && u.Spec.StageVersionRef != nil && u.Spec.StageVersionRef.Name == svName && u.Spec.Reason == reason {
+		return
+	}
 	if u == nil {
 		u = &v1alpha1.StageVersionUsage{ObjectMeta: metav1.ObjectMeta{Name: name,
 			Labels: map[string]string{v1alpha1.StageNameLabel: o.obs.Name},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(),
 				Kind: v1alpha1.StageKind, Name: o.obs.Name}}}}
-		o.s.Usages[name] = u
-	}
-	if u.Spec.StageVersionRef != nil && u.Spec.StageVersionRef.Name == svName && u.Spec.Reason == reason {
-		return
+	} else {
+		u = u.DeepCopy() // the state's that the decision read, maybe
 	}
 	u.Spec = v1alpha1.StageVersionUsageSpec{Reason: reason, StageVersionRef: &v1alpha1.LocalObjectReference{Name: svName}}
+	o.s.Usages[name] = u
 	o.note("%s usage now holds StageVersion %s (vector %s)", reason, svName, vector)
 }

@@ -762,6 +762,12 @@ func (s *State) Clone() *State {
 	for k, v := range c.Configs {
 		c.Configs[k] = v.DeepCopy()
 	}
+	for k, v := range c.StageVersions {
+		c.StageVersions[k] = v.DeepCopy()
+	}
+	for k, v := range c.Usages {
+		c.Usages[k] = v.DeepCopy()
+	}
 	return c
 }
 
@@ -787,11 +793,7 @@ func (s *State) CloneSharing() *State {
 		a := *v
 		c.Approvals[k] = &a
 	}
-	for k, v := range s.StageVersions {
-		c.StageVersions[k] = v.DeepCopy()
-	}
-	for k, v := range s.Usages {
-		c.Usages[k] = v.DeepCopy()
-	}
+	maps.Copy(c.StageVersions, s.StageVersions)
+	maps.Copy(c.Usages, s.Usages)
 	return c
 }

@@ -2,6 +2,7 @@ package reconcilers
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -89,15 +90,17 @@ func ReconcileUsages(s *State, declared map[string]*v1alpha1.StageVersionUsage, 
 	var notes []string
 	for _, name := range keys.Sorted(declared) {
 		d := declared[name]
-		u := s.Usages[name]
-		if u == nil {
-			u = &v1alpha1.StageVersionUsage{}
-			s.Usages[name] = u
+		want := &v1alpha1.StageVersionUsage{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: d.Labels, Annotations: d.Annotations},
+			Spec: *d.Spec.DeepCopy()}
+		switch u := s.Usages[name]; {
+		case u == nil:
 			notes = append(notes, fmt.Sprintf("usage %s: declared (%s)", name, d.Spec.Reason))
+		case reflect.DeepEqual(u.ObjectMeta, want.ObjectMeta) && reflect.DeepEqual(u.Spec, want.Spec):
+			continue // as declared; it may be the state's that the decision read
+		default:
+			want.Status = *u.Status.DeepCopy()
 		}
-		status := u.Status
-		*u = v1alpha1.StageVersionUsage{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: d.Labels, Annotations: d.Annotations},
-			Spec: *d.Spec.DeepCopy(), Status: status}
+		s.Usages[name] = want
 	}
 	if prune {
 		gone := keys.SortedWhere(s.Usages, func(name string) bool {
@@ -112,11 +115,25 @@ func ReconcileUsages(s *State, declared map[string]*v1alpha1.StageVersionUsage, 
 	// Each usage's conditions depend on the StageVersions alone, so they
 	// are set in any order; only the few notes are put in name order (two
 	// sorts of 20,000 names a decision at 10,000 stages otherwise).
+	// The conditions are tried on a scratch copy: a usage may be the
+	// state's that the decision read, and few change.
 	var changed []string
+	var scratch []metav1.Condition
 	for name, u := range s.Usages {
+		tried := *u // setUsageConditions writes only the conditions, the scratch ones
+		scratch = append(scratch[:0], u.Status.Conditions...)
+		tried.Status.Conditions = scratch
+		set := setUsageConditions(&tried, selectionOf(u).referenced(s), now)
+		scratch = tried.Status.Conditions
+		if !set {
+			continue
+		}
+		own := u.DeepCopy()
+		own.Status.Conditions = slices.Clone(scratch)
+		s.Usages[name] = own
 		// A stage's own usages say what they hold when they move
 		// (ObserveStage); their conditions follow without a note.
-		if setUsageConditions(u, selectionOf(u).referenced(s), now) && !IsOwnUsage(name) {
+		if !IsOwnUsage(name) {
 			changed = append(changed, name)
 		}
 	}

@@ -1,0 +1,82 @@
+package pass
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/deployments"
+)
+
+// TestDecideLeavesTheStateItReadAsItWas: a decision shares the objects of
+// the state it reads (the codec hands out the same objects every pass, and
+// the web view reads them meanwhile), so whatever it changes, stages moving
+// to new vectors, their StageVersions and usages following, declared
+// usages rewritten and their conditions set, is changed on copies.
+func TestDecideLeavesTheStateItReadAsItWas(t *testing.T) {
+	snap := wideSnapshot(40)
+	settled := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0).State
+	files, err := reconcilers.EncodeState(settled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, errs := reconcilers.DecodeState(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	before := read.Clone()
+
+	// Every fourth stage's overlay moves on; a usage is declared on every
+	// third stage's version, and one declared before changes its reason.
+	for i := 0; i < 40; i += 4 {
+		key := source.StageKey("apps", fmt.Sprintf("s%04d", i))
+		ref := snap.StageIndex[key]
+		ref.Vector.Vector = fmt.Sprintf("acme:v%d", 10+i)
+		snap.StageIndex[key] = ref
+	}
+	snap.Usages = map[string]*v1alpha1.StageVersionUsage{}
+	for i := 0; i < 40; i += 3 {
+		stage := fmt.Sprintf("s%04d", i)
+		name := "pin-" + stage
+		snap.Usages[name] = &v1alpha1.StageVersionUsage{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.StageVersionUsageSpec{Reason: "pinned", StageVersionRef: &v1alpha1.LocalObjectReference{
+				Name: reconcilers.StageVersionName("apps", stage, snap.StageIndex[source.StageKey("apps", stage)].Vector.Vector)}}}
+	}
+	d := Decide(Inputs{Snapshot: snap, State: read}, t0.Add(time.Hour))
+	if len(d.Transitions) == 0 {
+		t.Fatal("the decision changed nothing; the test shows nothing")
+	}
+	if diff := cmp.Diff(before, read); diff != "" {
+		t.Fatalf("the decision changed the state it read (-before +after):\n%s", diff)
+	}
+
+	// And again over what it decided, with the declared usages changed and
+	// two stages' deployers reporting: one healthy, one failed.
+	read, next := d.State, d.State.Clone()
+	for _, u := range snap.Usages {
+		u.Spec.Reason = "audit"
+	}
+	reports := map[string][]reconcilers.StageReport{}
+	for i, outcome := range []deployments.Outcome{deployments.Healthy, deployments.Failed} {
+		key := source.StageKey("apps", fmt.Sprintf("s%04d", 1+i))
+		snap.Stages[key].Spec.Deployment = &v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps", Namespace: "flux-system"}
+		ref := snap.StageIndex[key]
+		reports[key] = []reconcilers.StageReport{{Revision: ref.Commit, Outcome: outcome, At: t0.Add(90 * time.Minute), Vector: ref.Vector.Vector}}
+	}
+	d = Decide(Inputs{Snapshot: snap, State: read, Reports: reports,
+		Positions: func(string, string) (int, bool) { return 1, true }}, t0.Add(2*time.Hour))
+	if !slices.ContainsFunc(d.Transitions, func(t string) bool { return strings.Contains(t, "is active") }) {
+		t.Fatalf("no report made a vector active: %v", d.Transitions)
+	}
+	if diff := cmp.Diff(next, read); diff != "" {
+		t.Fatalf("the second decision changed the state it read (-before +after):\n%s", diff)
+	}
+}
