@@ -771,11 +771,12 @@ func (s *State) Clone() *State {
 	return c
 }
 
-// CloneSharing is Clone, except that the promotions and the configs'
-// statuses are s's own: whoever changes one replaces it with a changed copy
-// instead (copy on write). A decision keeps every promotion and changes few,
-// most of them finished long ago, and writes every config's status afresh;
-// copying them all was a fifth of its time.
+// CloneSharing is Clone, except that the promotions, the configs'
+// statuses, the StageVersions and the usages are s's own: whoever changes
+// one replaces it with a changed copy instead (copy on write). A decision
+// keeps every promotion and changes few, most of them finished long ago,
+// writes every config's status afresh, and changes the versions and usages
+// of the few stages that moved; copying them all was a fifth of its time.
 func (s *State) CloneSharing() *State {
 	c := newStateSized(s.sizes())
 	for k, v := range s.Vectors {
