@@ -1,12 +1,14 @@
 package reconcilers
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 )
 
 // TestChangesAreTheDiffOfTheEncodedState: what Changes says to write is
@@ -20,10 +22,7 @@ func TestChangesAreTheDiffOfTheEncodedState(t *testing.T) {
 		t.Fatal(err)
 	}
 	with := func(extra map[string]string) map[string][]byte {
-		files := map[string][]byte{}
-		for p, data := range settled {
-			files[p] = data
-		}
+		files := maps.Clone(settled)
 		for p, data := range extra {
 			files[p] = []byte(data)
 		}
@@ -86,30 +85,19 @@ func TestChangesAreTheDiffOfTheEncodedState(t *testing.T) {
 				}
 			}
 			if len(want) != tt.want {
-				t.Errorf("the case writes %d files, want %d: %v", len(want), tt.want, keysOf(want))
+				t.Errorf("the case writes %d files, want %d: %v", len(want), tt.want, keys.Sorted(want))
 			}
 			// The codec remembers what it wrote: asked again, nothing.
 			if again, err := codec.Changes(next, applied(tt.files, got)); err != nil || len(again) > 0 {
-				t.Errorf("once written, Changes says %v, %v; want nothing", keysOf(again), err)
+				t.Errorf("once written, Changes says %v, %v; want nothing", keys.Sorted(again), err)
 			}
 		})
 	}
 }
 
-func keysOf(m map[string][]byte) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // applied is files with changes written (nil removes).
 func applied(files, changes map[string][]byte) map[string][]byte {
-	out := map[string][]byte{}
-	for p, data := range files {
-		out[p] = data
-	}
+	out := maps.Clone(files)
 	for p, data := range changes {
 		if data == nil {
 			delete(out, p)
