@@ -2,7 +2,6 @@ package source
 
 import (
 	"net/url"
-	"regexp"
 	"strings"
 )
 
@@ -74,17 +73,66 @@ func secretParameter(key string) bool {
 	return false
 }
 
-// urlInText finds scheme://URLs inside free text, up to the first character
-// that cannot be part of one as written in a message.
-var urlInText = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s\"'<>`]+")
-
 // RedactText redacts every URL inside s, for text that is not known to be a
-// URL: an error from a library, a log message, a command's output.
+// URL: an error from a library, a log message, a command's output. A URL
+// is a scheme ([A-Za-z][A-Za-z0-9+.-]*), "://", and everything up to the
+// first character that cannot be part of one as written in a message
+// (white space, a quote, < > or `), found leftmost first. It is found
+// from each "://" outwards, in one pass: a regular expression took 0.2 s
+// for the 4 MB table of a validate of 10,000 stages.
 func RedactText(s string) string {
-	if !strings.Contains(s, "://") {
+	i := strings.Index(s, "://")
+	if i < 0 {
 		return s
 	}
-	return urlInText.ReplaceAllStringFunc(s, RedactURL)
+	var b strings.Builder
+	done := 0 // s[:done] is in b
+	for i >= 0 {
+		start := i
+		for start > done && isSchemeByte(s[start-1]) {
+			start--
+		}
+		for start < i && !isLetter(s[start]) {
+			start++ // a scheme starts with a letter
+		}
+		end := i + len("://")
+		for end < len(s) && isURLByte(s[end]) {
+			end++
+		}
+		next := i + 1
+		if start < i && end > i+len("://") {
+			if b.Len() == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[done:start])
+			b.WriteString(RedactURL(s[start:end]))
+			done, next = end, end
+		}
+		if i = strings.Index(s[next:], "://"); i >= 0 {
+			i += next
+		}
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func isSchemeByte(c byte) bool {
+	return isLetter(c) || '0' <= c && c <= '9' || c == '+' || c == '.' || c == '-'
+}
+
+// isURLByte: any byte but white space ([\t\n\f\r ]), quotes, < > and `;
+// the bytes of a multi-byte character are all URL bytes.
+func isURLByte(c byte) bool {
+	switch c {
+	case '\t', '\n', '\f', '\r', ' ', '"', '\'', '<', '>', '`':
+		return false
+	}
+	return true
 }
 
 // SplitURLCredentials separates the user information of an http(s) URL
