@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -272,7 +273,11 @@ func stageReference(snap *source.Snapshot, role, landscape, name string) referen
 }
 
 func printTable(w io.Writer, r validationReport) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// The table goes out in one write: through the redacting writer, each
+	// of the tabwriter's cells was a regular-expression scan and a system
+	// call of its own (0.9 s for the 10,000 rows of 10,000 stages).
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tNAME\tFILE\tREFERENCES")
 	for _, o := range r.Objects {
 		refs := make([]string, 0, len(o.References))
@@ -285,16 +290,15 @@ func printTable(w io.Writer, r validationReport) error {
 		return err
 	}
 	if len(r.Problems) == 0 {
-		_, err := fmt.Fprintln(w, "\nno problems")
-		return err
-	}
-	fmt.Fprintf(w, "\n%d problem(s):\n", len(r.Problems))
-	for _, p := range r.Problems {
-		if _, err := fmt.Fprintf(w, "  %s\n", p.Error()); err != nil {
-			return err
+		fmt.Fprintln(&b, "\nno problems")
+	} else {
+		fmt.Fprintf(&b, "\n%d problem(s):\n", len(r.Problems))
+		for _, p := range r.Problems {
+			fmt.Fprintf(&b, "  %s\n", p.Error())
 		}
 	}
-	return nil
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // describeReference reads like "source Stage dev/dev → overlay
