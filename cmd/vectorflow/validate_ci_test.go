@@ -99,6 +99,32 @@ func TestValidateCheckout(t *testing.T) {
 			t.Errorf("problems in %q, want none: main is good", got)
 		}
 	})
+	t.Run("packed, and a linked worktree", func(t *testing.T) {
+		// Objects read from pack files (kept open) and through a
+		// worktree's .git file and commondir.
+		testutil.Git(t, dir, nil, "gc", "-q")
+		linked := filepath.Join(t.TempDir(), "linked")
+		testutil.Git(t, dir, nil, "worktree", "add", "-q", "--detach", linked, "main")
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--repo", dir, "--revision", "v1"}, "vectorflow/faulty.yaml"},
+			{[]string{"--repo", linked}, ""},
+			{[]string{"--repo", linked, "--revision", "v1"}, "vectorflow/faulty.yaml"},
+		} {
+			if got := strings.Join(problemFiles(t, tc.args...), " "); got != tc.want {
+				t.Errorf("validate %v: problems in %q, want %q", tc.args, got, tc.want)
+			}
+		}
+	})
+	t.Run("bare repository: a revision", func(t *testing.T) {
+		bare := filepath.Join(t.TempDir(), "config.git")
+		testutil.Git(t, dir, nil, "clone", "-q", "--bare", dir, bare)
+		if got := strings.Join(problemFiles(t, "--repo", bare, "--revision", "v1"), " "); got != "vectorflow/faulty.yaml" {
+			t.Errorf("problems in %q, want vectorflow/faulty.yaml", got)
+		}
+	})
 	t.Run("remote revision", func(t *testing.T) {
 		srv := testutil.StartGitServer(t)
 		bare := srv.BarePath("config")
