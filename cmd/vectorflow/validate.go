@@ -275,7 +275,7 @@ func stageReference(snap *source.Snapshot, role, landscape, name string) referen
 func printTable(w io.Writer, r validationReport) error {
 	// The table goes out in one write: through the redacting writer, each
 	// of the tabwriter's cells was a regular-expression scan and a system
-	// call of its own (0.9 s for the 10,000 rows of 10,000 stages).
+	// call of its own (0.7 s for the 10,000 rows of 10,000 stages).
 	var b bytes.Buffer
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tNAME\tFILE\tREFERENCES")
