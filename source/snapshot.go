@@ -21,7 +21,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -835,8 +834,7 @@ func openInPlace(path string) (*git.Repository, error) {
 	if !ok {
 		return r, nil
 	}
-	return git.Open(filesystem.NewStorageWithOptions(plain.Filesystem(), cache.NewObjectLRU(storeObjectCache),
-		filesystem.Options{MaxOpenDescriptors: storeOpenPacks, LargeObjectThreshold: storeLargeObject}), nil)
+	return git.Open(objectStorage(plain.Filesystem()), nil)
 }
 
 // resolveRevision resolves revision, also as a remote branch (a fetched

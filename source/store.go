@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -284,13 +285,20 @@ func (d *diskStore) writeWholeTrees() {
 
 func (d *diskStore) gitDir() string { return filepath.Join(d.dir, storeGitDir) }
 
+// objectStorage reads the Git directory fs with pack files kept open, a
+// bounded object cache and large blobs streamed: what the store and a
+// repository read in place (openInPlace) both need.
+func objectStorage(fs billy.Filesystem) *filesystem.Storage {
+	return filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(storeObjectCache),
+		filesystem.Options{LargeObjectThreshold: storeLargeObject, MaxOpenDescriptors: storeOpenPacks})
+}
+
 // open makes the store ready, creating it or replacing an unreadable one.
 func (d *diskStore) open() error {
 	if err := os.MkdirAll(d.dir, 0o700); err != nil {
 		return err
 	}
-	d.fs = filesystem.NewStorageWithOptions(osfs.New(d.gitDir()), cache.NewObjectLRU(storeObjectCache),
-		filesystem.Options{LargeObjectThreshold: storeLargeObject, MaxOpenDescriptors: storeOpenPacks})
+	d.fs = objectStorage(osfs.New(d.gitDir()))
 	d.storer = &packStorer{lockedStorer: &lockedStorer{Storer: d.fs, exclusive: true}, fs: d.fs, gitDir: d.gitDir()}
 	unlock, err := d.lock(context.Background())
 	if err != nil {
