@@ -834,7 +834,8 @@ func openInPlace(path string) (*git.Repository, error) {
 	if !ok {
 		return r, nil
 	}
-	return git.Open(objectStorage(plain.Filesystem()), nil)
+	objects, _ := objectStorage(plain.Filesystem())
+	return git.Open(objects, nil)
 }
 
 // resolveRevision resolves revision, also as a remote branch (a fetched

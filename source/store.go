@@ -288,9 +288,10 @@ func (d *diskStore) gitDir() string { return filepath.Join(d.dir, storeGitDir) }
 // objectStorage reads the Git directory fs with pack files kept open, a
 // bounded object cache and large blobs streamed: what the store and a
 // repository read in place (openInPlace) both need.
-func objectStorage(fs billy.Filesystem) *filesystem.Storage {
-	return filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(storeObjectCache),
-		filesystem.Options{LargeObjectThreshold: storeLargeObject, MaxOpenDescriptors: storeOpenPacks})
+func objectStorage(fs billy.Filesystem) (*filesystem.Storage, cache.Object) {
+	objects := cache.NewObjectLRU(storeObjectCache)
+	return filesystem.NewStorageWithOptions(fs, objects,
+		filesystem.Options{LargeObjectThreshold: storeLargeObject, MaxOpenDescriptors: storeOpenPacks}), objects
 }
 
 // open makes the store ready, creating it or replacing an unreadable one.
@@ -298,8 +299,9 @@ func (d *diskStore) open() error {
 	if err := os.MkdirAll(d.dir, 0o700); err != nil {
 		return err
 	}
-	d.fs = objectStorage(osfs.New(d.gitDir()))
-	d.storer = &packStorer{lockedStorer: &lockedStorer{Storer: d.fs, exclusive: true}, fs: d.fs, gitDir: d.gitDir()}
+	var objects cache.Object
+	d.fs, objects = objectStorage(osfs.New(d.gitDir()))
+	d.storer = &packStorer{lockedStorer: &lockedStorer{Storer: d.fs, exclusive: true}, fs: d.fs, objects: objects, gitDir: d.gitDir()}
 	unlock, err := d.lock(context.Background())
 	if err != nil {
 		return err
@@ -640,9 +642,14 @@ func truncate(s string, n int) string {
 // credentials included) stays in memory and never reaches the disk.
 type packStorer struct {
 	*lockedStorer
-	fs     *filesystem.Storage
-	gitDir string
-	config memory.ConfigStorage
+	fs *filesystem.Storage
+	// objects is fs's cache of decoded objects, which storeLoose fills
+	// too: what is written is read back at once (a push packs the trees a
+	// commit wrote, the loader reads what a fetch stored), and inflating a
+	// wide tree again cost as much as deflating it.
+	objects cache.Object
+	gitDir  string
+	config  memory.ConfigStorage
 	// indexes are the indexes of the store's packs, read on first use and
 	// dropped when the packs change; nil until read.
 	indexes []*idxfile.MemoryIndex
@@ -688,16 +695,28 @@ func (s *packStorer) storeLoose(o plumbing.EncodedObject) (plumbing.Hash, error)
 	default:
 		return plumbing.ZeroHash, plumbing.ErrInvalidType
 	}
-	tmp, h, err := s.deflateLoose(o)
+	tmp, stored, err := s.deflateLoose(o)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := s.placeLoose(tmp, h); err != nil {
+	if err := s.placeLoose(tmp, stored.h); err != nil {
 		_ = os.Remove(tmp)
 		return plumbing.ZeroHash, err
 	}
-	return h, nil
+	if stored.MemoryObject != nil {
+		s.objects.Put(stored)
+	}
+	return stored.h, nil
 }
+
+// storedObject is a copy of an object storeLoose wrote, under the hash
+// computed as it was written (MemoryObject would hash its content again).
+type storedObject struct {
+	*plumbing.MemoryObject
+	h plumbing.Hash
+}
+
+func (o storedObject) Hash() plumbing.Hash { return o.h }
 
 // fetchedLoose is where a small fetched pack's objects are stored: loose,
 // by storeLoose, not counted as written by the process (a fetch compacts
@@ -714,11 +733,12 @@ func (f fetchedLoose) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash,
 
 // deflateLoose writes o as a loose object into a temporary file, where
 // removeTemporaries finds it should the process stop before placeLoose,
-// and returns the file and o's hash, computed from what was written.
-func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, h plumbing.Hash, err error) {
+// and returns the file and o's hash, computed from what was written, with
+// a copy of o when it is small enough to keep in memory (as a read would).
+func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, stored storedObject, err error) {
 	r, err := o.Reader()
 	if err != nil {
-		return "", plumbing.ZeroHash, err
+		return "", stored, err
 	}
 	defer r.Close()
 	tmpDir := filepath.Join(s.gitDir, "objects", "pack")
@@ -727,7 +747,7 @@ func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, h plumb
 		f, err = os.CreateTemp(tmpDir, looseTemporary) // a store emptied by hand
 	}
 	if err != nil {
-		return "", plumbing.ZeroHash, err
+		return "", stored, err
 	}
 	defer func() {
 		if cerr := f.Close(); err == nil {
@@ -749,22 +769,31 @@ func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, h plumb
 	z, buf := d.z, d.buf
 	hasher := plumbing.NewHasher(o.Type(), o.Size())
 	if _, err := fmt.Fprintf(z, "%s %d\x00", o.Type(), o.Size()); err != nil {
-		return "", plumbing.ZeroHash, err
+		return "", stored, err
 	}
-	n, err := io.Copy(io.MultiWriter(z, hasher), r)
+	out := io.MultiWriter(z, hasher)
+	if o.Size() <= storeLargeObject {
+		// Kept whole, as go-git keeps an object this size it reads.
+		stored.MemoryObject = &plumbing.MemoryObject{}
+		stored.SetType(o.Type())
+		stored.SetSize(o.Size())
+		out = io.MultiWriter(z, hasher, stored.MemoryObject)
+	}
+	n, err := io.Copy(out, r)
 	if err != nil {
-		return "", plumbing.ZeroHash, err
+		return "", stored, err
 	}
 	if n != o.Size() {
-		return "", plumbing.ZeroHash, fmt.Errorf("object %s holds %d bytes, not the %d its header says", o.Hash(), n, o.Size())
+		return "", stored, fmt.Errorf("object %s holds %d bytes, not the %d its header says", o.Hash(), n, o.Size())
 	}
 	if err := z.Close(); err != nil {
-		return "", plumbing.ZeroHash, err
+		return "", stored, err
 	}
 	if err := buf.Flush(); err != nil {
-		return "", plumbing.ZeroHash, err
+		return "", stored, err
 	}
-	return f.Name(), hasher.Sum(), nil
+	stored.h = hasher.Sum()
+	return f.Name(), stored, nil
 }
 
 // looseTemporary begins the names of the temporary files loose objects

@@ -86,6 +86,77 @@ func TestStoreWritesLooseObjectsAtBestSpeed(t *testing.T) {
 	}
 }
 
+// TestStoreKeepsWhatItWroteInMemory: an object the store wrote is read back
+// from memory (a push packs the trees a commit just wrote), the same as
+// from disk; one over the size the store holds whole is read from disk.
+// The test swaps each loose file for another valid one after the write:
+// what a read returns says where it came from.
+func TestStoreKeepsWhatItWroteInMemory(t *testing.T) {
+	open, _ := storeFixture(t)
+	repo := open()
+	store := func(content []byte) plumbing.Hash {
+		t.Helper()
+		o := repo.Storer().NewEncodedObject()
+		o.SetType(plumbing.BlobObject)
+		o.SetSize(int64(len(content)))
+		w, _ := o.Writer()
+		w.Write(content)
+		w.Close()
+		h, err := repo.Storer().SetEncodedObject(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := plumbing.ComputeHash(plumbing.BlobObject, content); h != want {
+			t.Fatalf("stored as %s, want %s", h, want)
+		}
+		return h
+	}
+	// replace makes the loose file of h hold other, still a valid object.
+	replace := func(h plumbing.Hash, other []byte) {
+		t.Helper()
+		var b bytes.Buffer
+		z := zlib.NewWriter(&b)
+		fmt.Fprintf(z, "blob %d\x00", len(other))
+		z.Write(other)
+		z.Close()
+		file := loosePath(repo.store.gitDir(), h)
+		if err := os.Chmod(file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, b.Bytes(), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(h plumbing.Hash) []byte {
+		t.Helper()
+		o, err := repo.Storer().EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Type() != plumbing.BlobObject {
+			t.Fatalf("read %s back as a %s", h, o.Type())
+		}
+		return must(io.ReadAll(must(o.Reader())))
+	}
+
+	small := bytes.Repeat([]byte("small "), 1000)
+	h := store(small)
+	replace(h, []byte("not what was written"))
+	if got := read(h); !bytes.Equal(got, small) {
+		t.Errorf("the object just written was read from disk (%d bytes), not from memory", len(got))
+	}
+	if o, err := repo.Storer().EncodedObject(plumbing.BlobObject, h); err != nil || o.Hash() != h || o.Size() != int64(len(small)) {
+		t.Errorf("the object kept in memory reads as %v", err)
+	}
+
+	large := bytes.Repeat([]byte("large "), storeLargeObject/6+1)
+	h = store(large)
+	replace(h, []byte("read from disk"))
+	if got := read(h); string(got) != "read from disk" {
+		t.Errorf("an object of %d bytes, over the %d the store holds whole, was kept in memory", len(large), storeLargeObject)
+	}
+}
+
 // BenchmarkStoreWriteWideTree stores a tree of 10,000 entries (340 KB), the
 // size of a directory of 10,000 overlays, into an on-disk store: what every
 // commit a promotion writes there costs per wide directory it changes.
@@ -117,6 +188,48 @@ func BenchmarkStoreWriteWideTree(b *testing.B) {
 		w.Close()
 		if _, err := repo.Storer().SetEncodedObject(o); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStoreWriteThenReadWideTree stores a wide tree, as in
+// BenchmarkStoreWriteWideTree, and reads it back, as the push that sends it
+// and the next pass's read of the state branch do.
+func BenchmarkStoreWriteThenReadWideTree(b *testing.B) {
+	repo, err := OpenCached("http://127.0.0.1:1/unused.git", Auth{}, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var encoded plumbing.MemoryObject
+	if err := wideTree(10_000, b.Name()).Encode(&encoded); err != nil {
+		b.Fatal(err)
+	}
+	content, err := io.ReadAll(must(encoded.Reader()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(content)))
+	b.ReportAllocs()
+	var i uint64
+	for b.Loop() {
+		i++
+		binary.BigEndian.PutUint64(content[len(content)-8:], i)
+		o := repo.Storer().NewEncodedObject()
+		o.SetType(plumbing.TreeObject)
+		o.SetSize(int64(len(content)))
+		w, _ := o.Writer()
+		w.Write(content)
+		w.Close()
+		h, err := repo.Storer().SetEncodedObject(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		read, err := repo.Storer().EncodedObject(plumbing.TreeObject, h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got, err := io.ReadAll(must(read.Reader())); err != nil || !bytes.Equal(got, content) {
+			b.Fatalf("the tree read back differs (%v)", err)
 		}
 	}
 }
