@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
@@ -78,5 +79,31 @@ func TestDecideLeavesTheStateItReadAsItWas(t *testing.T) {
 	}
 	if diff := cmp.Diff(next, read); diff != "" {
 		t.Fatalf("the second decision changed the state it read (-before +after):\n%s", diff)
+	}
+
+	// And again, with two stages held and one released, the Held
+	// condition set and removed.
+	read, next = d.State, d.State.Clone()
+	holds := []reconcilers.HoldVerdict{}
+	for i, stage := range []string{"s0005", "s0006"} {
+		holds = append(holds, reconcilers.HoldVerdict{Path: fmt.Sprintf("holds/%d.yaml", i), Signer: "alice", Commit: "c1",
+			Record: reconcilers.HoldRecord{Kind: reconcilers.HoldKind, Stage: source.StageKey("apps", stage), Reason: "freeze",
+				At: metav1.NewTime(t0.Add(150 * time.Minute))}})
+	}
+	d = Decide(Inputs{Snapshot: snap, State: read, Holds: holds}, t0.Add(3*time.Hour))
+	held := d.State.Stages[source.StageKey("apps", "s0005")]
+	if held == nil || meta.FindStatusCondition(held.Status.Conditions, HeldCondition) == nil {
+		t.Fatal("the hold set no Held condition; the test shows nothing")
+	}
+	if diff := cmp.Diff(next, read); diff != "" {
+		t.Fatalf("the decision holding stages changed the state it read (-before +after):\n%s", diff)
+	}
+	read, next = d.State, d.State.Clone()
+	d = Decide(Inputs{Snapshot: snap, State: read, Holds: holds[:1]}, t0.Add(4*time.Hour))
+	if released := d.State.Stages[source.StageKey("apps", "s0006")]; meta.FindStatusCondition(released.Status.Conditions, HeldCondition) != nil {
+		t.Fatal("the release left the Held condition; the test shows nothing")
+	}
+	if diff := cmp.Diff(next, read); diff != "" {
+		t.Fatalf("the decision releasing a stage changed the state it read (-before +after):\n%s", diff)
 	}
 }
