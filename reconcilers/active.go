@@ -64,12 +64,20 @@ type StageReport struct {
 // A report older (by Position) than what the stage or the version already
 // knows changes nothing, so reports are idempotent and their order does not
 // matter. It returns what changed, for the state commit message.
+//
+// The stage may be the one of the state the decision read, shared
+// (State.CloneSharing): the observer works on a copy of what it may change
+// and replaces the stage with a changed copy only when it changed, which at
+// 10,000 stages is few of them.
 func ObserveStage(s *State, obs StageObservation, now time.Time) []string {
 	o := &stageObserver{s: s, obs: obs, now: now, key: StageKey(obs.Landscape, obs.Name)}
-	o.st = s.Stages[o.key]
-	if o.st == nil {
+	read := s.Stages[o.key]
+	if read == nil {
 		return nil
 	}
+	work := *read
+	work.Status.Conditions = slices.Clone(read.Status.Conditions)
+	o.st = &work
 	o.recordTarget()
 	if o.st.Spec.Deployment == nil {
 		o.activeFromOverlay()
@@ -78,14 +86,25 @@ func ObserveStage(s *State, obs StageObservation, now time.Time) []string {
 	}
 	o.setOwnUsage(v1alpha1.ActiveUsageReason, o.st.Status.ActiveVector)
 	o.setOwnUsage(v1alpha1.TargetUsageReason, obs.Vector)
+	if before, after := &read.Status, &work.Status; after.ActiveVector != before.ActiveVector || after.ActiveRevision != before.ActiveRevision ||
+		!sameTime(after.ActiveSince, before.ActiveSince) || !sameConditions(after.Conditions, before.Conditions) {
+		changed := read.DeepCopy()
+		changed.Status.ActiveVector, changed.Status.ActiveRevision = after.ActiveVector, after.ActiveRevision
+		changed.Status.ActiveSince, changed.Status.Conditions = after.ActiveSince.DeepCopy(), after.Conditions
+		s.Stages[o.key] = changed
+	}
 	return o.notes
 }
 
 type stageObserver struct {
-	s     *State
-	obs   StageObservation
-	now   time.Time
-	key   string
+	s   *State
+	obs StageObservation
+	now time.Time
+	key string
+	// st is a shallow copy of the stage with conditions of its own: the
+	// observer changes its status's ActiveVector, ActiveRevision,
+	// ActiveSince (replaced, never changed in place) and Conditions, and
+	// ObserveStage carries those four over.
 	st    *v1alpha1.Stage
 	notes []string
 	// scratch holds a StageVersion's conditions while a change is tried.

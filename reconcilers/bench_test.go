@@ -204,3 +204,54 @@ status:
 		})
 	}
 }
+
+// BenchmarkCodecEncodeUnchangedStages encodes a state of 10,000 stages that
+// nothing changed, as every pass's Changes does: each stage a copy
+// (compared field by field with what its file decoded to), or the very
+// object the codec handed out (compared by pointer), as Decide leaves an
+// unchanged stage.
+func BenchmarkCodecEncodeUnchangedStages(b *testing.B) {
+	files := map[string][]byte{}
+	for i := range 10_000 {
+		files[path.Join(StagesDir, "apps", fmt.Sprintf("s%05d.yaml", i))] = fmt.Appendf(nil, `apiVersion: vectorflow.dev/v1alpha1
+kind: Stage
+metadata: {name: s%05d}
+spec: {landscape: apps, path: apps/overlays/s%05d}
+status:
+  vector: "app:2026.1.%d"
+  vectorSince: "2026-11-29T10:00:00Z"
+  commit: 0123456789abcdef0123456789abcdef01234567
+  activeVector: "app:2026.1.%d"
+  activeRevision: 0123456789abcdef0123456789abcdef01234567
+  activeSince: "2026-11-29T10:00:00Z"
+  conditions:
+    - {type: Active, status: "True", reason: NoDeployment, message: "the stage has no spec.deployment: the vector its overlay names counts as active", lastTransitionTime: "2026-11-29T10:00:00Z"}
+`, i, i, i, i)
+	}
+	for _, shared := range []bool{false, true} {
+		b.Run(map[bool]string{false: "copies", true: "handed-out"}[shared], func(b *testing.B) {
+			c := NewSharingCodec()
+			c.pristine = nil
+			state, errs := c.Decode(files)
+			if len(errs) > 0 {
+				b.Fatal(errs[0])
+			}
+			if len(state.Stages) != 10_000 {
+				b.Fatalf("decoded %d stages", len(state.Stages))
+			}
+			if !shared {
+				for key, st := range state.Stages {
+					state.Stages[key] = st.DeepCopy()
+				}
+			}
+			for b.Loop() {
+				if _, err := c.Encode(state); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if c.encodes != 0 {
+				b.Fatalf("encoded %d objects, want none", c.encodes)
+			}
+		})
+	}
+}

@@ -86,6 +86,10 @@ type Decision struct {
 	// change is made on the copy Decision.config returns. Every other
 	// config is the decision's own.
 	keptConfigs map[string]bool
+	// ownedStages names the stages of State this decision made or copied
+	// to change in place; the others are shared with the state it read,
+	// and a change is made on the copy Decision.stage returns.
+	ownedStages map[string]bool
 }
 
 // Decide runs every reconciler over one snapshot and the state: stages
@@ -93,7 +97,7 @@ type Decision struct {
 // recorded, configs detect drift and schedule promotions. It is pure; the
 // caller persists Decision.State and then executes Decision.Start.
 func Decide(in Inputs, now time.Time) Decision {
-	d := Decision{State: in.State.CloneSharing(), owned: map[string]bool{}, keptConfigs: map[string]bool{}}
+	d := Decision{State: in.State.CloneSharing(), owned: map[string]bool{}, keptConfigs: map[string]bool{}, ownedStages: map[string]bool{}}
 	pruneAllowed := len(in.Snapshot.Problems) == 0
 	d.observeStages(in.Snapshot, now, pruneAllowed)
 	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
@@ -125,6 +129,18 @@ func (d *Decision) config(name string) *v1alpha1.VectorPromotionConfig {
 	return c
 }
 
+// stage is the stage of State by key, to change in place: a copy of the
+// state's own unless the decision made or copied it, made on the first
+// call.
+func (d *Decision) stage(key string) *v1alpha1.Stage {
+	st := d.State.Stages[key]
+	if st != nil && !d.ownedStages[key] {
+		st = st.DeepCopy()
+		d.State.Stages[key], d.ownedStages[key] = st, true
+	}
+	return st
+}
+
 // setKstatus derives Reconciling and Stalled (reconcilers.SetKstatus) on
 // every config, template and stage, the last step of a decision, copying a
 // kept config only when its conditions change.
@@ -145,8 +161,11 @@ func (d *Decision) setKstatus(now time.Time) {
 	for _, t := range d.State.Templates {
 		reconcilers.SetKstatus(&t.Status.Conditions, now)
 	}
-	for _, st := range d.State.Stages {
-		reconcilers.SetKstatus(&st.Status.Conditions, now)
+	for key, st := range d.State.Stages {
+		scratch = append(scratch[:0], st.Status.Conditions...)
+		if reconcilers.SetKstatus(&scratch, now) {
+			d.stage(key).Status.Conditions = slices.Clone(scratch)
+		}
 	}
 }
 
@@ -292,15 +311,17 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 		if st == nil {
 			st = &v1alpha1.Stage{ObjectMeta: metav1.ObjectMeta{Name: ref.Name}}
 			st.Spec = v1alpha1.StageSpec{Landscape: ref.Landscape}
-			s.Stages[key] = st
+			s.Stages[key], d.ownedStages[key] = st, true
 		}
 		// The spec follows the repository: spec.deployment decides where
 		// the active vector comes from.
 		if spec, ok := snap.Stages[key]; ok && !equality.Semantic.DeepEqual(st.Spec, spec.Spec) {
+			st = d.stage(key)
 			st.Spec = *spec.Spec.DeepCopy()
 		}
 		if st.Status.Vector != observed || st.Status.VectorSince == nil {
 			since := reconcilers.Stamp(now)
+			st = d.stage(key)
 			st.Status.Vector, st.Status.VectorSince, st.Status.Commit = observed, &since, ref.Commit
 			d.note("stage %s: now runs %s", key, reconcilers.VectorOrNone(observed))
 		}

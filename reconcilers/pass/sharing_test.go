@@ -107,3 +107,36 @@ func TestDecideLeavesTheStateItReadAsItWas(t *testing.T) {
 		t.Fatalf("the decision releasing a stage changed the state it read (-before +after):\n%s", diff)
 	}
 }
+
+// TestDecideSharesTheStagesItDoesNotChange: a decision over a settled
+// state changes no stage, and keeps every stage the state's own object
+// (CloneSharing) instead of a copy, which the codec then knows unchanged
+// by its pointer. A stage that moves is a copy.
+func TestDecideSharesTheStagesItDoesNotChange(t *testing.T) {
+	snap := wideSnapshot(40)
+	settled := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0).State
+	files, err := reconcilers.EncodeState(settled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, errs := reconcilers.DecodeState(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	moved := source.StageKey("apps", "s0003")
+	ref := snap.StageIndex[moved]
+	ref.Vector.Vector = "acme:v9"
+	snap.StageIndex[moved] = ref
+	d := Decide(Inputs{Snapshot: snap, State: read}, t0.Add(time.Hour))
+	if len(read.Stages) < 40 {
+		t.Fatalf("the state holds %d stages", len(read.Stages))
+	}
+	for key, st := range read.Stages {
+		switch shared := d.State.Stages[key] == st; {
+		case key == moved && shared:
+			t.Errorf("stage %s moved to a new vector, and the decision changed the state's own object", key)
+		case key != moved && !shared:
+			t.Errorf("stage %s did not change, and the decision holds a copy of it", key)
+		}
+	}
+}

@@ -102,12 +102,13 @@ const HeldCondition = "Held"
 // markHeld records each stage's hold as its Held condition, so `get
 // stages` shows it without judging signatures again.
 func (d *Decision) markHeld(snap *source.Snapshot, holds map[string]*reconcilers.StageHold, now time.Time) {
+	var scratch []metav1.Condition
 	for _, key := range keys.SortedLike(d.State.Stages, snap.ResolvedStageKeys()) {
 		st := d.State.Stages[key]
 		h := holds[key]
 		if h == nil {
 			if meta.FindStatusCondition(st.Status.Conditions, HeldCondition) != nil {
-				meta.RemoveStatusCondition(&st.Status.Conditions, HeldCondition)
+				meta.RemoveStatusCondition(&d.stage(key).Status.Conditions, HeldCondition)
 				d.note("stage %s: released", key)
 			}
 			continue
@@ -116,8 +117,10 @@ func (d *Decision) markHeld(snap *source.Snapshot, holds map[string]*reconcilers
 		if strings.HasPrefix(h.Reason, v1alpha1.ManualChangeReason) {
 			reason = v1alpha1.ManualChangeReason
 		}
-		if reconcilers.SetCondition(&st.Status.Conditions, metav1.Condition{Type: HeldCondition, Status: metav1.ConditionTrue,
+		scratch = append(scratch[:0], st.Status.Conditions...)
+		if reconcilers.SetCondition(&scratch, metav1.Condition{Type: HeldCondition, Status: metav1.ConditionTrue,
 			Reason: reason, Message: h.String()}, now) {
+			d.stage(key).Status.Conditions = slices.Clone(scratch)
 			d.note("%s", h.String())
 		}
 	}
