@@ -94,19 +94,7 @@ spec:
 // memory of them first (what a controller and the web view's reader do);
 // "again" is a later decode of the same files.
 func BenchmarkCodecFirstDecode(b *testing.B) {
-	files := map[string][]byte{}
-	for i := range 10_000 {
-		files[path.Join(StagesDir, "apps", fmt.Sprintf("s%05d.yaml", i))] = fmt.Appendf(nil, `apiVersion: vectorflow.dev/v1alpha1
-kind: Stage
-metadata: {name: s%05d}
-spec: {landscape: apps, path: apps/overlays/s%05d}
-status:
-  vector: "app:2026.1.%d"
-  vectorSince: "2026-11-29T10:00:00Z"
-  conditions:
-    - {type: Ready, status: "True", reason: Observed, message: "runs app:2026.1.%d", lastTransitionTime: "2026-11-29T10:00:00Z"}
-`, i, i, i, i)
-	}
+	files := stageFiles(10_000)
 	memo := memoOf(b, files)
 	// again: what every later pass pays, the files known already; shared:
 	// the same with the objects handed out to be read only (the pristine
@@ -180,6 +168,17 @@ status:
     - {type: Drift, status: "False", reason: InSync, message: "the target runs the source's vector", lastTransitionTime: "2026-11-29T10:00:00Z"}
 `, i, i+1, i)
 	}
+	benchmarkEncodeUnchanged(b, files, func(state *State) {
+		for name, cfg := range state.Configs {
+			state.Configs[name] = cfg.DeepCopy()
+		}
+	})
+}
+
+// benchmarkEncodeUnchanged encodes the state files decode to, unchanged:
+// as the codec handed it out, and with copies (copyAll replaces objects of
+// the state with copies of them).
+func benchmarkEncodeUnchanged(b *testing.B, files map[string][]byte, copyAll func(*State)) {
 	for _, shared := range []bool{false, true} {
 		b.Run(map[bool]string{false: "copies", true: "handed-out"}[shared], func(b *testing.B) {
 			c := NewSharingCodec()
@@ -189,9 +188,7 @@ status:
 				b.Fatal(errs[0])
 			}
 			if !shared {
-				for name, cfg := range state.Configs {
-					state.Configs[name] = cfg.DeepCopy()
-				}
+				copyAll(state)
 			}
 			for b.Loop() {
 				if _, err := c.Encode(state); err != nil {
@@ -211,8 +208,22 @@ status:
 // object the codec handed out (compared by pointer), as Decide leaves an
 // unchanged stage.
 func BenchmarkCodecEncodeUnchangedStages(b *testing.B) {
+	files := stageFiles(10_000)
+	benchmarkEncodeUnchanged(b, files, func(state *State) {
+		if len(state.Stages) != 10_000 {
+			b.Fatalf("decoded %d stages", len(state.Stages))
+		}
+		for key, st := range state.Stages {
+			state.Stages[key] = st.DeepCopy()
+		}
+	})
+}
+
+// stageFiles are n stages' files on the state branch, as a settled
+// landscape of n stages writes them.
+func stageFiles(n int) map[string][]byte {
 	files := map[string][]byte{}
-	for i := range 10_000 {
+	for i := range n {
 		files[path.Join(StagesDir, "apps", fmt.Sprintf("s%05d.yaml", i))] = fmt.Appendf(nil, `apiVersion: vectorflow.dev/v1alpha1
 kind: Stage
 metadata: {name: s%05d}
@@ -220,38 +231,9 @@ spec: {landscape: apps, path: apps/overlays/s%05d}
 status:
   vector: "app:2026.1.%d"
   vectorSince: "2026-11-29T10:00:00Z"
-  commit: 0123456789abcdef0123456789abcdef01234567
-  activeVector: "app:2026.1.%d"
-  activeRevision: 0123456789abcdef0123456789abcdef01234567
-  activeSince: "2026-11-29T10:00:00Z"
   conditions:
-    - {type: Active, status: "True", reason: NoDeployment, message: "the stage has no spec.deployment: the vector its overlay names counts as active", lastTransitionTime: "2026-11-29T10:00:00Z"}
+    - {type: Ready, status: "True", reason: Observed, message: "runs app:2026.1.%d", lastTransitionTime: "2026-11-29T10:00:00Z"}
 `, i, i, i, i)
 	}
-	for _, shared := range []bool{false, true} {
-		b.Run(map[bool]string{false: "copies", true: "handed-out"}[shared], func(b *testing.B) {
-			c := NewSharingCodec()
-			c.pristine = nil
-			state, errs := c.Decode(files)
-			if len(errs) > 0 {
-				b.Fatal(errs[0])
-			}
-			if len(state.Stages) != 10_000 {
-				b.Fatalf("decoded %d stages", len(state.Stages))
-			}
-			if !shared {
-				for key, st := range state.Stages {
-					state.Stages[key] = st.DeepCopy()
-				}
-			}
-			for b.Loop() {
-				if _, err := c.Encode(state); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if c.encodes != 0 {
-				b.Fatalf("encoded %d objects, want none", c.encodes)
-			}
-		})
-	}
+	return files
 }

@@ -24,15 +24,7 @@ import (
 // usages rewritten and their conditions set, is changed on copies.
 func TestDecideLeavesTheStateItReadAsItWas(t *testing.T) {
 	snap := wideSnapshot(40)
-	settled := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0).State
-	files, err := reconcilers.EncodeState(settled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read, errs := reconcilers.DecodeState(files)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	read := settledRead(t, snap)
 	before := read.Clone()
 
 	// Every fourth stage's overlay moves on; a usage is declared on every
@@ -114,15 +106,7 @@ func TestDecideLeavesTheStateItReadAsItWas(t *testing.T) {
 // by its pointer. A stage that moves is a copy.
 func TestDecideSharesTheStagesItDoesNotChange(t *testing.T) {
 	snap := wideSnapshot(40)
-	settled := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0).State
-	files, err := reconcilers.EncodeState(settled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read, errs := reconcilers.DecodeState(files)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	read := settledRead(t, snap)
 	moved := source.StageKey("apps", "s0003")
 	ref := snap.StageIndex[moved]
 	ref.Vector.Vector = "acme:v9"
@@ -139,4 +123,19 @@ func TestDecideSharesTheStagesItDoesNotChange(t *testing.T) {
 			t.Errorf("stage %s did not change, and the decision holds a copy of it", key)
 		}
 	}
+}
+
+// settledRead is the state a first decision over snap wrote, read back
+// from its files as the codec reads the state branch.
+func settledRead(t *testing.T, snap *source.Snapshot) *reconcilers.State {
+	t.Helper()
+	files, err := reconcilers.EncodeState(Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0).State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, errs := reconcilers.DecodeState(files)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return read
 }
