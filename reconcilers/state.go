@@ -581,10 +581,10 @@ type keptFile struct {
 }
 
 // asHandedOut is obj when it is the very object the codec handed out for
-// file p (NewSharingCodec; Decide keeps an unchanged config's and stage's) and it is
-// its own view, what Encode writes of it: keptFiles then knows the file
-// unchanged by comparing pointers, not 10,000 statuses field by field each
-// pass. Otherwise it is view(). Whether an object is its own view is found
+// file p (NewSharingCodec; Decide keeps an unchanged config's and stage's)
+// and it is its own view, what Encode writes of it: keptFiles then knows
+// the file unchanged by comparing pointers, not 10,000 statuses field by
+// field each pass (for stages, 8 ms instead of 21 at 10,000). Otherwise it is view(). Whether an object is its own view is found
 // once per object.
 func (c *Codec) asHandedOut(p string, obj runtimeObject, view func() runtimeObject) runtimeObject {
 	e, ok := c.known[p]
@@ -780,7 +780,8 @@ func (s *State) Clone() *State {
 // decision keeps every promotion and changes few, most of them finished
 // long ago, writes every config's status afresh, and changes the stages,
 // versions and usages of the few stages that moved; copying them all was a
-// fifth of its time (the stages alone, 20 ms at 10,000 stages).
+// fifth of its time, and the codec knows an object it handed out unchanged
+// by its pointer (asHandedOut).
 func (s *State) CloneSharing() *State {
 	c := newStateSized(s.sizes())
 	for k, v := range s.Vectors {
