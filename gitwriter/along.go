@@ -239,8 +239,9 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 	}
 	var objects []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
+	bases := map[plumbing.Hash]plumbing.Hash{}
 	for _, u := range updates {
-		objs, err := r.newObjects(u.new, u.base)
+		objs, objBases, err := r.newObjects(u.new, u.base)
 		if err != nil {
 			return err
 		}
@@ -248,6 +249,11 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 			if !seen[h] {
 				seen[h] = true
 				objects = append(objects, h)
+			}
+		}
+		for older, newer := range objBases {
+			if _, named := bases[older]; !named {
+				bases[older] = newer
 			}
 		}
 	}
@@ -281,7 +287,7 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 		}
 		req.Commands = append(req.Commands, &packp.Command{Name: dst, Old: u.old, New: u.new})
 	}
-	if err := r.sendPack(ctx, sess, req, objects, &messages); err != nil {
+	if err := r.sendPack(ctx, sess, req, objects, bases, &messages); err != nil {
 		return err
 	}
 	for _, u := range updates {

@@ -3,6 +3,7 @@ package gitwriter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -104,6 +105,73 @@ func TestHoldPushesOnceAtFlush(t *testing.T) {
 	r.checkNoForcePush(t, "main")
 	if err := w.Flush(ctx, remote, state.Branch); err != nil || proxy.Reset()[testutil.Push] != 0 {
 		t.Fatalf("a flush with nothing held: %v, or it pushed", err)
+	}
+}
+
+// TestFlushSendsVersionsAsDeltas: a flush of many held commits that each
+// rewrite the same wide directory (a chain of automatic stages, each hop a
+// state commit) sends each older version of that directory as a delta of
+// the newer one, not whole, and the server takes the pack and holds every
+// commit's files.
+func TestFlushSendsVersionsAsDeltas(t *testing.T) {
+	r := newServerRepo(t, fixtureDir)
+	proxy := testutil.StartCountingProxy(t, r.g)
+	remote := r.httpRemote()
+	remote.URL = proxy.URL(r.name)
+	state := Target{Remote: remote, Branch: "vectorflow/state"}
+	ctx := context.Background()
+	w := newTestWriter(t, WriterOptions{})
+	w.ShareStore(remote.URL, memory.NewStorage())
+	if err := w.Hold(remote.URL); err != nil {
+		t.Fatal(err)
+	}
+	const width, hops = 2000, 60
+	seed := map[string][]byte{}
+	for i := range width {
+		seed[fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", i, i+1)] = fmt.Appendf(nil, "name: stage%04d-to-stage%04d\nsequence: 0\n", i, i+1)
+	}
+	tip, err := w.CompareAndSwap(ctx, state, plumbing.ZeroHash, seed, "seed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx, remote, state.Branch); err != nil {
+		t.Fatal(err)
+	}
+	seeded := proxy.Pushed()
+	proxy.Reset()
+	commits := []plumbing.Hash{tip}
+	for hop := 1; hop <= hops; hop++ {
+		// Each hop records the result of one stage and starts the next.
+		files := map[string][]byte{
+			fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", hop, hop+1):                 fmt.Appendf(nil, "sequence: %d\nphase: Succeeded\n", hop),
+			fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", hop+width/2, hop+width/2+1): fmt.Appendf(nil, "sequence: %d\nphase: Running\n", hop),
+		}
+		if tip, err = w.CompareAndSwap(ctx, state, tip, files, fmt.Sprintf("hop %d", hop)); err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, tip)
+	}
+	if err := w.Flush(ctx, remote, state.Branch); err != nil {
+		t.Fatal(err)
+	}
+	// The seed sent the directory (and its files) once; each hop's version
+	// sent whole would be a third of that again, 20 seeds in all. As
+	// deltas, the newest version and one in gitpack.MaxDepth go whole.
+	if pushed := proxy.Pushed(); pushed > 2*seeded {
+		t.Errorf("the flush of %d hops sent %d bytes, the seed of the whole directory %d: want twice that at most", hops, pushed, seeded)
+	}
+	if got := r.tip(t, state.Branch); got != tip.String() {
+		t.Fatalf("the server's state branch is at %s, want %s", got, tip)
+	}
+	testutil.Git(t, r.bare, nil, "fsck", "--strict", "--no-dangling")
+	for hop, c := range commits {
+		if hop == 0 {
+			continue
+		}
+		name := fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", hop, hop+1)
+		if got, want := r.show(t, c.String(), name), fmt.Sprintf("sequence: %d\nphase: Succeeded\n", hop); got != want {
+			t.Fatalf("hop %d: the server holds %s as %q, want %q", hop, name, got, want)
+		}
 	}
 }
 

@@ -57,13 +57,19 @@ func TestPushSendsWhatCommitsWrote(t *testing.T) {
 			if i > 0 {
 				base = commits[i-1]
 			}
-			got, err := r.newObjects(head, base)
+			got, bases, err := r.newObjects(head, base)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := w.made.chain(head, base); !ok {
+			if _, _, ok := w.made.chain(head, base); !ok {
 				t.Fatalf("round %d: the writer's own commits are not listed from what they wrote", round)
 			}
+			_, walkedBases, err := changedObjects(r.s, head, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkBases(t, r.s, got, bases)
+			checkBases(t, r.s, got, walkedBases)
 			want := reachable(t, r.s, head)
 			for h := range reachable(t, r.s, base) {
 				delete(want, h)
@@ -85,8 +91,33 @@ func TestPushSendsWhatCommitsWrote(t *testing.T) {
 			}
 		}
 		r.made.forget(head, plumbing.ZeroHash)
-		if _, ok := w.made.chain(head, plumbing.ZeroHash); ok && len(commits) > 0 {
+		if _, _, ok := w.made.chain(head, plumbing.ZeroHash); ok && len(commits) > 0 {
 			t.Fatalf("round %d: pushed commits are still remembered", round)
+		}
+	}
+}
+
+// checkBases checks that each base names, for an object, another listed
+// object of the same type: the newer version of the same path. (One listed
+// after the object it is the base of is not used: the pack writer takes
+// only bases it has written.)
+func checkBases(t *testing.T, s storer.EncodedObjectStorer, listed []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) {
+	t.Helper()
+	isListed := map[plumbing.Hash]bool{}
+	for _, h := range listed {
+		isListed[h] = true
+	}
+	for older, newer := range bases {
+		if !isListed[newer] || older == newer {
+			t.Fatalf("base %s of %s is not another listed object", newer, older)
+		}
+		o, err := s.EncodedObject(plumbing.AnyObject, older)
+		if err != nil {
+			continue // the remote's version: not sent, so never a delta
+		}
+		n, err := s.EncodedObject(plumbing.AnyObject, newer)
+		if err != nil || n.Type() != o.Type() {
+			t.Fatalf("base %s of %s is not an object of the same type (%v)", newer, older, err)
 		}
 	}
 }
@@ -98,7 +129,7 @@ func TestPushWalksCommitsItDidNotMake(t *testing.T) {
 	r, base, head := wideCommits(t, 20, SetFile("stages/dev/app007.yaml", []byte("moved\n")))
 	stranger := newRepo("https://example.com/r.git", nil, newMadeCommits())
 	stranger.s = r.s
-	got, err := stranger.newObjects(head, base)
+	got, _, err := stranger.newObjects(head, base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,14 +202,14 @@ func BenchmarkPushObjects(b *testing.B) {
 		SetFile("stages/dev/app4242.yaml", []byte("recorded\n")))
 	b.Run("walk", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := changedObjects(r.s, head, base); err != nil {
+			if _, _, err := changedObjects(r.s, head, base); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("made", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := r.newObjects(head, base); err != nil {
+			if _, _, err := r.newObjects(head, base); err != nil {
 				b.Fatal(err)
 			}
 		}

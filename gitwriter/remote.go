@@ -149,7 +149,7 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	if kept, err := r.keep([]refUpdate{{branch: branch, old: old, new: commit, base: base}}); kept {
 		return err
 	}
-	objects, err := r.newObjects(commit, base)
+	objects, bases, err := r.newObjects(commit, base)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 		req = updateRequest(adv.Capabilities, &messages)
 	}
 	req.Commands = []*packp.Command{{Name: dst, Old: old, New: commit}}
-	if err := r.sendPack(ctx, sess, req, objects, &messages); err != nil {
+	if err := r.sendPack(ctx, sess, req, objects, bases, &messages); err != nil {
 		return err
 	}
 	r.made.forget(commit, base)
@@ -231,13 +231,14 @@ func updateRequest(offered *capability.List, messages io.Writer) *packp.Referenc
 	return req
 }
 
-// sendPack sends req with objects packed, and reads the server's report:
-// a refusal comes back as an *answeredPush carrying the server's messages,
-// so the caller knows the push did not land.
+// sendPack sends req with objects packed (as deltas of the bases named,
+// where the pack holds them), and reads the server's report: a refusal
+// comes back as an *answeredPush carrying the server's messages, so the
+// caller knows the push did not land.
 func (r *repo) sendPack(ctx context.Context, sess transport.ReceivePackSession, req *packp.ReferenceUpdateRequest,
-	objects []plumbing.Hash, messages *bytes.Buffer) error {
+	objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash, messages *bytes.Buffer) error {
 	var pack bytes.Buffer
-	if err := gitpack.Write(&pack, r.s, objects); err != nil {
+	if err := gitpack.Write(&pack, r.s, objects, bases); err != nil {
 		return fmt.Errorf("pack %d objects: %w", len(objects), err)
 	}
 	req.Packfile = io.NopCloser(&pack)
@@ -287,17 +288,26 @@ func refusedOverHTTP(err error) bool {
 // blobs they changed relative to their parents: everything the remote, which
 // has base, lacks. Commits this Writer made list what they wrote; others
 // (a branch's commits the writer did not make) are found by walking trees.
-func (r *repo) newObjects(commit, base plumbing.Hash) ([]plumbing.Hash, error) {
-	if objects, ok := r.made.chain(commit, base); ok {
-		return objects, nil
+// bases names, for a tree or blob that a newer commit replaced, the newer
+// version (madeCommits.chain).
+func (r *repo) newObjects(commit, base plumbing.Hash) (objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash, err error) {
+	if objects, bases, ok := r.made.chain(commit, base); ok {
+		return objects, bases, nil
 	}
 	return changedObjects(r.s, commit, base)
 }
 
 // changedObjects is newObjects found by comparing each commit's trees with
 // its parent's.
-func changedObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([]plumbing.Hash, error) {
+func changedObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([]plumbing.Hash, map[plumbing.Hash]plumbing.Hash, error) {
 	seen := map[plumbing.Hash]bool{}
+	bases := map[plumbing.Hash]plumbing.Hash{}
+	// replaces records that newer took older's place at one path.
+	replaces := func(newer, older plumbing.Hash) {
+		if _, named := bases[older]; !named && !older.IsZero() && older != newer {
+			bases[older] = newer
+		}
+	}
 	var out []plumbing.Hash
 	add := func(h plumbing.Hash) bool {
 		if seen[h] {
@@ -312,6 +322,7 @@ func changedObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([
 		if tree == old || !add(tree) {
 			return nil
 		}
+		replaces(tree, old)
 		t, err := object.GetTree(s, tree)
 		if err != nil {
 			return err
@@ -341,6 +352,9 @@ func changedObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([
 			case e.Mode == filemode.Submodule:
 			default:
 				add(e.Hash)
+				if had && prev.Mode != filemode.Dir && prev.Mode != filemode.Submodule {
+					replaces(e.Hash, prev.Hash)
+				}
 			}
 		}
 		return nil
@@ -348,7 +362,7 @@ func changedObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([
 	for h := commit; h != base && !h.IsZero(); {
 		c, err := object.GetCommit(s, h)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		add(h)
 		parentTree := plumbing.ZeroHash
@@ -357,16 +371,16 @@ func changedObjects(s storer.EncodedObjectStorer, commit, base plumbing.Hash) ([
 			next = c.ParentHashes[0]
 			p, err := object.GetCommit(s, next)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			parentTree = p.TreeHash
 		}
 		if err := diffTree(c.TreeHash, parentTree); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		h = next
 	}
-	return out, nil
+	return out, bases, nil
 }
 
 func trackingRef(branch string) plumbing.ReferenceName {

@@ -58,6 +58,7 @@ func editTree(s storer.EncodedObjectStorer, root plumbing.Hash, change string, e
 // none of them again.
 func (c *treeCache) edit(root plumbing.Hash, change string, edits []FileEdit) (plumbing.Hash, []FileDiff, error) {
 	c.written = c.written[:0]
+	clear(c.replaced)
 	pending := map[string]*FileDiff{}
 	present := map[string]bool{}
 	var order []string
@@ -120,8 +121,11 @@ type treeCache struct {
 	// entries counts the entries held, to bound memory.
 	entries int
 	// written are the trees and blobs the last edit wrote: what its tree
-	// holds that the tree it edited does not.
-	written []plumbing.Hash
+	// holds that the tree it edited does not. replaced names, for each of
+	// them that took the place of another at the same path, the one it
+	// replaced: nearly the same content, which a push sends as a delta.
+	written  []plumbing.Hash
+	replaced map[plumbing.Hash]plumbing.Hash
 }
 
 // cachedTree is a tree's entries in git order (a directory sorts as if its
@@ -136,7 +140,7 @@ type cachedTree struct {
 const maxCachedEntries = 500_000
 
 func newTreeCache(s storer.EncodedObjectStorer) *treeCache {
-	return &treeCache{s: s, trees: map[plumbing.Hash]*cachedTree{}}
+	return &treeCache{s: s, trees: map[plumbing.Hash]*cachedTree{}, replaced: map[plumbing.Hash]plumbing.Hash{}}
 }
 
 // tree returns the decoded tree h.
@@ -296,6 +300,9 @@ func (c *treeCache) writeTree(h plumbing.Hash, changes map[string]*FileDiff) (pl
 			return plumbing.ZeroHash, false, err
 		}
 		c.written = append(c.written, blob)
+		if had && old.Hash != blob {
+			c.replaced[blob] = old.Hash
+		}
 		mode := filemode.Regular
 		if had && old.Mode == filemode.Executable {
 			mode = old.Mode
@@ -339,6 +346,9 @@ func (c *treeCache) writeTree(h plumbing.Hash, changes map[string]*FileDiff) (pl
 		return plumbing.ZeroHash, false, err
 	}
 	c.written = append(c.written, nh)
+	if !h.IsZero() && nh != h {
+		c.replaced[nh] = h
+	}
 	if nh != h {
 		c.drop(h)
 		c.put(nh, &cachedTree{entries: entries})

@@ -552,7 +552,7 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, history *History, pen
 	if err != nil {
 		return Result{}, head, &SignError{Change: change.ID, Err: err}
 	}
-	r.made.add(c, head, r.trees.written)
+	r.made.add(c, head, r.trees.written, r.trees.replaced)
 	if pending != nil && change.ID != "" {
 		*pending = append(*pending, entryOf(trailers, c))
 	}

@@ -78,7 +78,7 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if err != nil {
 			return false
 		}
-		err = gitpack.Write(w, d.fs, batch)
+		err = gitpack.Write(w, d.fs, batch, nil)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}

@@ -1,13 +1,18 @@
-// Package gitpack writes git packs of whole objects, deflated at zlib's
-// best speed: what vectorflow pushes and what its object store keeps.
-// go-git's encoder deflates at the default level, which takes three to
-// four times the CPU on the wide trees a promotion writes in a large
-// repository (a directory of 10,000 overlays is a 340 KB tree) for 5 %
-// fewer bytes.
+// Package gitpack writes git packs, deflated at zlib's best speed: what
+// vectorflow pushes and what its object store keeps. go-git's encoder
+// deflates at the default level, which takes three to four times the CPU
+// on the wide trees a promotion writes in a large repository (a directory
+// of 10,000 overlays is a 340 KB tree) for 5 % fewer bytes.
+//
+// An object may be written as a delta of another object of the same pack
+// that the caller names as its base (another version of the same file or
+// directory): a push of many commits that each rewrite the same wide
+// directory then sends each version as a few bytes, not a whole tree.
 package gitpack
 
 import (
 	"bufio"
+	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
@@ -15,12 +20,27 @@ import (
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// Write writes objects, read from s, as a pack (version 2): each object
-// whole (no deltas), deflated at best speed, in the order given.
-func Write(w io.Writer, s storer.EncodedObjectStorer, objects []plumbing.Hash) error {
+// MaxDepth is the longest chain of deltas Write makes, git's default
+// (pack.depth): reading an object applies every delta of its chain.
+const MaxDepth = 50
+
+// maxDeltaObject is the largest object written as a delta or kept as a
+// base: both are held in memory whole while the pack is written.
+const maxDeltaObject = 1 << 20
+
+// Write writes objects, read from s, as a pack (version 2), in the order
+// given, deflated at best speed. bases names, for some objects, an object
+// of nearly the same content (another version of the same file or
+// directory); an object whose base was written earlier in this pack, of
+// the same type, is written as a delta of it (a REF_DELTA, which every
+// receiver reads) when that delta is under half its size and the chain
+// stays within MaxDepth. Every other object is written whole, so the pack
+// never refers to an object outside it. bases may be nil.
+func Write(w io.Writer, s storer.EncodedObjectStorer, objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) error {
 	// Entries come as a few bytes of header, then the deflater's blocks:
 	// buffered, an unbuffered file sees a few writes, not five per object.
 	buf := bufio.NewWriterSize(w, 64<<10)
@@ -31,8 +51,9 @@ func Write(w io.Writer, s storer.EncodedObjectStorer, objects []plumbing.Hash) e
 		return err
 	}
 	z, _ := zlib.NewWriterLevel(out, zlib.BestSpeed) // the level is valid
+	d := newDeltas(objects, bases)
 	for _, h := range objects {
-		if err := writeEntry(out, z, s, h); err != nil {
+		if err := d.writeEntry(out, z, s, h); err != nil {
 			return fmt.Errorf("pack object %s: %w", h, err)
 		}
 	}
@@ -42,9 +63,49 @@ func Write(w io.Writer, s storer.EncodedObjectStorer, objects []plumbing.Hash) e
 	return buf.Flush()
 }
 
-// writeEntry writes object h: its type and size, then its content
-// deflated by z.
-func writeEntry(out io.Writer, z *zlib.Writer, s storer.EncodedObjectStorer, h plumbing.Hash) error {
+// deltas holds what Write needs to write objects as deltas: the bases in
+// the pack, and the content of those already written until the last
+// object naming them is.
+type deltas struct {
+	bases map[plumbing.Hash]plumbing.Hash
+	// wanted counts, for each object that is the base of a later one, the
+	// objects still to write that name it.
+	wanted map[plumbing.Hash]int
+	kept   map[plumbing.Hash]keptBase
+}
+
+// keptBase is an object written to the pack, held for the deltas that
+// name it.
+type keptBase struct {
+	t       plumbing.ObjectType
+	content []byte
+	depth   int // 0 when written whole
+}
+
+func newDeltas(objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) *deltas {
+	d := &deltas{bases: bases, wanted: map[plumbing.Hash]int{}, kept: map[plumbing.Hash]keptBase{}}
+	if len(bases) == 0 {
+		return d
+	}
+	at := make(map[plumbing.Hash]int, len(objects))
+	for i, h := range objects {
+		if _, dup := at[h]; !dup {
+			at[h] = i
+		}
+	}
+	for i, h := range objects {
+		if b, ok := bases[h]; ok {
+			if j, in := at[b]; in && j < i {
+				d.wanted[b]++
+			}
+		}
+	}
+	return d
+}
+
+// writeEntry writes object h: as a delta of its base when that pays,
+// otherwise its type and size and its content deflated by z.
+func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s storer.EncodedObjectStorer, h plumbing.Hash) error {
 	o, err := s.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return err
@@ -55,6 +116,46 @@ func writeEntry(out io.Writer, z *zlib.Writer, s storer.EncodedObjectStorer, h p
 	default:
 		return fmt.Errorf("a %s cannot be pushed whole", o.Type())
 	}
+	b := d.bases[h]
+	base, hasBase := d.kept[b]
+	if hasBase {
+		defer d.release(b)
+	}
+	hasBase = hasBase && base.t == o.Type() && base.depth < MaxDepth
+	if o.Size() > maxDeltaObject || !hasBase && d.wanted[h] == 0 {
+		return writeWhole(out, z, o)
+	}
+	content, err := readAll(o)
+	if err != nil {
+		return err
+	}
+	if hasBase {
+		if delta := packfile.DiffDelta(base.content, content); len(delta) < len(content)/2 {
+			d.keep(h, o.Type(), content, base.depth+1)
+			return writeDelta(out, z, b, delta)
+		}
+	}
+	d.keep(h, o.Type(), content, 0)
+	return writeContent(out, z, o.Type(), content)
+}
+
+// keep holds h's content when a later object names it as its base.
+func (d *deltas) keep(h plumbing.Hash, t plumbing.ObjectType, content []byte, depth int) {
+	if d.wanted[h] > 0 {
+		d.kept[h] = keptBase{t: t, content: content, depth: depth}
+	}
+}
+
+// release lets go of base b once no object left to write names it.
+func (d *deltas) release(b plumbing.Hash) {
+	if d.wanted[b]--; d.wanted[b] <= 0 {
+		delete(d.kept, b)
+		delete(d.wanted, b)
+	}
+}
+
+// writeWhole streams o into the pack.
+func writeWhole(out io.Writer, z *zlib.Writer, o plumbing.EncodedObject) error {
 	if _, err := out.Write(entryHeader(o.Type(), o.Size())); err != nil {
 		return err
 	}
@@ -72,6 +173,52 @@ func writeEntry(out io.Writer, z *zlib.Writer, s storer.EncodedObjectStorer, h p
 		return fmt.Errorf("it holds %d bytes, not the %d its header says", n, o.Size())
 	}
 	return z.Close()
+}
+
+// writeContent writes an object of type t whose content is in memory.
+func writeContent(out io.Writer, z *zlib.Writer, t plumbing.ObjectType, content []byte) error {
+	if _, err := out.Write(entryHeader(t, int64(len(content)))); err != nil {
+		return err
+	}
+	return deflate(out, z, content)
+}
+
+// writeDelta writes a REF_DELTA entry: its header, the base's name, then
+// the delta deflated.
+func writeDelta(out io.Writer, z *zlib.Writer, base plumbing.Hash, delta []byte) error {
+	if _, err := out.Write(entryHeader(plumbing.REFDeltaObject, int64(len(delta)))); err != nil {
+		return err
+	}
+	if _, err := out.Write(base[:]); err != nil {
+		return err
+	}
+	return deflate(out, z, delta)
+}
+
+func deflate(out io.Writer, z *zlib.Writer, b []byte) error {
+	z.Reset(out)
+	if _, err := z.Write(b); err != nil {
+		return err
+	}
+	return z.Close()
+}
+
+// readAll is o's content, checked against its size.
+func readAll(o plumbing.EncodedObject) ([]byte, error) {
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	var b bytes.Buffer
+	b.Grow(int(o.Size()))
+	if _, err := b.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	if int64(b.Len()) != o.Size() {
+		return nil, fmt.Errorf("it holds %d bytes, not the %d its header says", b.Len(), o.Size())
+	}
+	return b.Bytes(), nil
 }
 
 // entryHeader is a pack entry's header: the type in bits 4-6 of the first

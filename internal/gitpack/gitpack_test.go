@@ -50,7 +50,7 @@ func TestWriteGitReads(t *testing.T) {
 	made, files := packFixture(t, s, 2000)
 	objects := append(made, files...)
 	var pack bytes.Buffer
-	if err := Write(&pack, s, objects); err != nil {
+	if err := Write(&pack, s, objects, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The first entry's header (type and size, seven bits a byte after
@@ -63,6 +63,14 @@ func TestWriteGitReads(t *testing.T) {
 	if level := data[2] >> 6; level != 0 {
 		t.Errorf("the first entry is deflated at level class %d, want 0 (best speed)", level)
 	}
+	gitReads(t, s, pack.Bytes(), objects)
+}
+
+// gitReads checks that git's index-pack takes pack whole and strict
+// (every object well-formed, every reference and delta base inside it) and
+// that it holds objects as s does. It returns git verify-pack's report.
+func gitReads(t *testing.T, s storer.EncodedObjectStorer, pack []byte, objects []plumbing.Hash) string {
+	t.Helper()
 	dir := t.TempDir()
 	git := func(stdin []byte, args ...string) string {
 		t.Helper()
@@ -75,7 +83,14 @@ func TestWriteGitReads(t *testing.T) {
 		return string(out)
 	}
 	git(nil, "init", "-q", "--bare")
-	git(pack.Bytes(), "index-pack", "--strict", "--stdin")
+	fields := strings.Fields(git(pack, "index-pack", "--strict", "--stdin")) // "pack\t<name>"
+	name := fields[len(fields)-1]
+	// One cat-file for them all: "<name> <type> <size>\n<content>\n" each.
+	var names strings.Builder
+	for _, h := range objects {
+		names.WriteString(h.String() + "\n")
+	}
+	got := []byte(git([]byte(names.String()), "cat-file", "--batch"))
 	for _, h := range objects {
 		o, err := s.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
@@ -84,9 +99,142 @@ func TestWriteGitReads(t *testing.T) {
 		r, _ := o.Reader()
 		var want bytes.Buffer
 		want.ReadFrom(r)
-		if got := git(nil, "cat-file", o.Type().String(), h.String()); got != want.String() {
-			t.Errorf("%s %s reads back as %d bytes, want %d", o.Type(), h, len(got), want.Len())
+		header := fmt.Sprintf("%s %s %d\n", h, o.Type(), want.Len())
+		if !bytes.HasPrefix(got, []byte(header)) || !bytes.HasPrefix(got[len(header):], append(want.Bytes(), '\n')) {
+			t.Fatalf("%s %s does not read back as its %d bytes", o.Type(), h, want.Len())
 		}
+		got = got[len(header)+want.Len()+1:]
+	}
+	return git(nil, "verify-pack", "-v", dir+"/objects/pack/pack-"+name+".idx")
+}
+
+// versions stores n versions of a directory of width files, each changing
+// two files far apart and one file of its own, newest first, as a push of
+// n commits lists them; bases names each older version's newer one.
+func versions(tb testing.TB, s storer.EncodedObjectStorer, n, width int) (objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) {
+	tb.Helper()
+	bases = map[plumbing.Hash]plumbing.Hash{}
+	files := make([]plumbing.Hash, width)
+	status := make([]byte, 0, 4000)
+	for i := range 100 {
+		status = fmt.Appendf(status, "  condition%d: true\n", i)
+	}
+	common := make([]plumbing.Hash, width)
+	for i := range common {
+		common[i] = testutil.StoreBlob(tb, s, fmt.Appendf(nil, "file %d\n", i))
+	}
+	var newer, newerStatus plumbing.Hash
+	for v := n; v > 0; v-- {
+		copy(files, common)
+		files[v%width] = testutil.StoreBlob(tb, s, fmt.Appendf(nil, "version %d\n", v))
+		files[(v+width/2)%width] = testutil.StoreBlob(tb, s, fmt.Appendf(nil, "version %d, again\n", v))
+		statusHash := testutil.StoreBlob(tb, s, fmt.Appendf(bytes.Clone(status), "sequence: %d\n", v))
+		tree := &object.Tree{}
+		for i, f := range files {
+			tree.Entries = append(tree.Entries, object.TreeEntry{Name: fmt.Sprintf("dev%05d", i), Mode: filemode.Regular, Hash: f})
+		}
+		tree.Entries = append(tree.Entries, object.TreeEntry{Name: "status", Mode: filemode.Regular, Hash: statusHash})
+		h := testutil.StoreObject(tb, s, tree)
+		objects = append(objects, h, statusHash, files[v%width], files[(v+width/2)%width])
+		if !newer.IsZero() {
+			bases[h], bases[statusHash] = newer, newerStatus
+		}
+		newer, newerStatus = h, statusHash
+	}
+	return append(objects, common...), bases
+}
+
+// TestWriteDeltas: versions of one directory named as each other's bases
+// are sent as deltas (a few bytes a version, not the whole tree), in
+// chains no longer than git's default depth, and git reads every object
+// back; a base outside the pack, later in it, or of another type leaves
+// the object whole, so the pack is always complete on its own.
+func TestWriteDeltas(t *testing.T) {
+	s := memory.NewStorage()
+	objects, bases := versions(t, s, 120, 2000)
+	var whole, pack bytes.Buffer
+	if err := Write(&whole, s, objects, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&pack, s, objects, bases); err != nil {
+		t.Fatal(err)
+	}
+	report := gitReads(t, s, pack.Bytes(), objects)
+	if pack.Len()*10 > whole.Len() {
+		t.Errorf("the pack with deltas is %d bytes, the one without %d: want a tenth at most", pack.Len(), whole.Len())
+	}
+	// verify-pack -v ends with "chain length = N: M objects" lines.
+	deltas, longest := 0, 0
+	for _, line := range strings.Split(report, "\n") {
+		var length, count int
+		if _, err := fmt.Sscanf(line, "chain length = %d: %d object", &length, &count); err == nil {
+			deltas += count
+			longest = max(longest, length)
+		}
+	}
+	if want := 2 * (120 - 120/(MaxDepth+1) - 1); deltas < want {
+		t.Errorf("%d objects written as deltas, want at least %d (every older tree and status but one in %d):\n%s", deltas, want, MaxDepth+1, report)
+	}
+	if longest > MaxDepth {
+		t.Errorf("a delta chain of %d, want at most %d", longest, MaxDepth)
+	}
+
+	// Bases the pack cannot use: each object comes whole, and the pack is
+	// as large as the one without bases.
+	unusable := map[plumbing.Hash]plumbing.Hash{}
+	outside := testutil.StoreBlob(t, s, []byte("not in the pack\n"))
+	for i, h := range objects {
+		switch i % 3 {
+		case 0:
+			unusable[h] = outside
+		case 1:
+			if i+1 < len(objects) {
+				unusable[h] = objects[i+1] // written after it
+			}
+		case 2: // an earlier object of another type
+			o, err := s.EncodedObject(plumbing.AnyObject, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unusable[h] = objects[0] // the newest tree
+			if o.Type() == plumbing.TreeObject {
+				unusable[h] = objects[1] // its status file
+			}
+		}
+	}
+	var unused bytes.Buffer
+	if err := Write(&unused, s, objects, unusable); err != nil {
+		t.Fatal(err)
+	}
+	if report := gitReads(t, s, unused.Bytes(), objects); strings.Contains(report, "chain length") {
+		t.Errorf("deltas on bases the pack cannot use:\n%s", report)
+	}
+	if unused.Len() != whole.Len() {
+		t.Errorf("the pack with unusable bases is %d bytes, the one without bases %d", unused.Len(), whole.Len())
+	}
+}
+
+// BenchmarkWriteVersions packs 100 versions of a directory of 10,000
+// files, as a push of 100 commits each changing two of them: whole, and
+// each older version as a delta of the newer one.
+func BenchmarkWriteVersions(b *testing.B) {
+	s := memory.NewStorage()
+	objects, bases := versions(b, s, 100, 10_000)
+	for _, bench := range []struct {
+		name  string
+		bases map[plumbing.Hash]plumbing.Hash
+	}{{"whole", nil}, {"deltas", bases}} {
+		b.Run(bench.name, func(b *testing.B) {
+			var pack bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				pack.Reset()
+				if err := Write(&pack, s, objects, bench.bases); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(pack.Len()), "pack-bytes")
+		})
 	}
 }
 
@@ -99,7 +247,7 @@ func BenchmarkWriteWideTree(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		pack.Reset()
-		if err := Write(&pack, s, objects); err != nil {
+		if err := Write(&pack, s, objects, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -65,6 +66,7 @@ type CountingProxy struct {
 	mu     sync.Mutex
 	counts RequestCounts
 	spent  time.Duration
+	pushed int64 // bytes of the push requests' bodies
 	// before runs once when the server has answered the next request of
 	// its kind, before the client gets the answer.
 	before map[string]func()
@@ -91,8 +93,16 @@ func (p *CountingProxy) Reset() RequestCounts {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.counts
-	p.counts, p.spent = RequestCounts{}, 0
+	p.counts, p.spent, p.pushed = RequestCounts{}, 0, 0
 	return c
+}
+
+// Pushed is how many bytes the push requests since the last Reset sent:
+// their commands and packs, what a push costs on the wire.
+func (p *CountingProxy) Pushed() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pushed
 }
 
 // Spent is the time the requests since the last Reset took to answer,
@@ -134,6 +144,9 @@ func (p *CountingProxy) serve(w http.ResponseWriter, r *http.Request) {
 	before := p.before[kind]
 	delete(p.before, kind)
 	p.mu.Unlock()
+	if kind == Push {
+		r.Body = &countedBody{ReadCloser: r.Body, p: p}
+	}
 	start := time.Now()
 	if before == nil {
 		p.proxy.ServeHTTP(w, r)
@@ -150,6 +163,20 @@ func (p *CountingProxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.spent += time.Since(start)
 	p.mu.Unlock()
+}
+
+// countedBody adds what is read of a request's body to its proxy's count.
+type countedBody struct {
+	io.ReadCloser
+	p *CountingProxy
+}
+
+func (b *countedBody) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	b.p.mu.Lock()
+	b.p.pushed += int64(n)
+	b.p.mu.Unlock()
+	return n, err
 }
 
 func requestKind(r *http.Request) string {
