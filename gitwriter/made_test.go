@@ -2,6 +2,7 @@ package gitwriter
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // TestPushSendsWhatCommitsWrote: the objects a push lists from what the
@@ -119,6 +121,65 @@ func checkBases(t *testing.T, s storer.EncodedObjectStorer, listed []plumbing.Ha
 		if err != nil || n.Type() != o.Type() {
 			t.Fatalf("base %s of %s is not an object of the same type (%v)", newer, older, err)
 		}
+	}
+}
+
+// versionNoter is a memory store that records the versions it is told of.
+type versionNoter struct {
+	*memory.Storage
+	noted map[plumbing.Hash]plumbing.Hash
+}
+
+func (n *versionNoter) NoteVersions(replaced map[plumbing.Hash]plumbing.Hash) {
+	maps.Copy(n.noted, replaced)
+}
+
+// TestCommitsNoteVersionsToTheStore: a store that packs its objects
+// itself is told, for each commit, which tree and blob took the place of
+// which (so its compaction packs the older ones as deltas); new files and
+// directories replace nothing.
+func TestCommitsNoteVersionsToTheStore(t *testing.T) {
+	w := newTestWriter(t, WriterOptions{})
+	store := &versionNoter{Storage: memory.NewStorage(), noted: map[plumbing.Hash]plumbing.Hash{}}
+	r := newRepo("https://example.com/r.git", store, w.made)
+	commit := func(parent plumbing.Hash, edits ...FileEdit) plumbing.Hash {
+		t.Helper()
+		_, next, err := w.commitChange(r, parent, nil, nil, Change{Files: edits, Message: func([]FileDiff) string { return "edit" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return next
+	}
+	first := commit(plumbing.ZeroHash, SetFile("configs/a.yaml", []byte("sequence: 1\n")), SetFile("README", []byte("readme\n")))
+	if len(store.noted) != 0 {
+		t.Fatalf("a first commit noted versions: %v", store.noted)
+	}
+	second := commit(first, SetFile("configs/a.yaml", []byte("sequence: 2\n")), SetFile("configs/b.yaml", []byte("new\n")))
+	at := func(c plumbing.Hash, p string) plumbing.Hash {
+		t.Helper()
+		co, err := object.GetCommit(r.s, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := co.Tree()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == "" {
+			return tree.Hash
+		}
+		e, err := tree.FindEntry(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Hash
+	}
+	want := map[plumbing.Hash]plumbing.Hash{}
+	for _, p := range []string{"", "configs", "configs/a.yaml"} {
+		want[at(second, p)] = at(first, p)
+	}
+	if !maps.Equal(store.noted, want) {
+		t.Errorf("noted %v, want the root, configs/ and configs/a.yaml of the second commit replacing the first's: %v", store.noted, want)
 	}
 }
 

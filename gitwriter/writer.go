@@ -553,6 +553,7 @@ func (w *Writer) commitChange(r *repo, head plumbing.Hash, history *History, pen
 		return Result{}, head, &SignError{Change: change.ID, Err: err}
 	}
 	r.made.add(c, head, r.trees.written, r.trees.replaced)
+	noteVersions(r.s, r.trees.replaced)
 	if pending != nil && change.ID != "" {
 		*pending = append(*pending, entryOf(trailers, c))
 	}
@@ -694,5 +695,19 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// noteVersions tells a store that packs its objects itself (source's
+// on-disk store, source.VersionNoter) which object the commit just made
+// wrote in place of which, so it packs the older versions as deltas.
+func noteVersions(s storer.EncodedObjectStorer, replaced map[plumbing.Hash]plumbing.Hash) {
+	if shared, ok := s.(sharedStorage); ok {
+		s = shared.EncodedObjectStorer
+	}
+	if n, ok := s.(interface {
+		NoteVersions(map[plumbing.Hash]plumbing.Hash)
+	}); ok && len(replaced) > 0 {
+		n.NoteVersions(replaced)
 	}
 }

@@ -422,6 +422,14 @@ func (s *lockedStorer) readLock() (unlock func()) {
 	return s.mu.RUnlock
 }
 
+// NoteVersions passes on to a store that packs its objects itself which
+// object replaced which (VersionNoter); other stores have no use for it.
+func (s *lockedStorer) NoteVersions(replaced map[plumbing.Hash]plumbing.Hash) {
+	if n, ok := s.Storer.(VersionNoter); ok {
+		n.NoteVersions(replaced)
+	}
+}
+
 func (s *lockedStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

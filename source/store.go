@@ -663,6 +663,10 @@ type packStorer struct {
 	// deflaters are the *deflater loose objects are written through,
 	// reused: a zlib writer holds hundreds of kilobytes of tables.
 	deflaters sync.Pool
+	// newer names, for an object written, the object that replaced it at
+	// its path (NoteVersions), until a compaction packs it.
+	notesMu sync.Mutex
+	newer   map[plumbing.Hash]plumbing.Hash
 }
 
 // deflater is a zlib writer at best speed over a buffer: zlib emits its

@@ -1,9 +1,12 @@
 package source
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +47,109 @@ const (
 	compactWrittenLimit = 1024
 )
 
+// VersionNoter is a store told, for objects written into it, the object
+// each replaced at its path (replaced maps newer to older): its
+// compaction packs an older version as a delta of the newer one. A chain
+// of automatic stages rewrites the same wide directories once a hop, and
+// packed whole those versions were most of a cache of 100 MB and more.
+type VersionNoter interface {
+	NoteVersions(replaced map[plumbing.Hash]plumbing.Hash)
+}
+
+// maxVersionNotes bounds what a store remembers of versions until its
+// next compaction: about 100 bytes a note.
+const maxVersionNotes = 1 << 18
+
+// NoteVersions remembers, for each older object, the first newer one
+// noted to replace it.
+func (s *packStorer) NoteVersions(replaced map[plumbing.Hash]plumbing.Hash) {
+	s.notesMu.Lock()
+	defer s.notesMu.Unlock()
+	if s.newer == nil || len(s.newer)+len(replaced) > maxVersionNotes {
+		s.newer = make(map[plumbing.Hash]plumbing.Hash, len(replaced))
+	}
+	for newer, older := range replaced {
+		if _, noted := s.newer[older]; !noted && older != newer {
+			s.newer[older] = newer
+		}
+	}
+}
+
+// deltaOrder orders loose for packing and names the bases: each object
+// whose newer version is loose too follows it, chains one after another,
+// so a batch holds whole chains and the newest of each comes first (git's
+// order: the version read most is whole).
+func (s *packStorer) deltaOrder(loose []plumbing.Hash) (bases map[plumbing.Hash]plumbing.Hash) {
+	s.notesMu.Lock()
+	defer s.notesMu.Unlock()
+	if len(s.newer) == 0 {
+		return nil
+	}
+	isLoose := make(map[plumbing.Hash]bool, len(loose))
+	for _, h := range loose {
+		isLoose[h] = true
+	}
+	bases = map[plumbing.Hash]plumbing.Hash{}
+	for _, h := range loose {
+		if n, ok := s.newer[h]; ok && isLoose[n] {
+			bases[h] = n
+		}
+	}
+	// Each object's place: the newest version of its chain, then how far
+	// below it the object is. A cycle (a file changed back and forth)
+	// stops at the first object met twice.
+	type place struct {
+		root  plumbing.Hash
+		depth int
+	}
+	places := make(map[plumbing.Hash]place, len(loose))
+	for _, h := range loose {
+		// Up from h to the newest version not placed yet, or to one
+		// placed already, which the chain then continues.
+		var chain []plumbing.Hash
+		seen := map[plumbing.Hash]bool{}
+		above, continues := place{}, false
+		for x := h; ; {
+			if p, placed := places[x]; placed {
+				above, continues = p, true
+				break
+			}
+			if seen[x] {
+				break
+			}
+			seen[x] = true
+			chain = append(chain, x)
+			n, ok := bases[x]
+			if !ok {
+				break
+			}
+			x = n
+		}
+		if len(chain) == 0 {
+			continue
+		}
+		p := place{root: chain[len(chain)-1]}
+		if continues {
+			p = place{root: above.root, depth: above.depth + 1}
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			places[chain[i]] = p
+			p.depth++
+		}
+	}
+	slices.SortStableFunc(loose, func(a, b plumbing.Hash) int {
+		pa, pb := places[a], places[b]
+		if c := bytes.Compare(pa.root[:], pb.root[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(pa.depth, pb.depth)
+	})
+	for h := range bases {
+		delete(s.newer, h)
+	}
+	return bases
+}
+
 // compact packs the loose objects no pack holds, and removes the loose
 // copies of packed objects older than the store's looseAge, when one
 // directory of loose objects has more than looseLimit of either, or, at a
@@ -68,8 +174,9 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 	}) != nil {
 		return false
 	}
+	bases := s.deltaOrder(loose)
 	var batch []plumbing.Hash
-	var bytes int64
+	var size int64
 	pack := func() bool {
 		if len(batch) == 0 {
 			return true
@@ -78,11 +185,11 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if err != nil {
 			return false
 		}
-		err = gitpack.Write(w, d.fs, batch, nil)
+		err = gitpack.Write(w, d.fs, batch, bases)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
-		batch, bytes = batch[:0], 0
+		batch, size = batch[:0], 0
 		packedAny = packedAny || err == nil
 		return err == nil
 	}
@@ -90,15 +197,15 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if s.packed(h) {
 			continue
 		}
-		size, err := looseSize(d.gitDir(), h) // go-git's leaves a file open
+		n, err := looseSize(d.gitDir(), h) // go-git's leaves a file open
 		if err != nil {
 			continue // damaged or gone: left as it is
 		}
-		if bytes+size > compactBatchBytes && !pack() {
+		if size+n > compactBatchBytes && !pack() {
 			return false
 		}
 		batch = append(batch, h)
-		bytes += size
+		size += n
 	}
 	if !pack() {
 		return false

@@ -1,13 +1,16 @@
 package source
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
@@ -102,6 +106,74 @@ func TestStorePacksLooseObjects(t *testing.T) {
 	}
 	readsAll(t, repo, blobs)
 	readsAll(t, open(), blobs)
+	if err := checkStore(gitDir); err != nil {
+		t.Errorf("the store is unreadable after the compaction: %v", err)
+	}
+}
+
+// TestStorePacksVersionsAsDeltas: versions of a file the writer noted as
+// replacing one another are packed as deltas of the newest (git reads the
+// pack and its chains), and each reads back as it was written, in this
+// process and the next, once the loose copies are gone.
+func TestStorePacksVersionsAsDeltas(t *testing.T) {
+	open, cacheDir := storeFixture(t)
+	repo := open()
+	fetchBranch(t, repo)
+	gitDir := storeGitDirs(t, cacheDir)[0]
+	const versions = 80
+	var lines []byte
+	for i := range 400 {
+		lines = fmt.Appendf(lines, "stage%04d: Succeeded\n", i)
+	}
+	contents := map[plumbing.Hash][]byte{}
+	var hashes []plumbing.Hash
+	newer := plumbing.ZeroHash
+	for v := versions; v > 0; v-- {
+		content := fmt.Appendf(slices.Clone(lines), "sequence: %d\n", v)
+		h := testutil.StoreBlob(t, repo.Storer(), content)
+		contents[h] = content
+		hashes = append(hashes, h)
+		if !newer.IsZero() {
+			repo.Storer().(VersionNoter).NoteVersions(map[plumbing.Hash]plumbing.Hash{newer: h})
+		}
+		newer = h
+	}
+	// Unrelated blobs spread the versions over the order of the loose
+	// objects.
+	blobs := writeLooseBlobs(t, repo, 300)
+	repo.store.looseLimit, repo.store.looseAge = 1, 0
+	fetchBranch(t, repo)
+	if loose, _ := storedObjects(t, gitDir); loose != 0 {
+		t.Fatalf("%d objects are still loose, want none", loose)
+	}
+	deltas := 0
+	idxs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "*.idx"))
+	for _, idx := range idxs {
+		for _, line := range strings.Split(testutil.Git(t, gitDir, nil, "verify-pack", "-v", idx), "\n") {
+			var length, count int
+			if _, err := fmt.Sscanf(line, "chain length = %d: %d object", &length, &count); err == nil {
+				deltas += count
+			}
+		}
+	}
+	if want := versions - 1 - versions/(gitpack.MaxDepth+1); deltas < want {
+		t.Errorf("%d objects packed as deltas, want the %d older versions but one in %d", deltas, want, gitpack.MaxDepth+1)
+	}
+	for _, r := range []*Repository{repo, open()} {
+		for _, h := range hashes {
+			o, err := r.Storer().EncodedObject(plumbing.BlobObject, h)
+			if err != nil {
+				t.Fatalf("version %s does not read: %v", h, err)
+			}
+			rd, _ := o.Reader()
+			got, _ := io.ReadAll(rd)
+			rd.Close()
+			if !bytes.Equal(got, contents[h]) {
+				t.Fatalf("version %s reads back as %d other bytes", h, len(got))
+			}
+		}
+		readsAll(t, r, blobs)
+	}
 	if err := checkStore(gitDir); err != nil {
 		t.Errorf("the store is unreadable after the compaction: %v", err)
 	}
