@@ -114,8 +114,8 @@ func TestBench(t *testing.T) {
 
 // autoSizes are the sizes of the auto shape: its chain moves one stage a
 // pass, each pass over every config, so the small version runs 10 stages
-// only, and no run goes beyond 1,000 (about 4 minutes for run --once, and
-// more for a running run, which pushes every hop).
+// only, and no run goes beyond 1,000 (about a minute for run --once, and
+// six for a running run, which pushes every hop).
 func autoSizes(o options) []int {
 	if !o.sizesSet {
 		return []int{10}
