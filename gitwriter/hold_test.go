@@ -17,9 +17,7 @@ import (
 // reach nothing on the server; Flush pushes them all in one request.
 func TestHoldPushesOnceAtFlush(t *testing.T) {
 	r := newServerRepo(t, fixtureDir)
-	proxy := testutil.StartCountingProxy(t, r.g)
-	remote := r.httpRemote()
-	remote.URL = proxy.URL(r.name)
+	remote, proxy := r.proxiedRemote(t)
 	main := Target{Remote: remote, Branch: "main"}
 	state := Target{Remote: remote, Branch: "vectorflow/state"}
 	ctx := context.Background()
@@ -115,9 +113,7 @@ func TestHoldPushesOnceAtFlush(t *testing.T) {
 // commit's files.
 func TestFlushSendsVersionsAsDeltas(t *testing.T) {
 	r := newServerRepo(t, fixtureDir)
-	proxy := testutil.StartCountingProxy(t, r.g)
-	remote := r.httpRemote()
-	remote.URL = proxy.URL(r.name)
+	remote, proxy := r.proxiedRemote(t)
 	state := Target{Remote: remote, Branch: "vectorflow/state"}
 	ctx := context.Background()
 	w := newTestWriter(t, WriterOptions{})

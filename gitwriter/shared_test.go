@@ -21,9 +21,7 @@ import (
 // the other writer's commit.
 func TestSharedStoreWritesWithoutFetching(t *testing.T) {
 	r := newServerRepo(t, fixtureDir)
-	proxy := testutil.StartCountingProxy(t, r.g)
-	remote := r.httpRemote()
-	remote.URL = proxy.URL(r.name)
+	remote, proxy := r.proxiedRemote(t)
 	target := Target{Remote: remote, Branch: "main"}
 	ctx := context.Background()
 
@@ -132,9 +130,7 @@ func TestSawIgnoresATipTheStoreLacks(t *testing.T) {
 // so (ErrNotTogether).
 func TestApplyAlongPushesBothBranchesAtomically(t *testing.T) {
 	r := newServerRepo(t, fixtureDir)
-	proxy := testutil.StartCountingProxy(t, r.g)
-	remote := r.httpRemote()
-	remote.URL = proxy.URL(r.name)
+	remote, proxy := r.proxiedRemote(t)
 	target := Target{Remote: remote, Branch: "main"}
 	ctx := context.Background()
 	newShared := func() *Writer {

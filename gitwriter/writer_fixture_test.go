@@ -67,6 +67,15 @@ func writeHook(t testing.TB, bare, name, body string) {
 	}
 }
 
+// proxiedRemote is r over HTTP through a proxy counting the requests.
+func (r *serverRepo) proxiedRemote(t testing.TB) (Remote, *testutil.CountingProxy) {
+	t.Helper()
+	proxy := testutil.StartCountingProxy(t, r.g)
+	remote := r.httpRemote()
+	remote.URL = proxy.URL(r.name)
+	return remote, proxy
+}
+
 func (r *serverRepo) httpRemote() Remote {
 	return Remote{URL: r.g.HTTPURL(r.name), Auth: &http.BasicAuth{Username: r.g.Username, Password: r.g.Password}}
 }
