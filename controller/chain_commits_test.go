@@ -14,7 +14,6 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/bench"
-	"github.com/vectorflow-dev/vectorflow/internal/demo"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -133,24 +132,18 @@ type chainFixture struct {
 func newChainFixture(t *testing.T, hops int, held bool) *chainFixture {
 	t.Helper()
 	testutil.RequireGit(t)
-	repo, err := bench.Generate(bench.Chain, hops, nil, 0) // no approver key: every stage is automatic
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := demo.WriteFiles(dir, repo.Files); err != nil {
-		t.Fatal(err)
-	}
+	repo, dir := bench.WriteTemp(t, bench.Chain, hops, nil) // no approver key: every stage is automatic
 	f := &chainFixture{srv: testutil.StartGitServer(t), repo: repo}
 	f.srv.InitRepo(t, dir, "main", "chain.git")
 	f.proxy = testutil.StartCountingProxy(t, f.srv)
 	f.url = f.proxy.URL("chain.git")
 	f.auth = func(string) source.Auth { return source.Auth{Username: f.srv.Username, Password: f.srv.Password} }
 	f.events = &recordedEvents{stateTip: func() string { return f.serverTip(t, DefaultStateBranch) }}
-	f.c, err = New(Options{URL: f.url, Branch: "main", Writer: signedWriter(t), Auth: f.auth, HoldWrites: held, Events: f.events})
+	c, err := New(Options{URL: f.url, Branch: "main", Writer: signedWriter(t), Auth: f.auth, HoldWrites: held, Events: f.events})
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.c = c
 	if _, err := f.c.RunUntilStable(context.Background(), 5); err != nil {
 		t.Fatalf("cold settle: %v", err)
 	}

@@ -21,18 +21,12 @@ import (
 // It is what live-promote measures, without the webhook and the polling.
 func BenchmarkPromotionPassApps10000(b *testing.B) {
 	testutil.RequireGit(b)
-	repo, err := bench.Generate(bench.Apps, 10000, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	if err := repo.Write(dir); err != nil {
-		b.Fatal(err)
-	}
+	repo, dir := bench.WriteTemp(b, bench.Apps, 10000, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored)
 	f := &benchFixture{srv: testutil.StartGitServer(b)}
 	f.srv.InitRepo(b, dir, "main", "apps.git")
 	f.url = f.srv.HTTPURL("apps.git")
 	key := testutil.NewOpenPGPKey(b, "vectorflow", "vectorflow@vectorflow.dev", nil)
+	var err error
 	if f.signer, err = gitwriter.NewSigner(key.PrivateArmored, nil); err != nil {
 		b.Fatal(err)
 	}

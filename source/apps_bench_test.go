@@ -16,14 +16,7 @@ import (
 // its own): the load of every promotion's pass in a running run, the
 // Loader's caches warm.
 func BenchmarkLoadChangedApps10000(b *testing.B) {
-	repo, err := bench.Generate(bench.Apps, 10000, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	if err := repo.Write(dir); err != nil {
-		b.Fatal(err)
-	}
+	repo, dir := bench.WriteTemp(b, bench.Apps, 10000, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored)
 	testutil.Git(b, dir, nil, "init", "-q", "-b", fixtureBranch)
 	testutil.Git(b, dir, nil, "add", "-A")
 	testutil.Git(b, dir, nil, "commit", "-qm", "x")

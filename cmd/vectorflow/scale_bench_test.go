@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/vectorflow-dev/vectorflow/internal/bench"
-	"github.com/vectorflow-dev/vectorflow/internal/demo"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
@@ -21,14 +20,7 @@ import (
 // times the same as processes).
 func BenchmarkValidateChain(b *testing.B) {
 	stages := benchEnvInt(b, "VECTORFLOW_BENCH_STAGES", 1000)
-	repo, err := bench.Generate(bench.Chain, stages, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	if err := demo.WriteFiles(dir, repo.Files); err != nil {
-		b.Fatal(err)
-	}
+	_, dir := bench.WriteTemp(b, bench.Chain, stages, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if out, err := scaleCLI("validate", dir); err != nil {

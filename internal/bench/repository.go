@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/vectorflow-dev/vectorflow/internal/demo"
 )
@@ -165,6 +166,22 @@ func apps(n int, key []byte) Repository {
 	return Repository{Shape: Apps, Stages: n, Files: files,
 		Template: "vectorflow/app0000.yaml", Component: "registry.example.com/app0000/app", Version: "1.0.0",
 		Overlay: "apps/app0000/overlays/s1", Image: "registry.example.com/app0000/app", Overlays: overlays}
+}
+
+// WriteTemp is Generate's repository written into a temporary directory
+// of tb (no blobs): the setup of the benchmarks and tests elsewhere that
+// run on make bench's shapes.
+func WriteTemp(tb testing.TB, shape Shape, stages int, approverKey []byte) (Repository, string) {
+	tb.Helper()
+	r, err := Generate(shape, stages, approverKey, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := tb.TempDir()
+	if err := r.Write(dir); err != nil {
+		tb.Fatal(err)
+	}
+	return r, dir
 }
 
 // Write writes the repository's files under dir, and its blobs as they are
