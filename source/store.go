@@ -350,6 +350,9 @@ func (d *diskStore) initialize() error {
 	d.fs.Reindex()
 	d.storer.indexes = nil
 	d.storer.packs = ""
+	// What memory holds is read before the disk: it must not outlive the
+	// objects, or a fetch would take the tips it names as had.
+	d.storer.objects.Clear()
 	d.whole, d.wholeTrees, d.packedTrees = nil, nil, nil
 	if err := d.fs.Init(); err != nil {
 		return err
@@ -866,12 +869,72 @@ func (s *packStorer) again(err error) bool {
 	return s.rereadLocked()
 }
 
+// EncodedObject reads what the store holds in memory, then a small loose
+// object itself, then as go-git does. go-git opens a loose object's file
+// before it looks in its cache, through a filesystem that checks each
+// component of the path with lstat: a chain of automatic stages spent a
+// tenth of its CPU there, reading back the trees it had just written.
 func (s *packStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	o, err := s.lockedStorer.EncodedObject(t, h)
+	unlock := s.readLock()
+	o, err := lockHeld{s}.EncodedObject(t, h)
+	unlock()
 	if s.again(err) {
 		o, err = s.lockedStorer.EncodedObject(t, h)
 	}
 	return o, err
+}
+
+// lockHeld reads objects as packStorer does, for a caller that holds its
+// lock (a compaction).
+type lockHeld struct{ s *packStorer }
+
+func (l lockHeld) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	o, ok := l.s.objects.Get(h)
+	if !ok {
+		o = l.s.readLoose(h)
+	}
+	if o == nil {
+		return l.s.fs.EncodedObject(t, h)
+	}
+	if t != plumbing.AnyObject && o.Type() != t {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return o, nil
+}
+
+// readLoose reads object h whole from its loose file and keeps it in the
+// cache, as go-git would; nil when h is packed (go-git finds it in its
+// index without opening a file), not loose, over storeLargeObject (go-git
+// streams it), unreadable or not what its name says (go-git says why).
+// Called with s.mu held.
+func (s *packStorer) readLoose(h plumbing.Hash) plumbing.EncodedObject {
+	if s.packed(h) {
+		return nil
+	}
+	f, err := os.Open(loosePath(s.gitDir, h))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	r, err := objfile.NewReader(f)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	t, size, err := r.Header()
+	if err != nil || size > storeLargeObject {
+		return nil
+	}
+	content := make([]byte, size)
+	if _, err := io.ReadFull(r, content); err != nil || r.Hash() != h {
+		return nil
+	}
+	o := &plumbing.MemoryObject{}
+	o.SetType(t)
+	o.Write(content)
+	stored := storedObject{MemoryObject: o, h: h}
+	s.objects.Put(stored)
+	return stored
 }
 
 // EncodedObjectSize reads a loose object's size itself: go-git's reader

@@ -160,12 +160,61 @@ func TestStoreKeepsWhatItWroteInMemory(t *testing.T) {
 	if o, err := repo.Storer().EncodedObject(plumbing.BlobObject, h); err != nil || o.Hash() != h || o.Size() != int64(len(small)) {
 		t.Errorf("the object kept in memory reads as %v", err)
 	}
+	// Held in memory, it is read without opening its file: go-git opens a
+	// loose object's file before it looks in its cache.
+	if err := os.Remove(loosePath(repo.store.gitDir(), h)); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := repo.Storer().EncodedObject(plumbing.AnyObject, h); err != nil || o.Size() != int64(len(small)) {
+		t.Errorf("the object kept in memory was looked for on disk: %v", err)
+	}
+	if _, err := repo.Storer().EncodedObject(plumbing.TreeObject, h); err != plumbing.ErrObjectNotFound {
+		t.Errorf("the blob kept in memory, asked for as a tree: %v, want %v", err, plumbing.ErrObjectNotFound)
+	}
 
 	large := bytes.Repeat([]byte("large "), storeLargeObject/6+1)
 	h = store(large)
 	replace(h, []byte("read from disk"))
 	if got := read(h); string(got) != "read from disk" {
 		t.Errorf("an object of %d bytes, over the %d the store holds whole, was kept in memory", len(large), storeLargeObject)
+	}
+}
+
+// TestStoreReadsLooseObjectsOfAnotherProcess: loose objects another
+// process wrote read back whole and typed, and one whose file holds
+// other content reads as what it is, never under the name it was asked
+// for.
+func TestStoreReadsLooseObjectsOfAnotherProcess(t *testing.T) {
+	open, _ := storeFixture(t)
+	writer := open()
+	tree := wideTree(2000, t.Name())
+	h := testutil.StoreObject(t, writer.Storer(), tree)
+	damaged := testutil.StoreBlob(t, writer.Storer(), []byte("what the name says"))
+	file := loosePath(writer.store.gitDir(), damaged)
+	other := loosePath(writer.store.gitDir(), testutil.StoreBlob(t, writer.Storer(), []byte("other content")))
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, must(os.ReadFile(other)), 0o444); err != nil {
+		t.Fatal(err)
+	}
+
+	reader := open()
+	got, err := reader.Repo().TreeObject(h)
+	if err != nil {
+		t.Fatalf("another process's loose tree: %v", err)
+	}
+	if len(got.Entries) != len(tree.Entries) || got.Entries[1999] != tree.Entries[1999] {
+		t.Fatalf("the tree read back has %d entries", len(got.Entries))
+	}
+	if _, err := reader.Storer().EncodedObject(plumbing.BlobObject, h); err != plumbing.ErrObjectNotFound {
+		t.Errorf("a tree asked for as a blob: %v, want %v", err, plumbing.ErrObjectNotFound)
+	}
+	if _, err := reader.Storer().EncodedObject(plumbing.AnyObject, plumbing.ComputeHash(plumbing.BlobObject, []byte("never written"))); err != plumbing.ErrObjectNotFound {
+		t.Errorf("an object nobody wrote: %v, want %v", err, plumbing.ErrObjectNotFound)
+	}
+	if o, err := reader.Storer().EncodedObject(plumbing.AnyObject, damaged); err == nil && o.Hash() == damaged {
+		t.Errorf("a loose file holding other content was read as %s", damaged)
 	}
 }
 
@@ -319,5 +368,40 @@ func TestStoreKeepsSmallFetchesLooseAtBestSpeed(t *testing.T) {
 	}
 	if written := repo.store.storer.written.Load(); written != 0 {
 		t.Errorf("a fetch counts %d objects as written by the process", written)
+	}
+}
+
+// BenchmarkStoreReadLooseTrees reads back 100 loose trees of 2,000 entries
+// that another process wrote (none in memory): what a push or compaction
+// at the end of a chain of automatic stages does with the versions of
+// the directories each hop rewrote.
+func BenchmarkStoreReadLooseTrees(b *testing.B) {
+	cache := b.TempDir()
+	open := func() *Repository {
+		repo, err := OpenCached("http://127.0.0.1:1/unused.git", Auth{}, cache)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return repo
+	}
+	writer := open()
+	trees := make([]plumbing.Hash, 100)
+	for i := range trees {
+		trees[i] = testutil.StoreObject(b, writer.Storer(), wideTree(2000, fmt.Sprint(b.Name(), i)))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		reader := open()
+		b.StartTimer()
+		for _, h := range trees {
+			o, err := reader.Storer().EncodedObject(plumbing.TreeObject, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.Copy(io.Discard, must(o.Reader())); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

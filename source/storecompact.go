@@ -185,7 +185,7 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if err != nil {
 			return false
 		}
-		err = gitpack.Write(w, d.fs, batch, bases)
+		err = gitpack.Write(w, lockHeld{s}, batch, bases)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
@@ -221,7 +221,9 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if !s.packed(h) {
 			continue
 		}
-		if at, err := d.fs.LooseObjectTime(h); err == nil && now.Sub(at) >= d.looseAge {
+		// os.Stat, not go-git's LooseObjectTime: it checks each component
+		// of the path with lstat, for every loose object.
+		if info, err := os.Stat(loosePath(s.gitDir, h)); err == nil && now.Sub(info.ModTime()) >= d.looseAge {
 			_ = d.fs.DeleteLooseObject(h)
 		}
 	}

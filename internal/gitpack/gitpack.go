@@ -21,7 +21,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // MaxDepth is the longest chain of deltas Write makes, git's default
@@ -32,6 +31,11 @@ const MaxDepth = 50
 // base: both are held in memory whole while the pack is written.
 const maxDeltaObject = 1 << 20
 
+// Objects is where Write reads the objects it packs.
+type Objects interface {
+	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
+}
+
 // Write writes objects, read from s, as a pack (version 2), in the order
 // given, deflated at best speed. bases names, for some objects, an object
 // of nearly the same content (another version of the same file or
@@ -40,7 +44,7 @@ const maxDeltaObject = 1 << 20
 // receiver reads) when that delta is under half its size and the chain
 // stays within MaxDepth. Every other object is written whole, so the pack
 // never refers to an object outside it. bases may be nil.
-func Write(w io.Writer, s storer.EncodedObjectStorer, objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) error {
+func Write(w io.Writer, s Objects, objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) error {
 	// Entries come as a few bytes of header, then the deflater's blocks:
 	// buffered, an unbuffered file sees a few writes, not five per object.
 	buf := bufio.NewWriterSize(w, 64<<10)
@@ -105,7 +109,7 @@ func newDeltas(objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) *
 
 // writeEntry writes object h: as a delta of its base when that pays,
 // otherwise its type and size and its content deflated by z.
-func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s storer.EncodedObjectStorer, h plumbing.Hash) error {
+func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s Objects, h plumbing.Hash) error {
 	o, err := s.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return err
