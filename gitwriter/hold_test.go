@@ -171,6 +171,61 @@ func TestFlushSendsVersionsAsDeltas(t *testing.T) {
 	}
 }
 
+// TestPushSendsAThinPack: a push that rewrites one file of a directory of
+// 2,000 sends the directory as a delta of the version the server holds,
+// as git pushes (a thin pack), not whole; a server that advertises no-thin
+// gets it whole. The server's repository stays whole either way.
+func TestPushSendsAThinPack(t *testing.T) {
+	r := newServerRepo(t, fixtureDir)
+	remote, proxy := r.proxiedRemote(t)
+	state := Target{Remote: remote, Branch: "vectorflow/state"}
+	ctx := context.Background()
+	w := newTestWriter(t, WriterOptions{})
+	w.ShareStore(remote.URL, memory.NewStorage())
+	if err := w.Hold(remote.URL); err != nil {
+		t.Fatal(err)
+	}
+	const width = 2000
+	name := func(i int) string { return fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", i, i+1) }
+	seed := map[string][]byte{}
+	for i := range width {
+		seed[name(i)] = fmt.Appendf(nil, "name: stage%04d\nsequence: 0\n", i)
+	}
+	tip, err := w.CompareAndSwap(ctx, state, plumbing.ZeroHash, seed, "seed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx, remote, state.Branch); err != nil {
+		t.Fatal(err)
+	}
+	hop := func(i int) int64 {
+		t.Helper()
+		proxy.Reset()
+		if tip, err = w.CompareAndSwap(ctx, state, tip, map[string][]byte{name(i): fmt.Appendf(nil, "sequence: %d\n", i)}, "hop"); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(ctx, remote, state.Branch); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.show(t, state.Branch, name(i)); got != fmt.Sprintf("sequence: %d\n", i) {
+			t.Fatalf("the server holds %s as %q", name(i), got)
+		}
+		testutil.Git(t, r.bare, nil, "fsck", "--strict", "--no-dangling")
+		return proxy.Pushed()
+	}
+	thin := hop(1)
+	proxy.Advertise("no-thin")
+	whole := hop(2)
+	// The directory's tree is 2,000 entries of about 55 bytes, a third of
+	// which deflates; as a delta of the server's, a few bytes.
+	if whole < 50_000 {
+		t.Errorf("the push to a server that says no-thin sent %d bytes, want the whole directory (over 50,000)", whole)
+	}
+	if thin > 4_000 {
+		t.Errorf("the push sent %d bytes, want a thin pack of under 4,000 (%d whole)", thin, whole)
+	}
+}
+
 // TestFlushRefusesAMovedBranch: a branch the remote moved while writes were
 // held refuses the whole flush, both branches stay where they were, and
 // after Drop the writer reads the remote again and writes on its new tip.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
@@ -164,6 +166,7 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	// arrives with the server's reason.
 	var messages bytes.Buffer
 	req.Progress = &messages
+	thin := false // only a server whose advertisement was read
 	if ep.Protocol == "http" || ep.Protocol == "https" {
 		// Smart HTTP needs no advertisement before the POST: the server's
 		// atomic check of old is the compare-and-swap, and skipping the
@@ -188,9 +191,10 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 			return fmt.Errorf("%w: %s is at %s, expected %s", errBranchMoved, dst, hashOrNone(now), hashOrNone(old))
 		}
 		req = updateRequest(adv.Capabilities, &messages)
+		thin = takesThinPacks(adv.Capabilities)
 	}
 	req.Commands = []*packp.Command{{Name: dst, Old: old, New: commit}}
-	if err := r.sendPack(ctx, sess, req, objects, bases, &messages); err != nil {
+	if err := r.sendPack(ctx, sess, req, objects, bases, thin, &messages); err != nil {
 		return err
 	}
 	r.made.forget(commit, base)
@@ -231,14 +235,28 @@ func updateRequest(offered *capability.List, messages io.Writer) *packp.Referenc
 	return req
 }
 
+// noThin is the capability a receive-pack advertises when it cannot fix
+// thin packs (go-git names only the upload-pack side, thin-pack).
+const noThin capability.Capability = "no-thin"
+
+// takesThinPacks reports whether a server that advertised offered fixes
+// thin packs: every git receive-pack does, unless it says no-thin.
+func takesThinPacks(offered *capability.List) bool { return !offered.Supports(noThin) }
+
 // sendPack sends req with objects packed (as deltas of the bases named,
-// where the pack holds them), and reads the server's report: a refusal
-// comes back as an *answeredPush carrying the server's messages, so the
-// caller knows the push did not land.
+// where the pack holds them; with thin, the newest version of a file or
+// directory as a delta of the version the server holds, as git pushes),
+// and reads the server's report: a refusal comes back as an *answeredPush
+// carrying the server's messages, so the caller knows the push did not
+// land.
 func (r *repo) sendPack(ctx context.Context, sess transport.ReceivePackSession, req *packp.ReferenceUpdateRequest,
-	objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash, messages *bytes.Buffer) error {
+	objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash, thin bool, messages *bytes.Buffer) error {
+	var held map[plumbing.Hash]plumbing.Hash
+	if thin {
+		held = heldVersions(objects, bases)
+	}
 	var pack bytes.Buffer
-	if err := gitpack.Write(&pack, r.s, objects, bases); err != nil {
+	if err := gitpack.WriteThin(&pack, r.s, objects, bases, held); err != nil {
 		return fmt.Errorf("pack %d objects: %w", len(objects), err)
 	}
 	req.Packfile = io.NopCloser(&pack)
@@ -282,6 +300,39 @@ func refusedOverHTTP(err error) bool {
 	var status *githttp.Err
 	return errors.As(err, &unexpected) && errors.As(unexpected.Err, &status) &&
 		status.StatusCode() >= 400 && status.StatusCode() < 500
+}
+
+// heldVersions names, for the newest version in objects of a file or
+// directory, the version the server holds: the oldest of its versions,
+// which bases names as replaced and objects does not list. A commit's
+// tree is its parent's with what it wrote, so a replaced object the push
+// does not send is in the tree of the commit it builds on, which the
+// server has (the push compares and swaps from it): a promotion's push
+// then sends each wide directory it rewrote as a few bytes, not whole.
+func heldVersions(objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) map[plumbing.Hash]plumbing.Hash {
+	sent := make(map[plumbing.Hash]bool, len(objects))
+	for _, h := range objects {
+		sent[h] = true
+	}
+	held := map[plumbing.Hash]plumbing.Hash{}
+	olders := slices.SortedFunc(maps.Keys(bases), func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for _, older := range olders {
+		if sent[older] {
+			continue
+		}
+		newest := bases[older]
+		for range len(objects) { // bases has no cycle; bounded all the same
+			next, ok := bases[newest]
+			if !ok || !sent[next] {
+				break
+			}
+			newest = next
+		}
+		if _, named := held[newest]; sent[newest] && !named {
+			held[newest] = older
+		}
+	}
+	return held
 }
 
 // newObjects lists the commits from commit back to base and the trees and

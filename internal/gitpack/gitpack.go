@@ -45,6 +45,15 @@ type Objects interface {
 // stays within MaxDepth. Every other object is written whole, so the pack
 // never refers to an object outside it. bases may be nil.
 func Write(w io.Writer, s Objects, objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) error {
+	return WriteThin(w, s, objects, bases, nil)
+}
+
+// WriteThin is Write making a thin pack: held names, for some objects, an
+// earlier version that the receiver holds (read from s too); an object
+// that no base in the pack serves is written as a delta of it, by the
+// same rules, when s holds it. Only a receiver that fixes thin packs
+// reads one: git's receive-pack does unless it advertises no-thin.
+func WriteThin(w io.Writer, s Objects, objects []plumbing.Hash, bases, held map[plumbing.Hash]plumbing.Hash) error {
 	// Entries come as a few bytes of header, then the deflater's blocks:
 	// buffered, an unbuffered file sees a few writes, not five per object.
 	buf := bufio.NewWriterSize(w, 64<<10)
@@ -56,6 +65,7 @@ func Write(w io.Writer, s Objects, objects []plumbing.Hash, bases map[plumbing.H
 	}
 	z, _ := zlib.NewWriterLevel(out, zlib.BestSpeed) // the level is valid
 	d := newDeltas(objects, bases)
+	d.held = held
 	for _, h := range objects {
 		if err := d.writeEntry(out, z, s, h); err != nil {
 			return fmt.Errorf("pack object %s: %w", h, err)
@@ -72,6 +82,8 @@ func Write(w io.Writer, s Objects, objects []plumbing.Hash, bases map[plumbing.H
 // object naming them is.
 type deltas struct {
 	bases map[plumbing.Hash]plumbing.Hash
+	// held are the bases outside the pack (WriteThin).
+	held map[plumbing.Hash]plumbing.Hash
 	// wanted counts, for each object that is the base of a later one, the
 	// objects still to write that name it.
 	wanted map[plumbing.Hash]int
@@ -126,7 +138,8 @@ func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s Objects, h plumbing
 		defer d.release(b)
 	}
 	hasBase = hasBase && base.t == o.Type() && base.depth < MaxDepth
-	if o.Size() > maxDeltaObject || !hasBase && d.wanted[h] == 0 {
+	outside, thin := d.held[h]
+	if o.Size() > maxDeltaObject || !hasBase && !thin && d.wanted[h] == 0 {
 		return writeWhole(out, z, o)
 	}
 	content, err := readAll(o)
@@ -138,9 +151,29 @@ func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s Objects, h plumbing
 			d.keep(h, o.Type(), content, base.depth+1)
 			return writeDelta(out, z, b, delta)
 		}
+	} else if thin {
+		if delta, ok := heldDelta(s, o.Type(), outside, content); ok {
+			d.keep(h, o.Type(), content, 1)
+			return writeDelta(out, z, outside, delta)
+		}
 	}
 	d.keep(h, o.Type(), content, 0)
 	return writeContent(out, z, o.Type(), content)
+}
+
+// heldDelta is content as a delta of base, an object the receiver holds,
+// when s holds it too, of type t, and the delta is under half the content.
+func heldDelta(s Objects, t plumbing.ObjectType, base plumbing.Hash, content []byte) ([]byte, bool) {
+	o, err := s.EncodedObject(t, base)
+	if err != nil || o.Size() > maxDeltaObject {
+		return nil, false
+	}
+	from, err := readAll(o)
+	if err != nil {
+		return nil, false
+	}
+	delta := packfile.DiffDelta(from, content)
+	return delta, len(delta) < len(content)/2
 }
 
 // keep holds h's content when a later object names it as its base.

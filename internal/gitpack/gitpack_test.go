@@ -3,7 +3,9 @@ package gitpack
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +214,95 @@ func TestWriteDeltas(t *testing.T) {
 	if unused.Len() != whole.Len() {
 		t.Errorf("the pack with unusable bases is %d bytes, the one without bases %d", unused.Len(), whole.Len())
 	}
+}
+
+// TestWriteThin: a version whose older version the receiver holds goes as
+// a delta of it, a few bytes instead of the whole directory; git fixes
+// the thin pack with the base it holds, and cannot without it. A held
+// base the writer cannot read, or of another type, leaves the object
+// whole.
+func TestWriteThin(t *testing.T) {
+	s := memory.NewStorage()
+	objects, bases := versions(t, s, 2, 2000)
+	// objects: the new tree, its status and two files, the old version's
+	// four, then the files both share.
+	newer, older, common := objects[:4], objects[4:8], objects[8:]
+	held := map[plumbing.Hash]plumbing.Hash{}
+	for old, n := range bases {
+		held[n] = old
+	}
+	var whole, thin bytes.Buffer
+	if err := Write(&whole, s, newer, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteThin(&thin, s, newer, nil, held); err != nil {
+		t.Fatal(err)
+	}
+	if thin.Len()*20 > whole.Len() {
+		t.Errorf("the thin pack is %d bytes, the whole one %d: want a twentieth at most", thin.Len(), whole.Len())
+	}
+
+	receiver := func(holds []plumbing.Hash) string {
+		dir := t.TempDir()
+		testutil.Git(t, dir, nil, "init", "-q", "--bare")
+		if len(holds) > 0 {
+			var pack bytes.Buffer
+			if err := Write(&pack, s, holds, nil); err != nil {
+				t.Fatal(err)
+			}
+			indexPack(t, dir, pack.Bytes(), "--strict")
+		}
+		return dir
+	}
+	if out, err := tryIndexPack(receiver(nil), thin.Bytes(), "--fix-thin"); err == nil {
+		t.Errorf("a receiver without the held versions took the thin pack:\n%s", out)
+	}
+	dir := receiver(append(slices.Clone(older), common...))
+	indexPack(t, dir, thin.Bytes(), "--fix-thin", "--strict")
+	for _, h := range newer {
+		o, err := s.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := io.ReadAll(must(o.Reader()))
+		if got := testutil.Git(t, dir, nil, "cat-file", o.Type().String(), h.String()); got != string(want) {
+			t.Fatalf("%s %s reads back as %d bytes, want %d", o.Type(), h, len(got), len(want))
+		}
+	}
+
+	// Held bases it cannot use: missing, or of another type.
+	unusable := map[plumbing.Hash]plumbing.Hash{
+		newer[0]: plumbing.ComputeHash(plumbing.TreeObject, []byte("never stored")),
+		newer[1]: older[0], // the status file's base, a tree
+	}
+	var unused bytes.Buffer
+	if err := WriteThin(&unused, s, newer, nil, unusable); err != nil {
+		t.Fatal(err)
+	}
+	if unused.Len() != whole.Len() {
+		t.Errorf("the pack with unusable held bases is %d bytes, the whole one %d", unused.Len(), whole.Len())
+	}
+}
+
+// indexPack runs git index-pack on pack in the repository dir.
+func indexPack(t *testing.T, dir string, pack []byte, args ...string) {
+	t.Helper()
+	if out, err := tryIndexPack(dir, pack, args...); err != nil {
+		t.Fatalf("git index-pack %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func tryIndexPack(dir string, pack []byte, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", append([]string{"--git-dir", dir, "index-pack", "--stdin"}, args...)...)
+	cmd.Stdin = bytes.NewReader(pack)
+	return cmd.CombinedOutput()
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // BenchmarkWriteVersions packs 100 versions of a directory of 10,000

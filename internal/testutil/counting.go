@@ -1,12 +1,15 @@
 package testutil
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,6 +73,8 @@ type CountingProxy struct {
 	// before runs once when the server has answered the next request of
 	// its kind, before the client gets the answer.
 	before map[string]func()
+	// advertise is added to the capabilities a push's advertisement lists.
+	advertise string
 }
 
 // StartCountingProxy proxies g; it is stopped when the test ends.
@@ -137,32 +142,76 @@ func (p *CountingProxy) BeforeAnswering(kind string, fn func()) {
 	p.before[kind] = fn
 }
 
+// Advertise adds capability to what the server's advertisement for a
+// push offers (as a server that cannot fix thin packs adds no-thin).
+func (p *CountingProxy) Advertise(capability string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.advertise = capability
+}
+
 func (p *CountingProxy) serve(w http.ResponseWriter, r *http.Request) {
 	kind := requestKind(r)
 	p.mu.Lock()
 	p.counts[kind]++
 	before := p.before[kind]
 	delete(p.before, kind)
+	advertise := p.advertise
 	p.mu.Unlock()
 	if kind == Push {
 		r.Body = &countedBody{ReadCloser: r.Body, p: p}
 	}
+	if kind != ListForPush {
+		advertise = ""
+	}
 	start := time.Now()
-	if before == nil {
+	if before == nil && advertise == "" {
 		p.proxy.ServeHTTP(w, r)
 	} else {
 		answer := httptest.NewRecorder()
 		p.proxy.ServeHTTP(answer, r)
-		before()
+		if before != nil {
+			before()
+		}
+		body := answer.Body.Bytes()
+		if advertise != "" {
+			body = withCapability(body, advertise)
+		}
 		for k, v := range answer.Header() {
 			w.Header()[k] = v
 		}
+		w.Header().Del("Content-Length")
 		w.WriteHeader(answer.Code)
-		_, _ = w.Write(answer.Body.Bytes())
+		_, _ = w.Write(body)
 	}
 	p.mu.Lock()
 	p.spent += time.Since(start)
 	p.mu.Unlock()
+}
+
+// withCapability adds capability to the capabilities of an advertisement
+// (pkt-lines; the first ref's line lists them after a NUL).
+func withCapability(adv []byte, capability string) []byte {
+	var out []byte
+	for len(adv) >= 4 {
+		n, err := strconv.ParseUint(string(adv[:4]), 16, 16)
+		if err != nil || int(n) > len(adv) {
+			break
+		}
+		if n < 4 { // a flush or delimiter packet
+			out, adv = append(out, adv[:4]...), adv[4:]
+			continue
+		}
+		line := adv[4:n]
+		adv = adv[n:]
+		if i := bytes.IndexByte(line, 0); i >= 0 {
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			line = append(append(slices.Clone(line), " "+capability...), '\n')
+		}
+		out = append(out, fmt.Sprintf("%04x", len(line)+4)...)
+		out = append(out, line...)
+	}
+	return append(out, adv...)
 }
 
 // countedBody adds what is read of a request's body to its proxy's count.
