@@ -287,7 +287,7 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 		}
 		req.Commands = append(req.Commands, &packp.Command{Name: dst, Old: u.old, New: u.new})
 	}
-	if err := r.sendPack(ctx, sess, req, objects, bases, takesThinPacks(adv.Capabilities), &messages); err != nil {
+	if err := r.sendPack(ctx, sess, req, objects, bases, r.receivers.advertised(remote.URL, adv.Capabilities), &messages); err != nil {
 		return err
 	}
 	for _, u := range updates {

@@ -42,7 +42,7 @@ func (w *Writer) branch(url, branch string) *branchState {
 	k := branchKey{url, branch}
 	st, ok := w.branches[k]
 	if !ok {
-		st = &branchState{sem: make(chan struct{}, 1), repo: newRepo(url, w.shared[url], w.made)}
+		st = &branchState{sem: make(chan struct{}, 1), repo: newRepo(url, w.shared[url], w.made, w.receivers)}
 		st.repo.held = w.heldLocked(url)
 		w.branches[k] = st
 	}

@@ -186,7 +186,7 @@ func (w *Writer) Flush(ctx context.Context, remote Remote, last string) error {
 	objects := w.shared[remote.URL]
 	apart := w.apart[remote.URL]
 	w.mu.Unlock()
-	r := newRepo(remote.URL, objects, w.made)
+	r := newRepo(remote.URL, objects, w.made, w.receivers)
 	var err error
 	if !apart {
 		err = r.pushAtomic(ctx, remote, updates)

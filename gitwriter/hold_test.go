@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -224,6 +226,87 @@ func TestPushSendsAThinPack(t *testing.T) {
 	if thin > 4_000 {
 		t.Errorf("the push sent %d bytes, want a thin pack of under 4,000 (%d whole)", thin, whole)
 	}
+}
+
+// TestHTTPPushSendsThinPacksToAKnownReceiver: a single-branch push over
+// HTTP reads no advertisement, so it sends whole objects to a remote it
+// knows nothing of, and a thin pack once a push that read the remote's
+// advertisement found it takes them; not once it says no-thin.
+func TestHTTPPushSendsThinPacksToAKnownReceiver(t *testing.T) {
+	r := newServerRepo(t, fixtureDir)
+	remote, proxy := r.proxiedRemote(t)
+	state := Target{Remote: remote, Branch: "vectorflow/state"}
+	ctx := context.Background()
+	w := newTestWriter(t, WriterOptions{})
+	w.ShareStore(remote.URL, memory.NewStorage())
+	name := func(i int) string { return fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", i, i+1) }
+	seed := map[string][]byte{}
+	for i := range 2000 {
+		seed[name(i)] = fmt.Appendf(nil, "name: stage%04d\nsequence: 0\n", i)
+	}
+	tip, err := w.CompareAndSwap(ctx, state, plumbing.ZeroHash, seed, "seed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// write changes one file with a push of its own, or held and flushed
+	// (an atomic push, which reads the advertisement), and returns the
+	// bytes it sent.
+	write := func(i int, flushed bool) int64 {
+		t.Helper()
+		proxy.Reset()
+		if flushed {
+			if err := w.Hold(remote.URL); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tip, err = w.CompareAndSwap(ctx, state, tip, map[string][]byte{name(i): fmt.Appendf(nil, "sequence: %d\n", i)}, "hop"); err != nil {
+			t.Fatal(err)
+		}
+		if flushed {
+			if err := w.Flush(ctx, remote, state.Branch); err != nil {
+				t.Fatal(err)
+			}
+			w.Release(remote.URL)
+		}
+		if got := r.show(t, state.Branch, name(i)); got != fmt.Sprintf("sequence: %d\n", i) {
+			t.Fatalf("the server holds %s as %q", name(i), got)
+		}
+		return proxy.Pushed()
+	}
+	const thinAtMost, wholeAtLeast = 4_000, 50_000
+	if sent := write(1, false); sent < wholeAtLeast {
+		t.Errorf("a push to a remote never asked sent %d bytes, want the directory whole (over %d)", sent, wholeAtLeast)
+	}
+	if sent := write(2, true); sent > thinAtMost {
+		t.Errorf("the flush sent %d bytes, want a thin pack (under %d)", sent, thinAtMost)
+	}
+	if sent := write(3, false); sent > thinAtMost {
+		t.Errorf("a push to a remote that took thin packs sent %d bytes, want a thin pack (under %d)", sent, thinAtMost)
+	}
+	// A refusal (here a hook's, once) makes the next push whole: the
+	// remote may no longer take what it advertised.
+	refuseOnce := filepath.Join(r.bare, "refuse-once")
+	if err := os.WriteFile(refuseOnce, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hook := fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then rm %q; echo refused >&2; exit 1; fi\n", refuseOnce, refuseOnce)
+	if err := os.WriteFile(filepath.Join(r.bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CompareAndSwap(ctx, state, tip, map[string][]byte{name(9): []byte("refused\n")}, "refused"); err == nil {
+		t.Fatal("the hook did not refuse the push")
+	}
+	if sent := write(10, false); sent < wholeAtLeast {
+		t.Errorf("the push after a refusal sent %d bytes, want the directory whole", sent)
+	}
+	proxy.Advertise("no-thin")
+	if sent := write(4, true); sent < wholeAtLeast {
+		t.Errorf("the flush to a remote that says no-thin sent %d bytes, want the directory whole", sent)
+	}
+	if sent := write(5, false); sent < wholeAtLeast {
+		t.Errorf("a push to a remote that said no-thin sent %d bytes, want the directory whole", sent)
+	}
+	testutil.Git(t, r.bare, nil, "fsck", "--strict", "--no-dangling")
 }
 
 // TestFlushRefusesAMovedBranch: a branch the remote moved while writes were

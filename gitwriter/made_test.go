@@ -25,7 +25,7 @@ func TestPushSendsWhatCommitsWrote(t *testing.T) {
 	names := []string{"kustomization.yaml", "a.yaml", "z"}
 	w := newTestWriter(t, WriterOptions{})
 	for round := 0; round < 100; round++ {
-		r := newRepo("https://example.com/r.git", nil, w.made)
+		r := newRepo("https://example.com/r.git", nil, w.made, w.receivers)
 		files := map[string]bool{}
 		head := plumbing.ZeroHash
 		var commits []plumbing.Hash
@@ -141,7 +141,7 @@ func (n *versionNoter) NoteVersions(replaced map[plumbing.Hash]plumbing.Hash) {
 func TestCommitsNoteVersionsToTheStore(t *testing.T) {
 	w := newTestWriter(t, WriterOptions{})
 	store := &versionNoter{Storage: memory.NewStorage(), noted: map[plumbing.Hash]plumbing.Hash{}}
-	r := newRepo("https://example.com/r.git", store, w.made)
+	r := newRepo("https://example.com/r.git", store, w.made, w.receivers)
 	commit := func(parent plumbing.Hash, edits ...FileEdit) plumbing.Hash {
 		t.Helper()
 		_, next, err := w.commitChange(r, parent, nil, nil, Change{Files: edits, Message: func([]FileDiff) string { return "edit" }})
@@ -188,7 +188,7 @@ func TestCommitsNoteVersionsToTheStore(t *testing.T) {
 // walking its trees.
 func TestPushWalksCommitsItDidNotMake(t *testing.T) {
 	r, base, head := wideCommits(t, 20, SetFile("stages/dev/app007.yaml", []byte("moved\n")))
-	stranger := newRepo("https://example.com/r.git", nil, newMadeCommits())
+	stranger := newRepo("https://example.com/r.git", nil, newMadeCommits(), newReceivers())
 	stranger.s = r.s
 	got, _, err := stranger.newObjects(head, base)
 	if err != nil {
@@ -205,7 +205,7 @@ func TestPushWalksCommitsItDidNotMake(t *testing.T) {
 func wideCommits(tb testing.TB, n int, edits ...FileEdit) (r *repo, base, head plumbing.Hash) {
 	tb.Helper()
 	w := newTestWriter(tb, WriterOptions{})
-	r = newRepo("https://example.com/r.git", nil, w.made)
+	r = newRepo("https://example.com/r.git", nil, w.made, w.receivers)
 	_, base, err := w.commitChange(r, plumbing.ZeroHash, nil, nil, Change{Files: filesEdits(wideRepository(n)), Message: func([]FileDiff) string { return "seed" }})
 	if err != nil {
 		tb.Fatal(err)

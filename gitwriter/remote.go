@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -38,6 +39,46 @@ type repo struct {
 	made *madeCommits
 	// held, when set, keeps back this remote's pushes (Writer.Hold).
 	held *held
+	// receivers is what the Writer learned of its remotes' receive-packs.
+	receivers *receivers
+}
+
+// receivers remembers, by remote URL, whether the receive-pack of the
+// remote took thin packs when its advertisement was read last (an atomic
+// push, a push over SSH), so that a push which skips the advertisement (a
+// single branch over HTTP, to save a round trip) sends a thin pack too,
+// but only to a remote known to take one. Safe for concurrent use.
+type receivers struct {
+	mu   sync.Mutex
+	thin map[string]bool
+}
+
+func newReceivers() *receivers { return &receivers{thin: map[string]bool{}} }
+
+// advertised records what url's receive-pack offered, and says whether it
+// takes thin packs.
+func (rs *receivers) advertised(url string, offered *capability.List) bool {
+	thin := takesThinPacks(offered)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.thin[url] = thin
+	return thin
+}
+
+// takesThin says whether url's receive-pack took thin packs when last
+// asked; false when never asked.
+func (rs *receivers) takesThin(url string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.thin[url]
+}
+
+// forget drops what was learned of url: a push it refused is sent again
+// whole, whatever it advertised before.
+func (rs *receivers) forget(url string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.thin, url)
 }
 
 // newRepo keeps objects in objects when it is set (a store shared with the
@@ -45,12 +86,13 @@ type repo struct {
 // read without fetching it again), in memory otherwise. The references,
 // where this writer saw each branch last, are always its own: a reader
 // fetching into the shared store never moves them.
-func newRepo(url string, objects storer.EncodedObjectStorer, made *madeCommits) *repo {
+func newRepo(url string, objects storer.EncodedObjectStorer, made *madeCommits, receivers *receivers) *repo {
 	var s storage.Storer = memory.NewStorage()
 	if objects != nil {
 		s = sharedStorage{EncodedObjectStorer: objects, Storer: s}
 	}
-	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}}), trees: newTreeCache(s), made: made}
+	return &repo{s: s, remote: git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{url}}), trees: newTreeCache(s), made: made,
+		receivers: receivers}
 }
 
 // sharedStorage is a private memory store whose objects live elsewhere.
@@ -166,7 +208,7 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	// arrives with the server's reason.
 	var messages bytes.Buffer
 	req.Progress = &messages
-	thin := false // only a server whose advertisement was read
+	thin := r.receivers.takesThin(remote.URL) // as the remote last advertised
 	if ep.Protocol == "http" || ep.Protocol == "https" {
 		// Smart HTTP needs no advertisement before the POST: the server's
 		// atomic check of old is the compare-and-swap, and skipping the
@@ -191,10 +233,14 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 			return fmt.Errorf("%w: %s is at %s, expected %s", errBranchMoved, dst, hashOrNone(now), hashOrNone(old))
 		}
 		req = updateRequest(adv.Capabilities, &messages)
-		thin = takesThinPacks(adv.Capabilities)
+		thin = r.receivers.advertised(remote.URL, adv.Capabilities)
 	}
 	req.Commands = []*packp.Command{{Name: dst, Old: old, New: commit}}
 	if err := r.sendPack(ctx, sess, req, objects, bases, thin, &messages); err != nil {
+		var answered *answeredPush
+		if thin && errors.As(err, &answered) {
+			r.receivers.forget(remote.URL)
+		}
 		return err
 	}
 	r.made.forget(commit, base)

@@ -101,6 +101,8 @@ type Writer struct {
 	holds map[string]*held
 	// made lists what each commit of this writer wrote, for its push.
 	made *madeCommits
+	// receivers is what pushes learned of the remotes' receive-packs.
+	receivers *receivers
 }
 
 // NewWriter returns a Writer with o's defaults filled in.
@@ -117,7 +119,8 @@ func NewWriter(o WriterOptions) (*Writer, error) {
 	if o.Backoff == (wait.Backoff{}) {
 		o.Backoff = writeBackoff
 	}
-	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}, apart: map[string]bool{}, holds: map[string]*held{}, made: newMadeCommits()}, nil
+	return &Writer{opts: o, branches: map[branchKey]*branchState{}, shared: map[string]storer.EncodedObjectStorer{}, apart: map[string]bool{}, holds: map[string]*held{}, made: newMadeCommits(),
+		receivers: newReceivers()}, nil
 }
 
 // ShareStore makes the writer keep the objects of the remote at url in s,
