@@ -114,35 +114,19 @@ func TestHoldPushesOnceAtFlush(t *testing.T) {
 // the newer one, not whole, and the server takes the pack and holds every
 // commit's files.
 func TestFlushSendsVersionsAsDeltas(t *testing.T) {
-	r := newServerRepo(t, fixtureDir)
-	remote, proxy := r.proxiedRemote(t)
-	state := Target{Remote: remote, Branch: "vectorflow/state"}
-	ctx := context.Background()
-	w := newTestWriter(t, WriterOptions{})
-	w.ShareStore(remote.URL, memory.NewStorage())
-	if err := w.Hold(remote.URL); err != nil {
-		t.Fatal(err)
-	}
 	const width, hops = 2000, 60
-	seed := map[string][]byte{}
-	for i := range width {
-		seed[fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", i, i+1)] = fmt.Appendf(nil, "name: stage%04d-to-stage%04d\nsequence: 0\n", i, i+1)
-	}
-	tip, err := w.CompareAndSwap(ctx, state, plumbing.ZeroHash, seed, "seed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(ctx, remote, state.Branch); err != nil {
-		t.Fatal(err)
-	}
+	ws := newWideState(t, width, true)
+	r, remote, proxy, state, w, tip := ws.r, ws.remote, ws.proxy, ws.state, ws.w, ws.tip
+	ctx := context.Background()
 	seeded := proxy.Pushed()
 	proxy.Reset()
+	var err error
 	commits := []plumbing.Hash{tip}
 	for hop := 1; hop <= hops; hop++ {
 		// Each hop records the result of one stage and starts the next.
 		files := map[string][]byte{
-			fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", hop, hop+1):                 fmt.Appendf(nil, "sequence: %d\nphase: Succeeded\n", hop),
-			fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", hop+width/2, hop+width/2+1): fmt.Appendf(nil, "sequence: %d\nphase: Running\n", hop),
+			wideName(hop):           fmt.Appendf(nil, "sequence: %d\nphase: Succeeded\n", hop),
+			wideName(hop + width/2): fmt.Appendf(nil, "sequence: %d\nphase: Running\n", hop),
 		}
 		if tip, err = w.CompareAndSwap(ctx, state, tip, files, fmt.Sprintf("hop %d", hop)); err != nil {
 			t.Fatal(err)
@@ -166,9 +150,8 @@ func TestFlushSendsVersionsAsDeltas(t *testing.T) {
 		if hop == 0 {
 			continue
 		}
-		name := fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", hop, hop+1)
-		if got, want := r.show(t, c.String(), name), fmt.Sprintf("sequence: %d\nphase: Succeeded\n", hop); got != want {
-			t.Fatalf("hop %d: the server holds %s as %q, want %q", hop, name, got, want)
+		if got, want := r.show(t, c.String(), wideName(hop)), fmt.Sprintf("sequence: %d\nphase: Succeeded\n", hop); got != want {
+			t.Fatalf("hop %d: the server holds %s as %q, want %q", hop, wideName(hop), got, want)
 		}
 	}
 }
@@ -178,39 +161,21 @@ func TestFlushSendsVersionsAsDeltas(t *testing.T) {
 // as git pushes (a thin pack), not whole; a server that advertises no-thin
 // gets it whole. The server's repository stays whole either way.
 func TestPushSendsAThinPack(t *testing.T) {
-	r := newServerRepo(t, fixtureDir)
-	remote, proxy := r.proxiedRemote(t)
-	state := Target{Remote: remote, Branch: "vectorflow/state"}
+	ws := newWideState(t, 2000, true)
+	r, remote, proxy, state, w, tip := ws.r, ws.remote, ws.proxy, ws.state, ws.w, ws.tip
 	ctx := context.Background()
-	w := newTestWriter(t, WriterOptions{})
-	w.ShareStore(remote.URL, memory.NewStorage())
-	if err := w.Hold(remote.URL); err != nil {
-		t.Fatal(err)
-	}
-	const width = 2000
-	name := func(i int) string { return fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", i, i+1) }
-	seed := map[string][]byte{}
-	for i := range width {
-		seed[name(i)] = fmt.Appendf(nil, "name: stage%04d\nsequence: 0\n", i)
-	}
-	tip, err := w.CompareAndSwap(ctx, state, plumbing.ZeroHash, seed, "seed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(ctx, remote, state.Branch); err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	hop := func(i int) int64 {
 		t.Helper()
 		proxy.Reset()
-		if tip, err = w.CompareAndSwap(ctx, state, tip, map[string][]byte{name(i): fmt.Appendf(nil, "sequence: %d\n", i)}, "hop"); err != nil {
+		if tip, err = w.CompareAndSwap(ctx, state, tip, map[string][]byte{wideName(i): fmt.Appendf(nil, "sequence: %d\n", i)}, "hop"); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Flush(ctx, remote, state.Branch); err != nil {
 			t.Fatal(err)
 		}
-		if got := r.show(t, state.Branch, name(i)); got != fmt.Sprintf("sequence: %d\n", i) {
-			t.Fatalf("the server holds %s as %q", name(i), got)
+		if got := r.show(t, state.Branch, wideName(i)); got != fmt.Sprintf("sequence: %d\n", i) {
+			t.Fatalf("the server holds %s as %q", wideName(i), got)
 		}
 		testutil.Git(t, r.bare, nil, "fsck", "--strict", "--no-dangling")
 		return proxy.Pushed()
@@ -233,21 +198,10 @@ func TestPushSendsAThinPack(t *testing.T) {
 // knows nothing of, and a thin pack once a push that read the remote's
 // advertisement found it takes them; not once it says no-thin.
 func TestHTTPPushSendsThinPacksToAKnownReceiver(t *testing.T) {
-	r := newServerRepo(t, fixtureDir)
-	remote, proxy := r.proxiedRemote(t)
-	state := Target{Remote: remote, Branch: "vectorflow/state"}
+	ws := newWideState(t, 2000, false)
+	r, remote, proxy, state, w, tip := ws.r, ws.remote, ws.proxy, ws.state, ws.w, ws.tip
 	ctx := context.Background()
-	w := newTestWriter(t, WriterOptions{})
-	w.ShareStore(remote.URL, memory.NewStorage())
-	name := func(i int) string { return fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", i, i+1) }
-	seed := map[string][]byte{}
-	for i := range 2000 {
-		seed[name(i)] = fmt.Appendf(nil, "name: stage%04d\nsequence: 0\n", i)
-	}
-	tip, err := w.CompareAndSwap(ctx, state, plumbing.ZeroHash, seed, "seed")
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	// write changes one file with a push of its own, or held and flushed
 	// (an atomic push, which reads the advertisement), and returns the
 	// bytes it sent.
@@ -259,7 +213,7 @@ func TestHTTPPushSendsThinPacksToAKnownReceiver(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if tip, err = w.CompareAndSwap(ctx, state, tip, map[string][]byte{name(i): fmt.Appendf(nil, "sequence: %d\n", i)}, "hop"); err != nil {
+		if tip, err = w.CompareAndSwap(ctx, state, tip, map[string][]byte{wideName(i): fmt.Appendf(nil, "sequence: %d\n", i)}, "hop"); err != nil {
 			t.Fatal(err)
 		}
 		if flushed {
@@ -268,8 +222,8 @@ func TestHTTPPushSendsThinPacksToAKnownReceiver(t *testing.T) {
 			}
 			w.Release(remote.URL)
 		}
-		if got := r.show(t, state.Branch, name(i)); got != fmt.Sprintf("sequence: %d\n", i) {
-			t.Fatalf("the server holds %s as %q", name(i), got)
+		if got := r.show(t, state.Branch, wideName(i)); got != fmt.Sprintf("sequence: %d\n", i) {
+			t.Fatalf("the server holds %s as %q", wideName(i), got)
 		}
 		return proxy.Pushed()
 	}
@@ -293,7 +247,7 @@ func TestHTTPPushSendsThinPacksToAKnownReceiver(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.CompareAndSwap(ctx, state, tip, map[string][]byte{name(9): []byte("refused\n")}, "refused"); err == nil {
+	if _, err := w.CompareAndSwap(ctx, state, tip, map[string][]byte{wideName(9): []byte("refused\n")}, "refused"); err == nil {
 		t.Fatal("the hook did not refuse the push")
 	}
 	if sent := write(10, false); sent < wholeAtLeast {
@@ -308,6 +262,50 @@ func TestHTTPPushSendsThinPacksToAKnownReceiver(t *testing.T) {
 	}
 	testutil.Git(t, r.bare, nil, "fsck", "--strict", "--no-dangling")
 }
+
+// wideState is a server's state branch seeded with a directory of config
+// statuses, written through a counting proxy by a writer that keeps its
+// objects in a store of its own (held: with its pushes held, the seed
+// flushed).
+type wideState struct {
+	r      *serverRepo
+	remote Remote
+	proxy  *testutil.CountingProxy
+	state  Target
+	w      *Writer
+	tip    plumbing.Hash
+}
+
+func newWideState(t *testing.T, width int, held bool) wideState {
+	t.Helper()
+	ws := wideState{r: newServerRepo(t, fixtureDir), w: newTestWriter(t, WriterOptions{})}
+	ws.remote, ws.proxy = ws.r.proxiedRemote(t)
+	ws.state = Target{Remote: ws.remote, Branch: "vectorflow/state"}
+	ws.w.ShareStore(ws.remote.URL, memory.NewStorage())
+	ctx := context.Background()
+	if held {
+		if err := ws.w.Hold(ws.remote.URL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed := map[string][]byte{}
+	for i := range width {
+		seed[wideName(i)] = fmt.Appendf(nil, "name: stage%04d-to-stage%04d\nsequence: 0\n", i, i+1)
+	}
+	var err error
+	if ws.tip, err = ws.w.CompareAndSwap(ctx, ws.state, plumbing.ZeroHash, seed, "seed"); err != nil {
+		t.Fatal(err)
+	}
+	if held {
+		if err := ws.w.Flush(ctx, ws.remote, ws.state.Branch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
+}
+
+// wideName is the path of the i-th config status of a wideState.
+func wideName(i int) string { return fmt.Sprintf("configs/stage%04d-to-stage%04d.yaml", i, i+1) }
 
 // TestFlushRefusesAMovedBranch: a branch the remote moved while writes were
 // held refuses the whole flush, both branches stay where they were, and
