@@ -266,6 +266,9 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 	if err != nil {
 		return err
 	}
+	// Learned before anything else: the pushes one branch at a time that
+	// follow a refusal of atomic pushes skip the advertisement.
+	thin := r.receivers.advertised(remote.URL, adv.Capabilities)
 	if !adv.Capabilities.Supports(capability.Atomic) || !adv.Capabilities.Supports(capability.ReportStatus) {
 		return fmt.Errorf("%w: %s does not offer atomic pushes", ErrNotTogether, remote.URL)
 	}
@@ -287,7 +290,7 @@ func (r *repo) pushAtomic(ctx context.Context, remote Remote, updates []refUpdat
 		}
 		req.Commands = append(req.Commands, &packp.Command{Name: dst, Old: u.old, New: u.new})
 	}
-	if err := r.sendPack(ctx, sess, req, objects, bases, r.receivers.advertised(remote.URL, adv.Capabilities), &messages); err != nil {
+	if err := r.sendPack(ctx, sess, req, objects, bases, thin, &messages); err != nil {
 		return err
 	}
 	for _, u := range updates {

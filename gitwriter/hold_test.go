@@ -263,6 +263,35 @@ func TestHTTPPushSendsThinPacksToAKnownReceiver(t *testing.T) {
 	testutil.Git(t, r.bare, nil, "fsck", "--strict", "--no-dangling")
 }
 
+// TestFlushWithoutAtomicPushesSendsThinPacks: a flush to a server that
+// offers no atomic push pushes one branch at a time, skipping the
+// advertisement, and still sends thin packs: the refused atomic push read
+// it.
+func TestFlushWithoutAtomicPushesSendsThinPacks(t *testing.T) {
+	ws := newWideState(t, 2000, false)
+	testutil.Git(t, ws.r.bare, nil, "config", "receive.advertiseAtomic", "false")
+	ctx := context.Background()
+	w := newTestWriter(t, WriterOptions{}) // has read no advertisement
+	w.ShareStore(ws.remote.URL, memory.NewStorage())
+	if err := w.Hold(ws.remote.URL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CompareAndSwap(ctx, ws.state, ws.tip, map[string][]byte{wideName(1): []byte("sequence: 1\n")}, "hop"); err != nil {
+		t.Fatal(err)
+	}
+	ws.proxy.Reset()
+	if err := w.Flush(ctx, ws.remote, ws.state.Branch); err != nil {
+		t.Fatal(err)
+	}
+	if got := ws.r.show(t, ws.state.Branch, wideName(1)); got != "sequence: 1\n" {
+		t.Fatalf("the server holds %s as %q", wideName(1), got)
+	}
+	if sent := ws.proxy.Pushed(); sent > 4_000 {
+		t.Errorf("the flush sent %d bytes, want a thin pack (under 4,000)", sent)
+	}
+	testutil.Git(t, ws.r.bare, nil, "fsck", "--strict", "--no-dangling")
+}
+
 // wideState is a server's state branch seeded with a directory of config
 // statuses, written through a counting proxy by a writer that keeps its
 // objects in a store of its own (held: with its pushes held, the seed
