@@ -237,6 +237,19 @@ func TestHTTPPushSendsThinPacksToAKnownReceiver(t *testing.T) {
 	if sent := write(3, false); sent > thinAtMost {
 		t.Errorf("a push to a remote that took thin packs sent %d bytes, want a thin pack (under %d)", sent, thinAtMost)
 	}
+	// A branch another writer moved is no reason to stop.
+	other := newTestWriter(t, WriterOptions{})
+	moved, err := other.CompareAndSwap(ctx, state, tip, map[string][]byte{wideName(7): []byte("moved\n")}, "another writer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CompareAndSwap(ctx, state, tip, map[string][]byte{wideName(8): []byte("late\n")}, "late"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a write on a moved branch: %v, want ErrConflict", err)
+	}
+	tip = moved
+	if sent := write(6, false); sent > thinAtMost {
+		t.Errorf("the push after a moved branch sent %d bytes, want a thin pack (under %d)", sent, thinAtMost)
+	}
 	// A refusal (here a hook's, once) makes the next push whole: the
 	// remote may no longer take what it advertised.
 	refuseOnce := filepath.Join(r.bare, "refuse-once")

@@ -237,8 +237,10 @@ func (r *repo) push(ctx context.Context, remote Remote, branch string, old, comm
 	}
 	req.Commands = []*packp.Command{{Name: dst, Old: old, New: commit}}
 	if err := r.sendPack(ctx, sess, req, objects, bases, thin, &messages); err != nil {
+		// A refusal may mean the remote no longer takes thin packs; a
+		// branch another writer moved says nothing of that.
 		var answered *answeredPush
-		if thin && errors.As(err, &answered) {
+		if thin && errors.As(err, &answered) && !isMovedBranch(err) {
 			r.receivers.forget(remote.URL)
 		}
 		return err
