@@ -204,7 +204,7 @@ func withCapability(adv []byte, capability string) []byte {
 		}
 		line := adv[4:n]
 		adv = adv[n:]
-		if i := bytes.IndexByte(line, 0); i >= 0 {
+		if bytes.IndexByte(line, 0) >= 0 {
 			line = bytes.TrimSuffix(line, []byte("\n"))
 			line = append(append(slices.Clone(line), " "+capability...), '\n')
 		}
