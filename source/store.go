@@ -301,7 +301,8 @@ func (d *diskStore) open() error {
 	}
 	var objects cache.Object
 	d.fs, objects = objectStorage(osfs.New(d.gitDir()))
-	d.storer = &packStorer{lockedStorer: &lockedStorer{Storer: d.fs, exclusive: true}, fs: d.fs, objects: objects, gitDir: d.gitDir()}
+	d.storer = &packStorer{lockedStorer: &lockedStorer{Storer: d.fs, exclusive: true}, fs: d.fs, objects: objects, gitDir: d.gitDir(),
+		pendingLimit: storePendingBytes}
 	unlock, err := d.lock(context.Background())
 	if err != nil {
 		return err
@@ -671,6 +672,17 @@ type packStorer struct {
 	// its path (NoteVersions), until a compaction packs it.
 	notesMu sync.Mutex
 	newer   map[plumbing.Hash]plumbing.Hash
+	// pending are the objects this process wrote that no file holds yet
+	// (storePending), guarded by mu; pendingBytes is their size, and
+	// pendingLimit the size at which they are packed without waiting for
+	// a reference (storePendingBytes, less in tests).
+	pending      map[plumbing.Hash]storedObject
+	pendingOrder []plumbing.Hash
+	pendingBytes int64
+	pendingLimit int64
+	// packedPending says pending objects were packed since the last
+	// compaction, which then checks the trees they complete again.
+	packedPending bool
 }
 
 // deflater is a zlib writer (at one level) over a buffer: zlib emits its
@@ -681,8 +693,13 @@ type deflater struct {
 	buf *bufio.Writer
 }
 
-// SetEncodedObject stores o loose (storeLoose), and counts it for compact.
+// SetEncodedObject keeps o in memory until a reference names it
+// (holdPending), or stores one too large to hold loose at once, counted
+// for compact.
 func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	if o.Size() <= storeLargeObject {
+		return s.holdPending(o)
+	}
 	h, err := s.storeLoose(o)
 	if err == nil {
 		s.written.Add(1)
@@ -703,7 +720,7 @@ func (s *packStorer) storeLoose(o plumbing.EncodedObject) (plumbing.Hash, error)
 	default:
 		return plumbing.ZeroHash, plumbing.ErrInvalidType
 	}
-	tmp, stored, err := s.deflateLoose(o)
+	tmp, stored, err := s.deflateLoose(o, true)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -742,8 +759,9 @@ func (f fetchedLoose) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash,
 // deflateLoose writes o as a loose object into a temporary file, where
 // removeTemporaries finds it should the process stop before placeLoose,
 // and returns the file and o's hash, computed from what was written, with
-// a copy of o when it is small enough to keep in memory (as a read would).
-func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, stored storedObject, err error) {
+// a copy of o when keep is set and it is small enough to keep in memory
+// (as a read would).
+func (s *packStorer) deflateLoose(o plumbing.EncodedObject, keep bool) (tmp string, stored storedObject, err error) {
 	r, err := o.Reader()
 	if err != nil {
 		return "", stored, err
@@ -788,7 +806,7 @@ func (s *packStorer) deflateLoose(o plumbing.EncodedObject) (tmp string, stored 
 		return "", stored, err
 	}
 	out := io.MultiWriter(z, hasher)
-	if o.Size() <= storeLargeObject {
+	if keep && o.Size() <= storeLargeObject {
 		// Kept whole, as go-git keeps an object this size it reads.
 		stored.MemoryObject = &plumbing.MemoryObject{}
 		stored.SetType(o.Type())
@@ -826,10 +844,15 @@ func loosePath(gitDir string, h plumbing.Hash) string {
 // it, or removes it when the object is there already (its content is its
 // name). Loose objects are read-only, as git makes them.
 func (s *packStorer) placeLoose(tmp string, h plumbing.Hash) error {
-	file := loosePath(s.gitDir, h)
-	dir := filepath.Dir(file)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.placeLooseLocked(tmp, h)
+}
+
+// placeLooseLocked is placeLoose for a caller holding s.mu.
+func (s *packStorer) placeLooseLocked(tmp string, h plumbing.Hash) error {
+	file := loosePath(s.gitDir, h)
+	dir := filepath.Dir(file)
 	if _, err := os.Lstat(file); err == nil {
 		return os.Remove(tmp)
 	}
@@ -889,8 +912,10 @@ func (s *packStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plum
 type lockHeld struct{ s *packStorer }
 
 func (l lockHeld) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	o, ok := l.s.objects.Get(h)
-	if !ok {
+	o, ok := plumbing.EncodedObject(nil), false
+	if p, held := l.s.pending[h]; held {
+		o, ok = p, true
+	} else if o, ok = l.s.objects.Get(h); !ok {
 		o = l.s.readLoose(h)
 	}
 	if o == nil {
@@ -942,6 +967,9 @@ func (s *packStorer) readLoose(h plumbing.Hash) plumbing.EncodedObject {
 // process reading thousands between two collections (a compaction, a
 // limit check) runs out of file descriptors.
 func (s *packStorer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if n, ok := s.pendingSize(h); ok {
+		return n, nil
+	}
 	if n, err := looseSize(s.gitDir, h); !errors.Is(err, fs.ErrNotExist) {
 		return n, err
 	}
@@ -988,7 +1016,7 @@ func (s *packStorer) HasEncodedObject(h plumbing.Hash) error {
 
 func (s *packStorer) hasEncodedObject(h plumbing.Hash) error {
 	defer s.readLock()()
-	if s.packed(h) {
+	if _, held := s.pending[h]; held || s.packed(h) {
 		return nil
 	}
 	return s.Storer.HasEncodedObject(h)

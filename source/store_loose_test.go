@@ -50,6 +50,7 @@ func TestStoreWritesLooseObjectsAtBestSpeed(t *testing.T) {
 	if again := testutil.StoreObject(t, repo.Storer(), tree); again != h {
 		t.Fatalf("the same tree stored twice is %s, then %s", h, again)
 	}
+	storePending(t, repo)
 	gitDir := repo.store.gitDir()
 	file := loosePath(gitDir, h)
 	data, err := os.ReadFile(file)
@@ -81,6 +82,7 @@ func TestStoreWritesLooseObjectsAtBestSpeed(t *testing.T) {
 	}
 	text := bytes.Repeat([]byte("status:\n  phase: Succeeded\n"), 2000)
 	blob := testutil.StoreBlob(t, repo.Storer(), text)
+	storePending(t, repo)
 	data, err = os.ReadFile(loosePath(gitDir, blob))
 	if err != nil {
 		t.Fatalf("the blob is not a loose object: %v", err)
@@ -121,6 +123,7 @@ func TestStoreKeepsWhatItWroteInMemory(t *testing.T) {
 		if want := plumbing.ComputeHash(plumbing.BlobObject, content); h != want {
 			t.Fatalf("stored as %s, want %s", h, want)
 		}
+		storePending(t, repo)
 		return h
 	}
 	// replace makes the loose file of h hold other, still a valid object.
@@ -192,6 +195,7 @@ func TestStoreReadsLooseObjectsOfAnotherProcess(t *testing.T) {
 	damaged := testutil.StoreBlob(t, writer.Storer(), []byte("what the name says"))
 	file := loosePath(writer.store.gitDir(), damaged)
 	other := loosePath(writer.store.gitDir(), testutil.StoreBlob(t, writer.Storer(), []byte("other content")))
+	storePending(t, writer)
 	if err := os.Chmod(file, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -403,5 +407,14 @@ func BenchmarkStoreReadLooseTrees(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// storePending stores what repo's store holds pending, as it does before a
+// reference names an object.
+func storePending(t *testing.T, repo *Repository) {
+	t.Helper()
+	if err := repo.store.storer.storePending(); err != nil {
+		t.Fatal(err)
 	}
 }

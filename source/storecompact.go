@@ -15,13 +15,14 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 )
 
-// The writer stores each commit it makes as loose objects, one file each:
-// at 10,000 stages a promotion adds about 40 of them and a megabyte of
-// disk, and a cold run some 40,000 (200 MB, mostly the file system's
-// blocks, against 36 MB packed). A fetch therefore packs the loose objects
-// once there are many, as git's gc --auto does, and so does a run that
-// ends (Compact) once it wrote many; both remove the loose copies of
-// packed objects once they are an hour old: a process of an older
+// The writer's objects reach the disk when a reference is about to name
+// them (storepending.go): the few of a running run's pass as loose
+// objects, one file each (at 10,000 stages a promotion adds about 40 of
+// them and a megabyte of disk), the many of a held run or a busy pass as
+// one pack; small fetches are stored loose too. A fetch therefore packs
+// the loose objects once there are many, as git's gc --auto does, and so
+// does a run that ends (Compact) once it wrote many; both remove the loose
+// copies of packed objects once they are an hour old: a process of an older
 // vectorflow sharing the cache then still finds an object it looks up
 // loose, and this one's readers look at the packs again when an object is
 // missing (packStorer.again). Nothing merges packs, so a long-running
@@ -161,11 +162,18 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 	s := d.storer
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// What the process wrote and still holds joins the disk first: a run
+	// that ends stores it (one pack when it is many), and a compaction
+	// counts what was stored loose.
+	if s.storePendingLocked() == nil && s.packedPending {
+		s.packedPending, packedAny = false, true
+		d.forgetLooseTrees()
+	}
 	d.removeTemporaries(now)
 	unpacked, removable := d.looseSample(now)
 	written := s.written.Load()
 	if unpacked <= d.looseLimit && removable <= d.looseLimit && !(runEnds && written > d.writtenLimit) {
-		return false
+		return packedAny
 	}
 	var loose []plumbing.Hash
 	if d.fs.ForEachObjectHash(func(h plumbing.Hash) error {

@@ -23,13 +23,32 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
-// writeLooseBlobs stores n blobs in repo's store, as the writer stores the
-// objects of its commits: loose.
+// writeLooseBlobs stores n blobs loose in repo's store, as a small fetch
+// and the writer's few objects of a pass are stored, counted as written.
 func writeLooseBlobs(t *testing.T, repo *Repository, n int) []plumbing.Hash {
 	t.Helper()
 	hashes := make([]plumbing.Hash, n)
 	for i := range n {
-		hashes[i] = testutil.StoreBlob(t, repo.Storer(), fmt.Appendf(nil, "blob %d of %s\n", i, t.Name()))
+		o := &plumbing.MemoryObject{}
+		o.SetType(plumbing.BlobObject)
+		o.Write(fmt.Appendf(nil, "blob %d of %s\n", i, t.Name()))
+		h, err := repo.store.storer.storeLoose(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repo.store.storer.written.Add(1)
+		hashes[i] = h
+	}
+	return hashes
+}
+
+// writeBlobs stores n new blobs (of salt) in repo's store as the writer
+// does.
+func writeBlobs(t *testing.T, repo *Repository, n int, salt string) []plumbing.Hash {
+	t.Helper()
+	hashes := make([]plumbing.Hash, n)
+	for i := range n {
+		hashes[i] = testutil.StoreBlob(t, repo.Storer(), fmt.Appendf(nil, "blob %d of %s %s\n", i, t.Name(), salt))
 	}
 	return hashes
 }
@@ -138,8 +157,12 @@ func TestStorePacksVersionsAsDeltas(t *testing.T) {
 		}
 		newer = h
 	}
-	// Unrelated blobs spread the versions over the order of the loose
-	// objects.
+	// Stored as a reference would store them (fewer than a pack's worth:
+	// loose); unrelated blobs spread the versions over the order of the
+	// loose objects.
+	if err := repo.store.storer.storePending(); err != nil {
+		t.Fatal(err)
+	}
 	blobs := writeLooseBlobs(t, repo, 300)
 	repo.store.looseLimit, repo.store.looseAge = 1, 0
 	fetchBranch(t, repo)
@@ -241,13 +264,13 @@ func TestStoreRemovesLeftTemporaries(t *testing.T) {
 	}
 }
 
-// commitLooseTree commits, as the writer does (loose, then the tracking
-// ref set as after its push), a child of parent whose tree adds a
-// directory of n new blobs to parent's.
-func commitLooseTree(t *testing.T, repo *Repository, parent plumbing.Hash, n int) plumbing.Hash {
+// commitWrittenTree commits, as the writer does, a child of parent whose tree
+// adds a directory of n new blobs to parent's, and sets the tracking ref
+// to it, as the next fetch does.
+func commitWrittenTree(t *testing.T, repo *Repository, parent plumbing.Hash, n int) plumbing.Hash {
 	t.Helper()
 	dir := &object.Tree{}
-	for i, h := range writeLooseBlobs(t, repo, n) {
+	for i, h := range writeBlobs(t, repo, n, parent.String()) {
 		dir.Entries = append(dir.Entries, object.TreeEntry{Name: fmt.Sprintf("blob-%05d", i), Mode: filemode.Regular, Hash: h})
 	}
 	prev, err := repo.Repo().CommitObject(parent)
@@ -285,7 +308,7 @@ func TestStorePacksARunsManyWritesForTheNextProcess(t *testing.T) {
 	gitDir := storeGitDirs(t, cacheDir)[0]
 	packsBefore := len(packObjects(t, gitDir))
 
-	few := commitLooseTree(t, repo, tip, 10)
+	few := commitWrittenTree(t, repo, tip, 10)
 	if err := repo.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -293,12 +316,19 @@ func TestStorePacksARunsManyWritesForTheNextProcess(t *testing.T) {
 		t.Fatalf("a run that wrote %d objects left %d packs, want the %d there were", 13, packs, packsBefore)
 	}
 
-	many := commitLooseTree(t, repo, few, compactWrittenLimit)
+	many := commitWrittenTree(t, repo, few, compactWrittenLimit)
 	if err := repo.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if packs := len(packObjects(t, gitDir)); packs != packsBefore+1 {
-		t.Fatalf("a run that wrote %d objects left %d packs, want one more than the %d there were", compactWrittenLimit+13, packs, packsBefore)
+	// One pack of what it wrote since the last reference, one of the few
+	// it stored loose before.
+	if packs := len(packObjects(t, gitDir)); packs != packsBefore+2 {
+		t.Fatalf("a run that wrote %d objects left %d packs, want two more than the %d there were", compactWrittenLimit+13, packs, packsBefore)
+	}
+	if loose, _ := storedObjects(t, gitDir); loose > 0 {
+		if unpacked := looseUnpacked(t, repo, gitDir); unpacked > 0 {
+			t.Fatalf("%d objects the run wrote are loose and in no pack", unpacked)
+		}
 	}
 	next := open()
 	next.store.readWholeTrees(time.Now())
@@ -318,10 +348,12 @@ func TestStorePacksARunsManyWritesForTheNextProcess(t *testing.T) {
 
 // TestStoreFetchesDoNotPackEveryThousandWrites: a running run writes a
 // promotion's objects between fetches for as long as it runs, and nothing
-// ever merges packs, so its fetches pack on git's count of loose objects
-// only, not on what the process wrote (a pack every 25 promotions would
-// make every later lookup go through hundreds of indexes); the run's end
-// (Compact) packs what it wrote.
+// ever merges packs, so what a pass wrote is stored loose and its fetches
+// pack on git's count of loose objects only, not on what the process
+// wrote (a pack every 25 promotions would make every later lookup go
+// through hundreds of indexes); the run's end (Compact) packs what it
+// wrote. A pass that wrote a hundred objects or more stores them as one
+// pack, as git's unpackLimit does.
 func TestStoreFetchesDoNotPackEveryThousandWrites(t *testing.T) {
 	open, cacheDir := storeFixture(t)
 	repo := open()
@@ -329,17 +361,47 @@ func TestStoreFetchesDoNotPackEveryThousandWrites(t *testing.T) {
 	gitDir := storeGitDirs(t, cacheDir)[0]
 	packsBefore := len(packObjects(t, gitDir))
 
-	commitLooseTree(t, repo, tip, compactWrittenLimit)
-	if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
-		t.Fatal(err)
+	const perPass = storeLooseObjects - 4 // with its tree, the root and the commit
+	written := 0
+	for written <= compactWrittenLimit {
+		tip = commitWrittenTree(t, repo, tip, perPass)
+		written += perPass + 3
+		if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if packs := len(packObjects(t, gitDir)); packs != packsBefore {
-		t.Fatalf("a fetch after %d objects written left %d packs, want the %d there were", compactWrittenLimit+3, packs, packsBefore)
+		t.Fatalf("fetches after %d objects written, fewer than %d a pass, left %d packs, want the %d there were", written, storeLooseObjects, packs, packsBefore)
 	}
 	if err := repo.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if packs := len(packObjects(t, gitDir)); packs != packsBefore+1 {
-		t.Fatalf("Compact after %d objects written left %d packs, want one more than the %d there were", compactWrittenLimit+3, packs, packsBefore)
+		t.Fatalf("Compact after %d objects written left %d packs, want one more than the %d there were", written, packs, packsBefore)
 	}
+	commitWrittenTree(t, repo, tip, storeLooseObjects)
+	if packs := len(packObjects(t, gitDir)); packs != packsBefore+2 {
+		t.Fatalf("a pass that wrote %d objects left %d packs, want one more than the %d there were", storeLooseObjects+3, packs, packsBefore+1)
+	}
+}
+
+// looseUnpacked counts the loose objects of gitDir no pack of repo's store
+// holds.
+func looseUnpacked(t *testing.T, repo *Repository, gitDir string) int {
+	t.Helper()
+	s := repo.store.storer
+	n := 0
+	err := repo.store.fs.ForEachObjectHash(func(h plumbing.Hash) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.indexes = nil
+		if !s.packed(h) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
