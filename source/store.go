@@ -694,8 +694,8 @@ type deflater struct {
 }
 
 // SetEncodedObject keeps o in memory until a reference names it
-// (holdPending), or stores one too large to hold loose at once, counted
-// for compact.
+// (holdPending); one over storeLargeObject is stored loose at once and
+// counted for compact.
 func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	if o.Size() <= storeLargeObject {
 		return s.holdPending(o)
@@ -734,8 +734,9 @@ func (s *packStorer) storeLoose(o plumbing.EncodedObject) (plumbing.Hash, error)
 	return stored.h, nil
 }
 
-// storedObject is a copy of an object storeLoose wrote, under the hash
-// computed as it was written (MemoryObject would hash its content again).
+// storedObject is a copy of an object the store wrote or holds pending,
+// under the hash computed as it was written (MemoryObject would hash its
+// content again).
 type storedObject struct {
 	*plumbing.MemoryObject
 	h plumbing.Hash
@@ -912,10 +913,12 @@ func (s *packStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plum
 type lockHeld struct{ s *packStorer }
 
 func (l lockHeld) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	o, ok := plumbing.EncodedObject(nil), false
+	var o plumbing.EncodedObject
 	if p, held := l.s.pending[h]; held {
-		o, ok = p, true
-	} else if o, ok = l.s.objects.Get(h); !ok {
+		o = p
+	} else if cached, ok := l.s.objects.Get(h); ok {
+		o = cached
+	} else {
 		o = l.s.readLoose(h)
 	}
 	if o == nil {
