@@ -89,6 +89,20 @@ func readsAll(t *testing.T, repo *Repository, hashes []plumbing.Hash) {
 	}
 }
 
+// findsAll checks that repo's store has and can size every object of
+// hashes.
+func findsAll(t *testing.T, repo *Repository, hashes []plumbing.Hash) {
+	t.Helper()
+	for _, h := range hashes {
+		if err := repo.Storer().HasEncodedObject(h); err != nil {
+			t.Fatalf("the store does not find %s: %v", h, err)
+		}
+		if _, err := repo.Storer().EncodedObjectSize(h); err != nil {
+			t.Fatalf("the store cannot size %s: %v", h, err)
+		}
+	}
+}
+
 // TestStorePacksLooseObjects: a fetch into a store with many loose objects
 // (the writer's) packs them and removes the loose copies old enough; every
 // object still reads, in this process and in the next.
@@ -219,14 +233,7 @@ func TestStoreReadersFindObjectsPackedElsewhere(t *testing.T) {
 		t.Fatalf("%d objects are still loose, want none", loose)
 	}
 	readsAll(t, reader, blobs)
-	for _, h := range blobs {
-		if err := reader.Storer().HasEncodedObject(h); err != nil {
-			t.Fatalf("the reader does not find %s: %v", h, err)
-		}
-		if _, err := reader.Storer().EncodedObjectSize(h); err != nil {
-			t.Fatalf("the reader cannot size %s: %v", h, err)
-		}
-	}
+	findsAll(t, reader, blobs)
 	if _, err := reader.Repo().CommitObject(tip); err != nil {
 		t.Errorf("the fetched commit does not read: %v", err)
 	}

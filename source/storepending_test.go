@@ -69,14 +69,7 @@ func TestStoreWritesObjectsOnceAReferenceNamesThem(t *testing.T) {
 	if n := onDisk(written); n > 0 {
 		t.Fatalf("%d of the %d objects just written are on disk before any reference names them", n, len(written))
 	}
-	for _, h := range written {
-		if err := repo.Storer().HasEncodedObject(h); err != nil {
-			t.Fatalf("the store does not have %s it holds: %v", h, err)
-		}
-		if _, err := repo.Storer().EncodedObjectSize(h); err != nil {
-			t.Fatalf("the store cannot size %s it holds: %v", h, err)
-		}
-	}
+	findsAll(t, repo, written)
 	if _, err := repo.Repo().CommitObject(few); err != nil {
 		t.Fatalf("the commit just written does not read: %v", err)
 	}
