@@ -112,8 +112,7 @@ func (s *packStorer) storePending() error {
 // directory a delta of the next (NoteVersions). A running run's pass
 // writes a promotion's 20 to 40 objects, whatever their bytes, and nothing
 // merges packs: a pack each would put hundreds of indexes before every
-// lookup. Objects it
-// could not store stay pending. s.mu must be held.
+// lookup. Objects it could not store stay pending. s.mu must be held.
 func (s *packStorer) storePendingLocked() error {
 	if len(s.pendingOrder) == 0 {
 		return nil
