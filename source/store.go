@@ -707,6 +707,16 @@ func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, 
 	return h, err
 }
 
+// storable says whether an object of type t is one a store keeps: a
+// commit, tree, blob or tag, never a delta.
+func storable(t plumbing.ObjectType) bool {
+	switch t {
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+		return true
+	}
+	return false
+}
+
 // storeLoose writes o as a loose object deflated at zlib's best speed, as
 // git deflates its own (core.looseCompression defaults to 1), where
 // go-git's writer takes the default level: three to four times the CPU
@@ -715,9 +725,7 @@ func (s *packStorer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, 
 // temporary file before the lock is taken, so readers wait only for its
 // rename.
 func (s *packStorer) storeLoose(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	switch o.Type() {
-	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-	default:
+	if !storable(o.Type()) {
 		return plumbing.ZeroHash, plumbing.ErrInvalidType
 	}
 	tmp, stored, err := s.deflateLoose(o, true)

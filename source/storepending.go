@@ -32,9 +32,7 @@ const (
 
 // holdPending keeps o in memory, readable at once, until storePending.
 func (s *packStorer) holdPending(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	switch o.Type() {
-	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-	default:
+	if !storable(o.Type()) {
 		return plumbing.ZeroHash, plumbing.ErrInvalidType
 	}
 	r, err := o.Reader()
