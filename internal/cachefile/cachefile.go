@@ -2,19 +2,29 @@
 // caches: each written whole or not at all (a temporary file renamed), and
 // checked by a checksum when read, so a crash, a concurrent writer or a
 // damaged disk costs a miss, never a wrong answer.
+//
+// The checksum is a 64-bit xxHash: it finds damage, which is all it is
+// for. A cryptographic hash would protect nothing more, since whoever can
+// write the cache directory can compute any checksum, and SHA-256 cost a
+// restarted run at 10,000 stages 50 ms of its 600 over 50 MB of entries.
 package cachefile
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 )
+
+// checksumSize is the length of the checksum every file starts with.
+const checksumSize = 8
 
 // TouchAfter bounds the writes reads make to keep a used file fresh (see
 // Read).
@@ -33,17 +43,17 @@ func Read(file, format string, max int64, now time.Time) (body []byte, ok bool) 
 	// Files are replaced whole, never written in place: the size read now
 	// is the file's, so one read fills it (io.ReadAll would take several).
 	info, err := f.Stat()
-	if err != nil || info.Size() > max || info.Size() < sha256.Size {
+	if err != nil || info.Size() > max || info.Size() < checksumSize {
 		return nil, false
 	}
 	data := make([]byte, info.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, false
 	}
-	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
+	if xxhash.Sum64(data[checksumSize:]) != binary.LittleEndian.Uint64(data) {
 		return nil, false
 	}
-	body, ok = bytes.CutPrefix(data[sha256.Size:], []byte(format))
+	body, ok = bytes.CutPrefix(data[checksumSize:], []byte(format))
 	if !ok {
 		return nil, false
 	}
@@ -57,10 +67,9 @@ func Read(file, format string, max int64, now time.Time) (body []byte, ok bool) 
 // creating the directory. Errors are for callers that care; a cache may
 // ignore them.
 func Write(file, format string, body []byte) error {
-	data := make([]byte, sha256.Size, sha256.Size+len(format)+len(body))
+	data := make([]byte, checksumSize, checksumSize+len(format)+len(body))
 	data = append(append(data, format...), body...)
-	sum := sha256.Sum256(data[sha256.Size:])
-	copy(data, sum[:])
+	binary.LittleEndian.PutUint64(data, xxhash.Sum64(data[checksumSize:]))
 	return writeTemp(file, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
@@ -109,9 +118,9 @@ func writeTemp(file string, write func(f *os.File) error) error {
 // writeChecked writes the checksum's place, the format line and the body,
 // then the checksum of what follows it into its place.
 func writeChecked(f *os.File, format string, body func(w io.Writer) error) error {
-	sum := sha256.New()
+	sum := xxhash.New()
 	buf := bufio.NewWriterSize(f, 64<<10)
-	if _, err := buf.Write(make([]byte, sha256.Size)); err != nil {
+	if _, err := buf.Write(make([]byte, checksumSize)); err != nil {
 		return err
 	}
 	w := io.MultiWriter(buf, sum)
@@ -124,7 +133,7 @@ func writeChecked(f *os.File, format string, body func(w io.Writer) error) error
 	if err := buf.Flush(); err != nil {
 		return err
 	}
-	_, err := f.WriteAt(sum.Sum(nil), 0)
+	_, err := f.WriteAt(binary.LittleEndian.AppendUint64(nil, sum.Sum64()), 0)
 	return err
 }
 
