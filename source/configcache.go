@@ -1,9 +1,7 @@
 package source
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -28,7 +26,7 @@ import (
 // carries a checksum, so a damaged one is a miss. Nothing here is ever an
 // error.
 const (
-	configFormat = "vectorflow config cache 3\n"
+	configFormat = "vectorflow config cache 4\n"
 	// configMaxAge drops decodes no process used for this long.
 	configMaxAge = 30 * 24 * time.Hour
 	// configSweepEvery is how often one process walks the cache to drop old entries.
@@ -59,21 +57,6 @@ func (c *configDisk) file(key string) string {
 	return filepath.Join(c.root, k[:2], k)
 }
 
-// cachedObject is an Object as stored: its typed value as JSON, in a gob
-// container (which, unlike a JSON one, does not scan the values twice).
-type cachedObject struct {
-	File  string          `json:"file"`
-	Kind  string          `json:"kind"`
-	Name  string          `json:"name"`
-	Value json.RawMessage `json:"value"`
-}
-
-type cachedConfig struct {
-	Key      string         `json:"key"`
-	Objects  []cachedObject `json:"objects"`
-	Problems []Problem      `json:"problems"`
-}
-
 // lookup returns the decode stored under key.
 func (c *configDisk) lookup(key string) (decodedConfig, bool) {
 	body, ok := c.read(c.file(key))
@@ -83,18 +66,53 @@ func (c *configDisk) lookup(key string) (decodedConfig, bool) {
 	return decodeCached(body, key)
 }
 
+// encodeCached is a decode as stored: its key, its problems as JSON, then
+// each object's file, kind, name and typed value as JSON, in fields
+// (cachefile.AppendFields) that read back without a scan.
+func encodeCached(key string, d decodedConfig) ([]byte, error) {
+	problems, err := json.Marshal(d.problems)
+	if err != nil {
+		return nil, err
+	}
+	b := cachefile.AppendFields(nil, []byte(key), problems)
+	for _, o := range d.objects {
+		value, err := json.Marshal(o.Value)
+		if err != nil {
+			return nil, err
+		}
+		b = cachefile.AppendFields(b, []byte(o.File), []byte(o.Kind), []byte(o.Name), value)
+	}
+	return b, nil
+}
+
 func decodeCached(body []byte, key string) (decodedConfig, bool) {
-	var cc cachedConfig
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&cc); err != nil || cc.Key != key {
+	fields := cachefile.Fields(body)
+	k, ok1 := fields.Next()
+	problems, ok2 := fields.Next()
+	if !ok1 || !ok2 || string(k) != key {
 		return decodedConfig{}, false
 	}
-	d := decodedConfig{objects: make([]Object, 0, len(cc.Objects)), problems: cc.Problems}
-	for _, o := range cc.Objects {
-		value := newObject(o.Kind)
-		if value == nil || cachefile.Unmarshal(o.Value, value) != nil {
+	var d decodedConfig
+	if cachefile.Unmarshal(problems, &d.problems) != nil {
+		return decodedConfig{}, false
+	}
+	file := ""
+	for len(fields) > 0 {
+		f, ok1 := fields.Next()
+		kind, ok2 := fields.Next()
+		name, ok3 := fields.Next()
+		value, ok4 := fields.Next()
+		if !ok1 || !ok2 || !ok3 || !ok4 {
 			return decodedConfig{}, false
 		}
-		d.objects = append(d.objects, Object{File: o.File, Kind: o.Kind, Name: o.Name, Value: value})
+		if string(f) != file { // the objects of one file share its name
+			file = string(f)
+		}
+		obj := newObject(string(kind))
+		if obj == nil || cachefile.Unmarshal(value, obj) != nil {
+			return decodedConfig{}, false
+		}
+		d.objects = append(d.objects, Object{File: file, Kind: string(kind), Name: string(name), Value: obj})
 	}
 	return d, true
 }
@@ -105,22 +123,13 @@ func fileKey(file, hash string) string {
 	return fmt.Sprintf("file:%q:%s", file, hash)
 }
 
-// store writes a decode under key, when its JSON gives back exactly the
-// same objects (so a cached load is indistinguishable from a decode).
+// store writes a decode under key, when it reads back as exactly the same
+// objects (so a cached load is indistinguishable from a decode).
 func (c *configDisk) store(key string, d decodedConfig) {
-	cc := cachedConfig{Key: key, Objects: make([]cachedObject, 0, len(d.objects)), Problems: d.problems}
-	for _, o := range d.objects {
-		value, err := json.Marshal(o.Value)
-		if err != nil {
-			return
-		}
-		cc.Objects = append(cc.Objects, cachedObject{File: o.File, Kind: o.Kind, Name: o.Name, Value: value})
-	}
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(cc); err != nil {
+	body, err := encodeCached(key, d)
+	if err != nil {
 		return
 	}
-	body := b.Bytes()
 	back, ok := decodeCached(body, key)
 	if !ok || !sameDecode(d, back) {
 		return

@@ -186,3 +186,44 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// TestFields: fields read back as written, empty ones included, sharing
+// the container's bytes; a container cut short or with a length past its
+// end reads as malformed, never as a shorter field.
+func TestFields(t *testing.T) {
+	want := [][]byte{[]byte("name"), {}, bytes.Repeat([]byte("x"), 300), []byte("last")}
+	b := AppendFields(nil, want...)
+	if len(b) > FieldsSize(want...) {
+		t.Errorf("AppendFields wrote %d bytes, more than FieldsSize's %d", len(b), FieldsSize(want...))
+	}
+	f := Fields(b)
+	for i, w := range want {
+		got, ok := f.Next()
+		if !ok || !bytes.Equal(got, w) {
+			t.Fatalf("field %d: %q, %t; want %q", i, got, ok, w)
+		}
+		if cap(got) != len(got) {
+			t.Errorf("field %d: capacity %d beyond its length %d: an append would write over the next field", i, cap(got), len(got))
+		}
+	}
+	if got, ok := f.Next(); ok || len(f) != 0 {
+		t.Errorf("past the last field: %q, %t, %d bytes left", got, ok, len(f))
+	}
+	for _, tt := range []struct {
+		name string
+		data []byte
+	}{
+		{"cut short", b[:len(b)-1]},
+		{"a length past the end", []byte{0x7f, 'a'}},
+		{"a length that never ends", []byte{0x80, 0x80}},
+	} {
+		f := Fields(tt.data)
+		ok := true
+		for ok && len(f) > 0 {
+			_, ok = f.Next()
+		}
+		if ok {
+			t.Errorf("%s: read to the end, want a malformed field", tt.name)
+		}
+	}
+}
