@@ -110,7 +110,7 @@ func (m *stateFiles) seed(files map[string][]byte) {
 	if m.files != nil {
 		return // what was read from a commit is the better guide
 	}
-	m.files, m.blobs = map[string][]byte{}, map[string]plumbing.Hash{}
+	m.files, m.blobs = make(map[string][]byte, len(files)), make(map[string]plumbing.Hash, len(files))
 	for name, data := range files {
 		m.files[name] = data
 		m.blobs[name] = plumbing.ComputeHash(plumbing.BlobObject, data)
@@ -149,7 +149,11 @@ func (m *stateFiles) read(s storer.EncodedObjectStorer, commit plumbing.Hash) (m
 // readWhole reads every directory of commit c, taking the files whose blob
 // m holds (seeded, or left by a read that failed) from m.
 func (m *stateFiles) readWhole(s storer.EncodedObjectStorer, c *object.Commit) error {
-	next := stateFiles{files: map[string][]byte{}, blobs: map[string]plumbing.Hash{}, trees: map[string]plumbing.Hash{}, entries: map[string][]stateEntry{}}
+	// Sized as the files known, most often the commit's (seeded): growing
+	// maps to 20,000 entries made a restarted process's first read 1.25
+	// times as long (BenchmarkStateFilesSeededRead).
+	next := stateFiles{files: make(map[string][]byte, len(m.files)), blobs: make(map[string]plumbing.Hash, len(m.blobs)),
+		trees: map[string]plumbing.Hash{}, entries: map[string][]stateEntry{}}
 	var walk func(dir string, tree plumbing.Hash) error
 	walk = func(dir string, tree plumbing.Hash) error {
 		next.trees[dir] = tree

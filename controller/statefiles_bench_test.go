@@ -38,3 +38,28 @@ func BenchmarkStateFilesRead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStateFilesSeededRead is a restarted process's first state read
+// at 10,000 stages: the codec's memory seeds every file, and the commit's
+// trees are walked to take each file whose blob it names from the seed.
+func BenchmarkStateFilesSeededRead(b *testing.B) {
+	t := &testing.T{}
+	s := &countingStore{Storage: memory.NewStorage()}
+	files := map[string]string{}
+	seed := map[string][]byte{}
+	for i := range 10000 {
+		for _, f := range []string{fmt.Sprintf("configs/dev%d-to-dev%d.yaml", i, i+1), fmt.Sprintf("stages/chain/dev%d.yaml", i)} {
+			files[f] = fmt.Sprintf("status:\n  sequence: %d\n", i)
+			seed[f] = []byte(files[f])
+		}
+	}
+	commit := writeCommit(t, s, files)
+	b.ReportAllocs()
+	for b.Loop() {
+		var m stateFiles
+		m.seed(seed)
+		if _, err := m.read(s, commit); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
