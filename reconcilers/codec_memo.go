@@ -78,7 +78,7 @@ func (c *Codec) Export() ([]byte, error) {
 func encodeMemo(entries []memoEntry) []byte {
 	size := 0
 	for _, e := range entries {
-		size += cachefile.FieldsSize([]byte(e.Name), e.Data, e.Object)
+		size += cachefile.FieldsSize(len(e.Name), len(e.Data), len(e.Object))
 	}
 	b := make([]byte, 0, size)
 	for _, e := range entries {

@@ -14,11 +14,12 @@ func AppendFields(b []byte, fields ...[]byte) []byte {
 	return b
 }
 
-// FieldsSize is the most AppendFields adds for fields, to size a buffer once.
-func FieldsSize(fields ...[]byte) int {
+// FieldsSize is the most AppendFields adds for fields of these lengths, to
+// size a buffer once.
+func FieldsSize(lengths ...int) int {
 	n := 0
-	for _, f := range fields {
-		n += binary.MaxVarintLen64 + len(f)
+	for _, l := range lengths {
+		n += binary.MaxVarintLen64 + l
 	}
 	return n
 }
