@@ -85,6 +85,8 @@ func encodeCached(key string, d decodedConfig) ([]byte, error) {
 	return b, nil
 }
 
+// decodeCached reads back what encodeCached wrote under key; ok is false
+// for another key's entry or one that does not read back whole.
 func decodeCached(body []byte, key string) (decodedConfig, bool) {
 	fields := cachefile.Fields(body)
 	k, ok1 := fields.Next()
@@ -108,11 +110,12 @@ func decodeCached(body []byte, key string) (decodedConfig, bool) {
 		if string(f) != file { // the objects of one file share its name
 			file = string(f)
 		}
-		obj := newObject(string(kind))
+		kindName := string(kind)
+		obj := newObject(kindName)
 		if obj == nil || cachefile.Unmarshal(value, obj) != nil {
 			return decodedConfig{}, false
 		}
-		d.objects = append(d.objects, Object{File: file, Kind: string(kind), Name: string(name), Value: obj})
+		d.objects = append(d.objects, Object{File: file, Kind: kindName, Name: string(name), Value: obj})
 	}
 	return d, true
 }
