@@ -97,14 +97,9 @@ func BenchmarkCodecFirstDecode(b *testing.B) {
 	files := stageFiles(10_000)
 	memo := memoOf(b, files)
 	// again: what every later pass pays, the files known already; shared:
-	// the same with the objects handed out to be read only (the pristine
-	// copies a test binary keeps left out, as a running run has none).
+	// the same with the objects handed out to be read only.
 	b.Run("again", func(b *testing.B) { benchmarkDecodeAgain(b, NewCodec(), memo, files) })
-	b.Run("again-shared", func(b *testing.B) {
-		c := NewSharingCodec()
-		c.pristine = nil
-		benchmarkDecodeAgain(b, c, memo, files)
-	})
+	b.Run("again-shared", func(b *testing.B) { benchmarkDecodeAgain(b, NewSharingCodec(), memo, files) })
 	for _, imported := range []bool{false, true} {
 		b.Run(map[bool]string{false: "fresh", true: "imported"}[imported], func(b *testing.B) {
 			for b.Loop() {
@@ -182,7 +177,6 @@ func benchmarkEncodeUnchanged(b *testing.B, files map[string][]byte, copyAll fun
 	for _, shared := range []bool{false, true} {
 		b.Run(map[bool]string{false: "copies", true: "handed-out"}[shared], func(b *testing.B) {
 			c := NewSharingCodec()
-			c.pristine = nil
 			state, errs := c.Decode(files)
 			if len(errs) > 0 {
 				b.Fatal(errs[0])

@@ -21,7 +21,6 @@ func BenchmarkCodecDecidedPass(b *testing.B) {
 		b.Fatal(err)
 	}
 	c := NewSharingCodec()
-	c.pristine = nil
 	if _, errs := c.Decode(files); len(errs) > 0 {
 		b.Fatal(errs[0])
 	}

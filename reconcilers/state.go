@@ -8,7 +8,6 @@ import (
 	"path"
 	"reflect"
 	"strings"
-	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -16,6 +15,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/parallel"
+	"github.com/vectorflow-dev/vectorflow/internal/readonly"
 )
 
 // The state branch's files, encoded and decoded without I/O: the core
@@ -269,11 +269,12 @@ func NewCodec() *Codec { return &Codec{known: map[string]codecEntry{}} }
 // NewSharingCodec returns a codec whose Decode hands out the objects it
 // remembers instead of copies of them (copying 20,000 objects was half of a
 // decode at 10,000 stages): its caller, and whatever that hands them to,
-// only ever reads them; Decide copies what it changes. In a test binary the
-// next Decode or Encode panics, naming the file, when one was changed.
+// only ever reads them; Decide copies what it changes. In a test binary
+// (readonly.Checked) the next Decode or Encode panics, naming the file, when
+// one was changed.
 func NewSharingCodec() *Codec {
 	c := &Codec{known: map[string]codecEntry{}, shares: true}
-	if testing.Testing() {
+	if readonly.Checked() {
 		c.pristine = map[string]pristineObject{}
 	}
 	return c

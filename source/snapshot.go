@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/keys"
+	"github.com/vectorflow-dev/vectorflow/internal/readonly"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
@@ -280,7 +280,7 @@ type Loader struct {
 	vectorsSaved map[string]time.Time
 	unsaved      map[string]*loadCache
 	// checkSnapshots keeps a copy of each snapshot handed out read-only
-	// to check it against: in a test binary, but for benchmarks.
+	// to check it against (readonly.Checked).
 	checkSnapshots bool
 	// saving is closed when the background write started last has ended
 	// (each waits for the one before: the last word is the latest).
@@ -368,7 +368,7 @@ func NewLoader(opts Options) *Loader {
 	}
 	return &Loader{opts: opts, repos: map[string]*Repository{}, caches: map[string]*loadCache{},
 		disk: newConfigDisk(opts.CacheDir, opts.ConfigPath, opts.Limits), keys: v1alpha1.NewKeyVerdicts(),
-		vectorsSaved: map[string]time.Time{}, unsaved: map[string]*loadCache{}, checkSnapshots: testing.Testing()}
+		vectorsSaved: map[string]time.Time{}, unsaved: map[string]*loadCache{}, checkSnapshots: readonly.Checked()}
 }
 
 // Load reads branch of the repository at url (or the plain directory at a

@@ -86,7 +86,6 @@ func benchmarkLoadChanged(b *testing.B, readOnly bool) {
 func benchLoads(b *testing.B, dir string, commits []string, stages int, readOnly bool) {
 	ctx := context.Background()
 	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), ReadOnlySnapshots: readOnly})
-	loader.checkSnapshots = false // what a running run does
 	load := func(i int) {
 		b.StopTimer()
 		testutil.Git(b, dir, nil, "update-ref", "refs/heads/"+fixtureBranch, commits[i%2])

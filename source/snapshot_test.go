@@ -520,6 +520,7 @@ func TestLoadReusesUnchangedSnapshot(t *testing.T) {
 func TestReadOnlySnapshots(t *testing.T) {
 	srv := serveConfigWithProd(t)
 	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), ReadOnlySnapshots: true})
+	loader.checkSnapshots = true // checked under go test -bench too
 	load := func() (snap *Snapshot, panicked string) {
 		t.Helper()
 		defer func() {
