@@ -526,9 +526,6 @@ func (c *Codec) encode(s *State) ([]encoding, error) {
 	consider := func(p string, obj runtimeObject, own bool) {
 		considered = append(considered, encoding{path: p, obj: obj, own: own})
 	}
-	typeMeta := func(kind string) metav1.TypeMeta {
-		return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
-	}
 	for _, v := range s.Vectors {
 		obj, own := runtimeObject(vectorObject{v}), false
 		if tm := typeMeta(v1alpha1.VectorKind); v.TypeMeta != tm {
@@ -551,24 +548,16 @@ func (c *Codec) encode(s *State) ([]encoding, error) {
 	// (and a stage's spec): each is compared as a shallow view of the
 	// state's object, copied only to be encoded.
 	for name, cfg := range s.Configs {
-		view := func() runtimeObject {
-			return configObject{&v1alpha1.VectorPromotionConfig{
-				TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind), ObjectMeta: metav1.ObjectMeta{Name: name}, Status: cfg.Status}}
-		}
-		p := path.Join(ConfigsDir, name+".yaml")
-		consider(p, c.asHandedOut(p, configObject{cfg}, view), false)
+		p := configPath(name)
+		consider(p, c.asHandedOut(p, configObject{cfg}, func() runtimeObject { return configView(name, cfg) }), false)
 	}
 	for name, t := range s.Templates {
 		consider(path.Join(TemplatesDir, name+".yaml"), templateObject{&v1alpha1.VectorTemplate{
 			TypeMeta: typeMeta(v1alpha1.VectorTemplateKind), ObjectMeta: metav1.ObjectMeta{Name: name}, Status: t.Status}}, false)
 	}
 	for _, st := range s.Stages {
-		view := func() runtimeObject {
-			return stageObject{&v1alpha1.Stage{
-				TypeMeta: typeMeta(v1alpha1.StageKind), ObjectMeta: metav1.ObjectMeta{Name: st.Name}, Spec: st.Spec, Status: st.Status}}
-		}
-		p := path.Join(StagesDir, st.Spec.Landscape, st.Name+".yaml")
-		consider(p, c.asHandedOut(p, stageObject{st}, view), false)
+		p := stagePath(st)
+		consider(p, c.asHandedOut(p, stageObject{st}, func() runtimeObject { return stageView(st) }), false)
 	}
 	for _, sv := range s.StageVersions {
 		obj, own := runtimeObject(stageVersionObject{sv}), false
@@ -734,23 +723,14 @@ func (c *Codec) asFile(p string, entry codecEntry) bool {
 	if entry.asFileChecked {
 		return entry.asFile
 	}
-	typeMeta := func(kind string) metav1.TypeMeta {
-		return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
-	}
 	ok := false
 	switch o := entry.obj.(type) {
 	case promotionObject:
 		ok = o.TypeMeta == typeMeta(v1alpha1.VectorPromotionKind) && PromotionPath(o.Spec.VectorPromotionConfigName, o.Name) == p
 	case configObject:
-		ok = path.Join(ConfigsDir, o.Name+".yaml") == p && c.asHandedOut(p, o, func() runtimeObject {
-			return configObject{&v1alpha1.VectorPromotionConfig{
-				TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind), ObjectMeta: metav1.ObjectMeta{Name: o.Name}, Status: o.Status}}
-		}) == entry.obj
+		ok = configPath(o.Name) == p && c.asHandedOut(p, o, func() runtimeObject { return configView(o.Name, o.VectorPromotionConfig) }) == entry.obj
 	case stageObject:
-		ok = path.Join(StagesDir, o.Spec.Landscape, o.Name+".yaml") == p && c.asHandedOut(p, o, func() runtimeObject {
-			return stageObject{&v1alpha1.Stage{
-				TypeMeta: typeMeta(v1alpha1.StageKind), ObjectMeta: metav1.ObjectMeta{Name: o.Name}, Spec: o.Spec, Status: o.Status}}
-		}) == entry.obj
+		ok = stagePath(o.Stage) == p && c.asHandedOut(p, o, func() runtimeObject { return stageView(o.Stage) }) == entry.obj
 	case stageVersionObject:
 		ok = o.TypeMeta == typeMeta(v1alpha1.StageVersionKind) && StageVersionPath(o.Spec.Landscape, o.Spec.Stage, o.Name) == p
 	case usageObject:
@@ -760,6 +740,30 @@ func (c *Codec) asFile(p string, entry codecEntry) bool {
 	entry.asFileChecked, entry.asFile = true, ok
 	c.known[p] = entry
 	return ok
+}
+
+// typeMeta is the kind and apiVersion Encode writes of an object.
+func typeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
+}
+
+// configPath and stagePath are where a config's and a stage's status live
+// on the state branch; configView and stageView are what Encode writes of
+// them: their name and status (and a stage's spec).
+func configPath(name string) string { return path.Join(ConfigsDir, name+".yaml") }
+
+func stagePath(st *v1alpha1.Stage) string {
+	return path.Join(StagesDir, st.Spec.Landscape, st.Name+".yaml")
+}
+
+func configView(name string, cfg *v1alpha1.VectorPromotionConfig) runtimeObject {
+	return configObject{&v1alpha1.VectorPromotionConfig{
+		TypeMeta: typeMeta(v1alpha1.VectorPromotionConfigKind), ObjectMeta: metav1.ObjectMeta{Name: name}, Status: cfg.Status}}
+}
+
+func stageView(st *v1alpha1.Stage) runtimeObject {
+	return stageObject{&v1alpha1.Stage{
+		TypeMeta: typeMeta(v1alpha1.StageKind), ObjectMeta: metav1.ObjectMeta{Name: st.Name}, Spec: st.Spec, Status: st.Status}}
 }
 
 // sameMap says a and b are the same map, not two maps that hold the same.
