@@ -64,8 +64,9 @@ type Repository struct {
 	// store is the on-disk store of OpenCached; nil in memory.
 	store *diskStore
 	also  []string
-	// fetched are the branches Fetch brought and checked whole.
-	fetched []string
+	// fetched are the remote-tracking refs of the branches Fetch brought
+	// (asked for or along) and checked whole.
+	fetched []plumbing.ReferenceName
 }
 
 // FetchAlso makes every later Fetch bring branches too, in the same
@@ -174,9 +175,19 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 			specs = append(specs, config.RefSpec(fmt.Sprintf("+%s:%s", plumbing.NewBranchReferenceName(b), plumbing.NewRemoteReferenceName(git.DefaultRemoteName, b))))
 		}
 	}
+	// Every branch the fetch brings is checked whole, not only the one
+	// asked for: the server sends nothing for a tip the store announces,
+	// so a branch along with missing objects would stay unreadable.
 	fetch := func(specs []config.RefSpec) error {
 		return r.fetch(ctx, &git.FetchOptions{RemoteName: git.DefaultRemoteName, RefSpecs: specs, Auth: r.auth, Tags: git.NoTags, Force: true, Progress: r.progress},
-			func() error { return r.readable(local) })
+			func() error {
+				for _, spec := range specs {
+					if err := r.readable(plumbing.ReferenceName(spec.Dst(""))); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 	}
 	err := fetch(specs)
 	for i := 1; errors.Is(err, git.NoMatchingRefSpecError{}) && i < len(specs); i++ {
@@ -195,8 +206,10 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("fetch branch %s of %s: the branch does not exist: %w", branch, RedactURL(r.url), err)
 	}
-	if !slices.Contains(r.fetched, branch) {
-		r.fetched = append(r.fetched, branch)
+	for _, spec := range specs {
+		if dst := plumbing.ReferenceName(spec.Dst("")); !slices.Contains(r.fetched, dst) {
+			r.fetched = append(r.fetched, dst)
+		}
 	}
 	return ref.Hash(), nil
 }
@@ -217,9 +230,9 @@ func (r *Repository) Compact(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.store.compactNow(ctx, func() {
-		for _, branch := range r.fetched {
+		for _, ref := range r.fetched {
 			// A tip that does not read whole is the next fetch's to find.
-			_ = r.readable(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, branch))
+			_ = r.readable(ref)
 		}
 	})
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
@@ -756,13 +757,101 @@ func (o storedObject) Hash() plumbing.Hash { return o.h }
 // by storeLoose, not counted as written by the process (a fetch compacts
 // on git's own count); delta bases are read through the store's lock. It
 // offers no PackfileWriter, so go-git parses the pack object by object.
+//
+// Commits (and tags) are stored last, once every other object of the pack
+// is: git sends them first, and a process stopped between would leave a
+// commit without the trees below it, which the next fetch takes for held
+// (it asks the server only for tips it lacks).
 type fetchedLoose struct {
 	*lockedStorer
 	s *packStorer
+	// tips are the commits and tags parsed, stored by storeTips.
+	tips map[plumbing.Hash]plumbing.EncodedObject
 }
 
-func (f fetchedLoose) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	return f.s.storeLoose(o)
+func (f *fetchedLoose) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	if t := o.Type(); t != plumbing.CommitObject && t != plumbing.TagObject {
+		return f.s.storeLoose(o)
+	}
+	kept, err := copyObject(o)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if f.tips == nil {
+		f.tips = map[plumbing.Hash]plumbing.EncodedObject{}
+	}
+	f.tips[kept.Hash()] = kept
+	return kept.Hash(), nil
+}
+
+// EncodedObject finds a commit held back too: the parser may read one as
+// a delta base.
+func (f *fetchedLoose) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o, held := f.tips[h]; held && (t == plumbing.AnyObject || t == o.Type()) {
+		return o, nil
+	}
+	return f.lockedStorer.EncodedObject(t, h)
+}
+
+// storeTips stores the commits and tags held back, once the pack's other
+// objects are stored: each commit after the parents it came with, the
+// tags after them all, so that what is on disk is whole however far it
+// got.
+func (f *fetchedLoose) storeTips() error {
+	stored := make(map[plumbing.Hash]bool, len(f.tips))
+	var store func(h plumbing.Hash) error
+	store = func(h plumbing.Hash) error {
+		o, held := f.tips[h]
+		if !held || stored[h] {
+			return nil
+		}
+		stored[h] = true
+		if o.Type() == plumbing.CommitObject {
+			c := &object.Commit{}
+			if err := c.Decode(o); err != nil {
+				return fmt.Errorf("commit %s: %w", h, err)
+			}
+			for _, p := range c.ParentHashes {
+				if err := store(p); err != nil {
+					return err
+				}
+			}
+		}
+		_, err := f.s.storeLoose(o)
+		return err
+	}
+	for _, t := range []plumbing.ObjectType{plumbing.CommitObject, plumbing.TagObject} {
+		for h, o := range f.tips {
+			if o.Type() != t {
+				continue
+			}
+			if err := store(h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyObject is o in memory, under its hash.
+func copyObject(o plumbing.EncodedObject) (storedObject, error) {
+	r, err := o.Reader()
+	if err != nil {
+		return storedObject{}, err
+	}
+	defer r.Close()
+	kept := storedObject{MemoryObject: &plumbing.MemoryObject{}}
+	kept.SetType(o.Type())
+	hasher := plumbing.NewHasher(o.Type(), o.Size())
+	n, err := io.Copy(io.MultiWriter(kept.MemoryObject, hasher), r)
+	if err != nil {
+		return storedObject{}, err
+	}
+	if n != o.Size() {
+		return storedObject{}, fmt.Errorf("object %s holds %d bytes, not the %d its header says", o.Hash(), n, o.Size())
+	}
+	kept.h = hasher.Sum()
+	return kept, nil
 }
 
 // deflateLoose writes o as a loose object into a temporary file, where
@@ -1116,7 +1205,11 @@ func (w *fetchedPack) Close() error {
 		// The header is "PACK", the version and the object count.
 		head := w.small.Bytes()
 		if len(head) >= 12 && binary.BigEndian.Uint32(head[8:12]) < storeLooseObjects {
-			return packfile.UpdateObjectStorage(fetchedLoose{w.s.lockedStorer, w.s}, &w.small)
+			loose := &fetchedLoose{lockedStorer: w.s.lockedStorer, s: w.s}
+			if err := packfile.UpdateObjectStorage(loose, &w.small); err != nil {
+				return err
+			}
+			return loose.storeTips()
 		}
 		if err := w.startPack(); err != nil {
 			return err

@@ -2,7 +2,6 @@ package source
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -35,22 +34,11 @@ func (s *packStorer) holdPending(o plumbing.EncodedObject) (plumbing.Hash, error
 	if !storable(o.Type()) {
 		return plumbing.ZeroHash, plumbing.ErrInvalidType
 	}
-	r, err := o.Reader()
+	kept, err := copyObject(o)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	defer r.Close()
-	kept := storedObject{MemoryObject: &plumbing.MemoryObject{}}
-	kept.SetType(o.Type())
-	hasher := plumbing.NewHasher(o.Type(), o.Size())
-	n, err := io.Copy(io.MultiWriter(kept.MemoryObject, hasher), r)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if n != o.Size() {
-		return plumbing.ZeroHash, fmt.Errorf("object %s holds %d bytes, not the %d its header says", o.Hash(), n, o.Size())
-	}
-	kept.h = hasher.Sum()
+	n := kept.Size()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
