@@ -794,43 +794,73 @@ func (f *fetchedLoose) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (pl
 }
 
 // storeTips stores the commits and tags held back, once the pack's other
-// objects are stored: each commit after the parents it came with, the
-// tags after them all, so that what is on disk is whole however far it
-// got.
+// objects are stored.
 func (f *fetchedLoose) storeTips() error {
-	stored := make(map[plumbing.Hash]bool, len(f.tips))
-	var store func(h plumbing.Hash) error
-	store = func(h plumbing.Hash) error {
-		o, held := f.tips[h]
-		if !held || stored[h] {
-			return nil
-		}
-		stored[h] = true
-		if o.Type() == plumbing.CommitObject {
-			c := &object.Commit{}
-			if err := c.Decode(o); err != nil {
-				return fmt.Errorf("commit %s: %w", h, err)
-			}
-			for _, p := range c.ParentHashes {
-				if err := store(p); err != nil {
-					return err
-				}
-			}
-		}
-		_, err := f.s.storeLoose(o)
+	held := make([]plumbing.Hash, 0, len(f.tips))
+	for h := range f.tips {
+		held = append(held, h)
+	}
+	order, err := tipsLast(held, func(h plumbing.Hash) plumbing.EncodedObject { return f.tips[h] })
+	if err != nil {
 		return err
 	}
-	for _, t := range []plumbing.ObjectType{plumbing.CommitObject, plumbing.TagObject} {
-		for h, o := range f.tips {
-			if o.Type() != t {
-				continue
-			}
-			if err := store(h); err != nil {
-				return err
-			}
+	for _, h := range order {
+		if _, err := f.s.storeLoose(f.tips[h]); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// tipsLast orders objects, read through get, to be stored one at a time
+// so that what is on disk is whole however far the storing got: the
+// objects that are neither commits nor tags first, in their order, then
+// the commits, each after the parents among objects, then the tags.
+func tipsLast(objects []plumbing.Hash, get func(plumbing.Hash) plumbing.EncodedObject) ([]plumbing.Hash, error) {
+	order := make([]plumbing.Hash, 0, len(objects))
+	var commits, tags []plumbing.Hash
+	for _, h := range objects {
+		switch get(h).Type() {
+		case plumbing.CommitObject:
+			commits = append(commits, h)
+		case plumbing.TagObject:
+			tags = append(tags, h)
+		default:
+			order = append(order, h)
+		}
+	}
+	if len(commits) == 0 && len(tags) == 0 {
+		return order, nil
+	}
+	isCommit := make(map[plumbing.Hash]bool, len(commits))
+	for _, h := range commits {
+		isCommit[h] = true
+	}
+	placed := make(map[plumbing.Hash]bool, len(commits))
+	var place func(h plumbing.Hash) error
+	place = func(h plumbing.Hash) error {
+		if !isCommit[h] || placed[h] {
+			return nil
+		}
+		placed[h] = true
+		c := &object.Commit{}
+		if err := c.Decode(get(h)); err != nil {
+			return fmt.Errorf("commit %s: %w", h, err)
+		}
+		for _, p := range c.ParentHashes {
+			if err := place(p); err != nil {
+				return err
+			}
+		}
+		order = append(order, h)
+		return nil
+	}
+	for _, h := range commits {
+		if err := place(h); err != nil {
+			return nil, err
+		}
+	}
+	return append(order, tags...), nil
 }
 
 // copyObject is o in memory, under its hash.

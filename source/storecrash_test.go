@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -193,6 +195,84 @@ func TestCachedStoreStoresAFetchsCommitsLast(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("the state branch's history does not read after the fetch: %v", err)
+			}
+		})
+	}
+}
+
+// encoded is o encoded, as a store is given it.
+func encoded(t *testing.T, o interface {
+	Encode(plumbing.EncodedObject) error
+}) *plumbing.MemoryObject {
+	t.Helper()
+	m := &plumbing.MemoryObject{}
+	if err := o.Encode(m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestStorePendingStoresCommitsLast: the writer's own fetch (a branch
+// moved under it) hands its store a pack's objects in the pack's order,
+// commits first and newest first, and they are held pending until a
+// reference names one. Stored loose, one file each, a process stopped in
+// the middle (here: an object that cannot be stored) must leave no commit
+// on disk without the objects below it or without its parent.
+func TestStorePendingStoresCommitsLast(t *testing.T) {
+	tests := []struct {
+		name string
+		// blocked is the object whose store fails, of a parent and a
+		// child commit and the blob below the child.
+		blocked func(parent, child, blob plumbing.Hash) plumbing.Hash
+	}{
+		{name: "a blob below the child", blocked: func(_, _, blob plumbing.Hash) plumbing.Hash { return blob }},
+		{name: "the child's parent", blocked: func(parent, _, _ plumbing.Hash) plumbing.Hash { return parent }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			open, cacheDir := storeFixture(t)
+			repo := open()
+			base := fetchBranch(t, repo)
+			gitDir := storeGitDirs(t, cacheDir)[0]
+			sig := object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(1700000000, 0)}
+
+			var objects []*plumbing.MemoryObject // in a pack's order
+			var child plumbing.Hash
+			var fanout string
+			for i := 0; ; i++ {
+				blob := &plumbing.MemoryObject{}
+				blob.SetType(plumbing.BlobObject)
+				blob.Write(fmt.Appendf(nil, "blob of %s, try %d\n", t.Name(), i))
+				tree := encoded(t, &object.Tree{Entries: []object.TreeEntry{{Name: "file", Mode: filemode.Regular, Hash: blob.Hash()}}})
+				parent := encoded(t, &object.Commit{Author: sig, Committer: sig, Message: "parent\n", TreeHash: tree.Hash(), ParentHashes: []plumbing.Hash{base}})
+				c := encoded(t, &object.Commit{Author: sig, Committer: sig, Message: "child\n", TreeHash: tree.Hash(), ParentHashes: []plumbing.Hash{parent.Hash()}})
+				fanout = filepath.Dir(loosePath(gitDir, tt.blocked(parent.Hash(), c.Hash(), blob.Hash())))
+				if _, err := os.Stat(fanout); os.IsNotExist(err) {
+					objects, child = []*plumbing.MemoryObject{c, parent, tree, blob}, c.Hash()
+					break
+				}
+			}
+			for _, o := range objects {
+				if _, err := repo.Storer().SetEncodedObject(o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(fanout, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := repo.store.storer.storePending(); err == nil {
+				t.Fatal("the store stored an object where a file blocks its directory: the test proves nothing")
+			}
+			if _, err := os.Stat(loosePath(gitDir, child)); err == nil {
+				t.Errorf("the store that failed stored commit %s without what it needs", child)
+			}
+
+			if err := os.Remove(fanout); err != nil {
+				t.Fatal(err)
+			}
+			storePending(t, repo)
+			if out, err := exec.Command("git", "--git-dir", gitDir, "fsck", "--no-dangling", child.String()).CombinedOutput(); err != nil {
+				t.Fatalf("the objects held pending are not whole once stored: %v\n%s", err, out)
 			}
 		})
 	}

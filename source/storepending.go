@@ -110,6 +110,13 @@ func (s *packStorer) storePendingLocked() error {
 		}
 	}
 	if len(objects) < storeLooseObjects {
+		// One file each: a process stopped in the middle must leave
+		// no commit without what it names (a fetch hands objects over
+		// in a pack's order, commits first).
+		objects, err := tipsLast(objects, func(h plumbing.Hash) plumbing.EncodedObject { return s.pending[h] })
+		if err != nil {
+			return fmt.Errorf("store the objects written: %w", err)
+		}
 		for _, h := range objects {
 			tmp, _, err := s.deflateLoose(s.pending[h], false)
 			if err == nil {
