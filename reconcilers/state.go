@@ -504,13 +504,18 @@ func (c *Codec) changes(s *State, files map[string][]byte) (map[string][]byte, e
 	if err != nil {
 		return nil, err
 	}
-	return diffFiles(files, func(yield func(string, []byte) bool) {
+	return diffFiles(files, encodedFiles(encoded)), nil
+}
+
+// encodedFiles yields each encoding's path and bytes.
+func encodedFiles(encoded []encoding) iter.Seq2[string, []byte] {
+	return func(yield func(string, []byte) bool) {
 		for _, e := range encoded {
 			if !yield(e.path, e.data) {
 				return
 			}
 		}
-	}), nil
+	}
 }
 
 // encode is each object of s with its file's bytes: the codec's, or
@@ -665,20 +670,8 @@ func (c *Codec) changesSince(h *handout, s *State) (diff map[string][]byte, whol
 	if err != nil {
 		return nil, false, err
 	}
-	diff = map[string][]byte{}
-	for _, e := range encoded {
-		if IsRecordPath(e.path) {
-			continue
-		}
-		old, ok := h.files[e.path]
-		if ok && isStateFile(e.path) {
-			kept++
-		}
-		if !ok || !bytes.Equal(old, e.data) {
-			diff[e.path] = e.data
-		}
-	}
-	return diff, kept != h.stateFiles, nil
+	diff, keptEncoded := changedFiles(h.files, encodedFiles(encoded))
+	return diff, kept+keptEncoded != h.stateFiles, nil
 }
 
 // passOver puts into rest each of objects that is not the very object
@@ -884,20 +877,7 @@ func StateDiff(before, after map[string][]byte) map[string][]byte {
 // 10,000 stages a second look at each of 40,000 files cost more than
 // finding the few that changed).
 func diffFiles(before map[string][]byte, after iter.Seq2[string, []byte]) map[string][]byte {
-	diff := map[string][]byte{}
-	kept := 0 // state files of before that after holds
-	for p, data := range after {
-		if IsRecordPath(p) {
-			continue
-		}
-		old, ok := before[p]
-		if ok && isStateFile(p) {
-			kept++
-		}
-		if !ok || !bytes.Equal(old, data) {
-			diff[p] = data
-		}
-	}
+	diff, kept := changedFiles(before, after)
 	stateFiles := 0
 	for p := range before {
 		if isStateFile(p) {
@@ -917,6 +897,26 @@ func diffFiles(before map[string][]byte, after iter.Seq2[string, []byte]) map[st
 		}
 	}
 	return diff
+}
+
+// changedFiles are the files after yields that before lacks or holds
+// otherwise, records left out, and kept counts the state files of before
+// that after holds.
+func changedFiles(before map[string][]byte, after iter.Seq2[string, []byte]) (diff map[string][]byte, kept int) {
+	diff = map[string][]byte{}
+	for p, data := range after {
+		if IsRecordPath(p) {
+			continue
+		}
+		old, ok := before[p]
+		if ok && isStateFile(p) {
+			kept++
+		}
+		if !ok || !bytes.Equal(old, data) {
+			diff[p] = data
+		}
+	}
+	return diff, kept
 }
 
 // isStateFile says whether a branch file is one the controller writes,
