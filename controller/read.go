@@ -350,14 +350,6 @@ func VerifyState(repo *source.Repository, branch string, tip plumbing.Hash, trus
 	return out, nil
 }
 
-// ConfigStatusPath is where a config's status lives on the state branch.
-func ConfigStatusPath(name string) string { return path.Join(reconcilers.ConfigsDir, name+".yaml") }
-
-// StagePath is where a stage's status lives on the state branch.
-func StagePath(landscape, name string) string {
-	return path.Join(reconcilers.StagesDir, landscape, name+".yaml")
-}
-
 // DefaultStateBranch is the branch of the config repository that holds
 // vectorflow's runtime objects.
 const DefaultStateBranch = "vectorflow/state"

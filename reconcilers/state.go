@@ -553,7 +553,7 @@ func (c *Codec) encode(s *State) ([]encoding, error) {
 	// (and a stage's spec): each is compared as a shallow view of the
 	// state's object, copied only to be encoded.
 	for name, cfg := range s.Configs {
-		p := configPath(name)
+		p := ConfigPath(name)
 		consider(p, c.asHandedOut(p, configObject{cfg}, func() runtimeObject { return configView(name, cfg) }), false)
 	}
 	for name, t := range s.Templates {
@@ -561,7 +561,7 @@ func (c *Codec) encode(s *State) ([]encoding, error) {
 			TypeMeta: typeMeta(v1alpha1.VectorTemplateKind), ObjectMeta: metav1.ObjectMeta{Name: name}, Status: t.Status}}, false)
 	}
 	for _, st := range s.Stages {
-		p := stagePath(st)
+		p := StagePath(st.Spec.Landscape, st.Name)
 		consider(p, c.asHandedOut(p, stageObject{st}, func() runtimeObject { return stageView(st) }), false)
 	}
 	for _, sv := range s.StageVersions {
@@ -721,9 +721,9 @@ func (c *Codec) asFile(p string, entry codecEntry) bool {
 	case promotionObject:
 		ok = o.TypeMeta == typeMeta(v1alpha1.VectorPromotionKind) && PromotionPath(o.Spec.VectorPromotionConfigName, o.Name) == p
 	case configObject:
-		ok = configPath(o.Name) == p && c.asHandedOut(p, o, func() runtimeObject { return configView(o.Name, o.VectorPromotionConfig) }) == entry.obj
+		ok = ConfigPath(o.Name) == p && c.asHandedOut(p, o, func() runtimeObject { return configView(o.Name, o.VectorPromotionConfig) }) == entry.obj
 	case stageObject:
-		ok = stagePath(o.Stage) == p && c.asHandedOut(p, o, func() runtimeObject { return stageView(o.Stage) }) == entry.obj
+		ok = StagePath(o.Stage.Spec.Landscape, o.Stage.Name) == p && c.asHandedOut(p, o, func() runtimeObject { return stageView(o.Stage) }) == entry.obj
 	case stageVersionObject:
 		ok = o.TypeMeta == typeMeta(v1alpha1.StageVersionKind) && StageVersionPath(o.Spec.Landscape, o.Spec.Stage, o.Name) == p
 	case usageObject:
@@ -740,13 +740,13 @@ func typeMeta(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
 }
 
-// configPath and stagePath are where a config's and a stage's status live
+// ConfigPath and StagePath are where a config's and a stage's status live
 // on the state branch; configView and stageView are what Encode writes of
 // them: their name and status (and a stage's spec).
-func configPath(name string) string { return path.Join(ConfigsDir, name+".yaml") }
+func ConfigPath(name string) string { return path.Join(ConfigsDir, name+".yaml") }
 
-func stagePath(st *v1alpha1.Stage) string {
-	return path.Join(StagesDir, st.Spec.Landscape, st.Name+".yaml")
+func StagePath(landscape, name string) string {
+	return path.Join(StagesDir, landscape, name+".yaml")
 }
 
 func configView(name string, cfg *v1alpha1.VectorPromotionConfig) runtimeObject {

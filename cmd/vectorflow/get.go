@@ -680,7 +680,7 @@ func listConfigs(in getInput) []getObject {
 			approval = "required"
 		}
 		target := reconcilers.StageKey(c.Spec.Target.Landscape, c.Spec.Target.Name)
-		out = append(out, getObject{name: c.Name, path: controller.ConfigStatusPath(c.Name), object: c,
+		out = append(out, getObject{name: c.Name, path: reconcilers.ConfigPath(c.Name), object: c,
 			cells: []any{src, target, strconv.FormatInt(c.Status.Sequence, 10), orDash(c.Status.SourceVector), ready, msg,
 				orDash(c.Status.TargetVector), approval},
 			fields:     map[string]string{filterConfig: c.Name, filterStage: target},
@@ -744,7 +744,7 @@ func listStages(in getInput) []getObject {
 	for _, key := range keys.Sorted(all) {
 		st := all[key]
 		st.TypeMeta = typeMeta(v1alpha1.StageKind)
-		out = append(out, getObject{name: key, path: controller.StagePath(st.Spec.Landscape, st.Name), object: st,
+		out = append(out, getObject{name: key, path: reconcilers.StagePath(st.Spec.Landscape, st.Name), object: st,
 			cells: []any{orDash(st.Spec.Path), orDash(st.Status.Vector), timeOrDash(st.Status.VectorSince),
 				activeColumn(st), timeOrDash(st.Status.ActiveSince), heldColumn(*st), orDash(v1alpha1.ShortCommit(st.Status.Commit))},
 			fields:     map[string]string{filterStage: key},
