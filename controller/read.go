@@ -18,6 +18,7 @@ import (
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
+	"github.com/vectorflow-dev/vectorflow/internal/gittree"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	statetrust "github.com/vectorflow-dev/vectorflow/reconcilers/trust"
 	"github.com/vectorflow-dev/vectorflow/source"
@@ -157,12 +158,15 @@ func (m *stateFiles) readWhole(s storer.EncodedObjectStorer, c *object.Commit) e
 	var walk func(dir string, tree plumbing.Hash) error
 	walk = func(dir string, tree plumbing.Hash) error {
 		next.trees[dir] = tree
-		t, err := object.GetTree(s, tree)
+		raw, err := gittree.Read(s, tree)
 		if err != nil {
 			return fmt.Errorf("read the tree of %s: %w", c.Hash, err)
 		}
-		for _, e := range t.Entries {
-			name := path.Join(dir, e.Name)
+		for e, err := range gittree.Entries(raw) {
+			if err != nil {
+				return fmt.Errorf("read directory %q of %s: %w", dir, c.Hash, err)
+			}
+			name := path.Join(dir, string(e.Name))
 			switch {
 			case e.Mode == filemode.Dir:
 				next.entries[dir] = append(next.entries[dir], stateEntry{name: name, dir: true})
@@ -200,7 +204,7 @@ func (m *stateFiles) update(s storer.EncodedObjectStorer, c *object.Commit, dir 
 	if m.trees[dir] == tree {
 		return nil
 	}
-	t, err := object.GetTree(s, tree)
+	raw, err := gittree.Read(s, tree)
 	if err != nil {
 		return fmt.Errorf("read the tree of %s: %w", c.Hash, err)
 	}
@@ -209,21 +213,26 @@ func (m *stateFiles) update(s storer.EncodedObjectStorer, c *object.Commit, dir 
 		prefix = ""
 	}
 	old := m.entries[dir]
-	entries := make([]stateEntry, 0, len(t.Entries))
-	same := len(old) == len(t.Entries) // the same names, in the same places
-	for i, e := range t.Entries {
+	entries := make([]stateEntry, 0, len(old))
+	same := true // the same names, in the same places
+	i := 0
+	for e, err := range gittree.Entries(raw) {
+		if err != nil {
+			return fmt.Errorf("read directory %q of %s: %w", dir, c.Hash, err)
+		}
 		isDir := e.Mode == filemode.Dir
 		if !isDir && !e.Mode.IsFile() {
 			same = false
 			continue
 		}
 		var name string
-		if same && old[i].dir == isDir && len(old[i].name) == len(prefix)+len(e.Name) && old[i].name[len(prefix):] == e.Name {
+		if same && i < len(old) && old[i].dir == isDir && len(old[i].name) == len(prefix)+len(e.Name) && old[i].name[len(prefix):] == string(e.Name) {
 			name = old[i].name // what path.Join made of this entry before
 		} else {
 			same = false
-			name = path.Join(dir, e.Name)
+			name = path.Join(dir, string(e.Name))
 		}
+		i++
 		entries = append(entries, stateEntry{name: name, dir: isDir})
 		if isDir {
 			if err := m.update(s, c, name, e.Hash); err != nil {
@@ -239,6 +248,9 @@ func (m *stateFiles) update(s storer.EncodedObjectStorer, c *object.Commit, dir 
 			return fmt.Errorf("read %s of %s: %w", name, c.Hash, err)
 		}
 		m.files[name], m.blobs[name] = content, e.Hash
+	}
+	if i != len(old) {
+		same = false // entries at the end were removed
 	}
 	if !same {
 		// Names the tree no longer holds go, whatever order its entries

@@ -153,9 +153,10 @@ func TestStateFilesSeeded(t *testing.T) {
 
 // TestStateFilesFollowEveryChange: reading one commit after another gives
 // each commit's files exactly, whatever changed between them (a directory
-// replaced by a file of its name and back, a nested directory gone), and a
-// read that fails half-way (a blob missing from the store) leaves nothing
-// of that commit behind for the next read.
+// replaced by a file of its name and back, a nested directory gone, the
+// first or last entries of a directory gone), and a read that fails
+// half-way (a blob missing from the store) leaves nothing of that commit
+// behind for the next read.
 func TestStateFilesFollowEveryChange(t *testing.T) {
 	s := &countingStore{Storage: memory.NewStorage()}
 	commits := []map[string]string{
@@ -164,6 +165,11 @@ func TestStateFilesFollowEveryChange(t *testing.T) {
 		{"stages/dev/a.yaml": "a: 2\n", "configs/c.yaml": "c: 2\n"},
 		{},
 		{"stages/dev/a.yaml": "a: 1\n", "stages/dev/deep/d.yaml": "d: 1\n", "configs/c.yaml": "c: 1\n"},
+		// The last entries of a directory gone, then the first.
+		{"stages/dev/a.yaml": "a: 1\n", "configs/c.yaml": "c: 1\n"},
+		{"stages/dev/a.yaml": "a: 1\n", "configs/c.yaml": "c: 1\n", "configs/d.yaml": "d: 1\n"},
+		{"stages/dev/a.yaml": "a: 1\n", "configs/c.yaml": "c: 1\n"},
+		{"stages/dev/a.yaml": "a: 1\n", "configs/d.yaml": "d: 1\n"},
 	}
 	var m stateFiles
 	read := func(files map[string]string) {

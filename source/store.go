@@ -36,6 +36,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
+	"github.com/vectorflow-dev/vectorflow/internal/gittree"
 )
 
 // The on-disk object stores live under <cache dir>/repos/<key>/, one per
@@ -199,12 +200,15 @@ func (w treeWalk) holds(tree plumbing.Hash) (packed bool, err error) {
 	if w.whole[tree] {
 		return w.packed[tree], nil
 	}
-	t, err := w.repo.TreeObject(tree)
+	raw, err := gittree.Read(w.repo.Storer, tree)
 	if err != nil {
 		return false, fmt.Errorf("tree %s: %w", tree, err)
 	}
 	packed = w.inPack(tree)
-	for _, e := range t.Entries {
+	for e, err := range gittree.Entries(raw) {
+		if err != nil {
+			return false, fmt.Errorf("tree %s: %w", tree, err)
+		}
 		switch {
 		case e.Mode == filemode.Dir:
 			below, err := w.holds(e.Hash)

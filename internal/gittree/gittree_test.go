@@ -1,0 +1,205 @@
+package gittree
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/memory"
+	"github.com/google/go-cmp/cmp"
+)
+
+// storeTree encodes entries as go-git does and stores the tree.
+func storeTree(t testing.TB, s *memory.Storage, entries []object.TreeEntry) plumbing.Hash {
+	t.Helper()
+	o := s.NewEncodedObject()
+	if err := (&object.Tree{Entries: entries}).Encode(o); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.SetEncodedObject(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func randomEntries(r *rand.Rand, n int) []object.TreeEntry {
+	modes := []filemode.FileMode{filemode.Regular, filemode.Executable, filemode.Dir, filemode.Symlink, filemode.Submodule}
+	entries := make([]object.TreeEntry, n)
+	for i := range entries {
+		var h plumbing.Hash
+		for j := range h {
+			h[j] = byte(r.IntN(256)) // zero bytes and spaces included
+		}
+		entries[i] = object.TreeEntry{Name: fmt.Sprintf("%05d-%s.yaml", i, strings.Repeat("x", r.IntN(40))), Mode: modes[r.IntN(len(modes))], Hash: h}
+	}
+	return entries
+}
+
+// collect reads tree h with Read and Entries, as go-git's TreeEntry.
+func collect(t *testing.T, s *memory.Storage, h plumbing.Hash) []object.TreeEntry {
+	t.Helper()
+	raw, err := Read(s, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []object.TreeEntry
+	for e, err := range Entries(raw) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, object.TreeEntry{Name: string(e.Name), Mode: e.Mode, Hash: e.Hash})
+	}
+	return got
+}
+
+func TestEntriesAreGoGitsDecode(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	s := memory.NewStorage()
+	for _, n := range []int{0, 1, 2, 17, 10000} {
+		h := storeTree(t, s, randomEntries(r, n))
+		want, err := object.GetTree(s, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Entries, collect(t, s, h)); diff != "" {
+			t.Errorf("%d entries (-go-git +Entries):\n%s", n, diff)
+		}
+	}
+}
+
+func TestEntriesStopAtTheFirstMalformedEntry(t *testing.T) {
+	s := memory.NewStorage()
+	entries := randomEntries(rand.New(rand.NewPCG(3, 4)), 3)
+	raw, err := Read(s, storeTree(t, s, entries))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		tree []byte
+	}{
+		{"no space after the mode", []byte("100644")},
+		{"an empty mode", []byte(" a\x00" + strings.Repeat("h", 20))},
+		{"a mode not octal", []byte("100648 a\x00" + strings.Repeat("h", 20))},
+		{"a mode over 32 bits", []byte("100000000000 a\x00" + strings.Repeat("h", 20))},
+		{"an empty name", []byte("100644 \x00" + strings.Repeat("h", 20))},
+		{"no end of name", []byte("100644 a")},
+		{"a short hash", []byte("100644 a\x00" + strings.Repeat("h", 19))},
+		{"a good entry, then a cut one", append(raw[:len(raw):len(raw)], "40000 dir\x00abc"...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var n int
+			var last error
+			for _, err := range Entries(c.tree) {
+				if err != nil {
+					last = err
+					break
+				}
+				n++
+			}
+			if last == nil {
+				t.Fatalf("read %d entries and no error", n)
+			}
+			if strings.HasPrefix(c.name, "a good entry") && n != len(entries) {
+				t.Errorf("read %d entries before the error, want %d", n, len(entries))
+			}
+		})
+	}
+	// Every cut of a good tree inside an entry is an error; a cut
+	// between entries is a shorter tree.
+	for cut := range len(raw) {
+		var n int
+		var failed bool
+		for _, err := range Entries(raw[:cut]) {
+			if err != nil {
+				failed = true
+				break
+			}
+			n++
+		}
+		if !failed && treeLen(entries[:n]) != cut {
+			t.Errorf("a tree cut at byte %d read %d entries and no error", cut, n)
+		}
+	}
+}
+
+// treeLen is the encoded length of entries.
+func treeLen(entries []object.TreeEntry) int {
+	n := 0
+	for _, e := range entries {
+		n += len(strings.TrimLeft(fmt.Sprintf("%o", uint32(e.Mode)), "0")) + 1 + len(e.Name) + 1 + 20
+	}
+	return n
+}
+
+func TestReadRefusesAnObjectNotATree(t *testing.T) {
+	s := memory.NewStorage()
+	o := s.NewEncodedObject()
+	o.SetType(plumbing.BlobObject)
+	w, _ := o.Writer()
+	_, _ = w.Write([]byte("100644 a\x00" + strings.Repeat("h", 20)))
+	_ = w.Close()
+	h, err := s.SetEncodedObject(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(s, h); err == nil {
+		t.Error("a blob was read as a tree")
+	}
+	if _, err := Read(s, plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")); err == nil {
+		t.Error("a missing tree was read")
+	}
+}
+
+func BenchmarkWideTree(b *testing.B) {
+	s := memory.NewStorage()
+	h := storeTree(b, s, randomEntries(rand.New(rand.NewPCG(5, 6)), 10000))
+	b.Run("go-git", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			t, err := object.GetTree(s, h)
+			if err != nil || len(t.Entries) != 10000 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("gittree", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			raw, err := Read(s, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for _, err := range Entries(raw) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			if n != 10000 {
+				b.Fatal(n)
+			}
+		}
+	})
+}
+
+// Old git wrote modes padded with a zero; git still reads them.
+func TestEntriesReadAZeroPaddedMode(t *testing.T) {
+	tree := []byte("040000 dir\x00" + strings.Repeat("h", 20) + "0100644 a\x00" + strings.Repeat("i", 20))
+	var modes []filemode.FileMode
+	for e, err := range Entries(tree) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes = append(modes, e.Mode)
+	}
+	if diff := cmp.Diff([]filemode.FileMode{filemode.Dir, filemode.Regular}, modes); diff != "" {
+		t.Error(diff)
+	}
+}
