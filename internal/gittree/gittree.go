@@ -68,6 +68,24 @@ func Entries(tree []byte) iter.Seq2[Entry, error] {
 	}
 }
 
+// canonical is the mode git reads an entry's mode as (canon_mode): a file
+// is regular or executable whatever other bits an old git wrote (100664),
+// and a mode of no known type is a submodule's, as go-git decodes it.
+func canonical(mode filemode.FileMode) filemode.FileMode {
+	switch mode & 0o170000 {
+	case 0o040000:
+		return filemode.Dir
+	case 0o100000:
+		if mode&0o111 != 0 {
+			return filemode.Executable
+		}
+		return filemode.Regular
+	case 0o120000:
+		return filemode.Symlink
+	}
+	return filemode.Submodule
+}
+
 // errMalformed is a tree entry that is not "<octal mode> <name>\0<hash>".
 var errMalformed = errors.New("malformed")
 
@@ -92,7 +110,7 @@ func next(b []byte) (Entry, int, error) {
 	if end > len(b) {
 		return Entry{}, 0, fmt.Errorf("hash: %w", io.ErrUnexpectedEOF)
 	}
-	e := Entry{Mode: filemode.FileMode(mode), Name: b[space+1 : space+1+nul]}
+	e := Entry{Mode: canonical(filemode.FileMode(mode)), Name: b[space+1 : space+1+nul]}
 	copy(e.Hash[:], b[space+1+nul+1:end])
 	return e, end, nil
 }

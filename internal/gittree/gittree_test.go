@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // storeTree encodes entries as go-git does and stores the tree.
@@ -189,9 +190,12 @@ func BenchmarkWideTree(b *testing.B) {
 	})
 }
 
-// Old git wrote modes padded with a zero; git still reads them.
-func TestEntriesReadAZeroPaddedMode(t *testing.T) {
-	tree := []byte("040000 dir\x00" + strings.Repeat("h", 20) + "0100644 a\x00" + strings.Repeat("i", 20))
+// Old git wrote modes padded with a zero, and file modes with other
+// permission bits; git reads them as the modes it writes today.
+func TestEntriesReadOldModesAsGitDoes(t *testing.T) {
+	tree := []byte("040000 dir\x00" + strings.Repeat("h", 20) + "0100644 a\x00" + strings.Repeat("i", 20) +
+		"100664 b\x00" + strings.Repeat("j", 20) + "100775 c\x00" + strings.Repeat("k", 20) + "100600 d\x00" + strings.Repeat("l", 20) +
+		"1 e\x00" + strings.Repeat("m", 20))
 	var modes []filemode.FileMode
 	for e, err := range Entries(tree) {
 		if err != nil {
@@ -199,7 +203,44 @@ func TestEntriesReadAZeroPaddedMode(t *testing.T) {
 		}
 		modes = append(modes, e.Mode)
 	}
-	if diff := cmp.Diff([]filemode.FileMode{filemode.Dir, filemode.Regular}, modes); diff != "" {
+	want := []filemode.FileMode{filemode.Dir, filemode.Regular, filemode.Regular, filemode.Executable, filemode.Regular, filemode.Submodule}
+	if diff := cmp.Diff(want, modes); diff != "" {
 		t.Error(diff)
 	}
+}
+
+// FuzzEntriesAreGoGitsDecode: whatever bytes Entries reads without an
+// error, go-git decodes to the same entries; Entries refuses only what is
+// not a tree entry git writes (an empty name, among others go-git takes).
+func FuzzEntriesAreGoGitsDecode(f *testing.F) {
+	s := memory.NewStorage()
+	raw, err := Read(s, storeTree(f, s, randomEntries(rand.New(rand.NewPCG(7, 8)), 4)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Add([]byte("0100644 a\x00" + strings.Repeat("h", 20)))
+	f.Add([]byte("100644 \x00" + strings.Repeat("h", 20)))
+	f.Add([]byte("77777777777 a\x00" + strings.Repeat("h", 20)))
+	f.Fuzz(func(t *testing.T, tree []byte) {
+		var got []object.TreeEntry
+		for e, err := range Entries(tree) {
+			if err != nil {
+				return
+			}
+			got = append(got, object.TreeEntry{Name: string(e.Name), Mode: e.Mode, Hash: e.Hash})
+		}
+		o := &plumbing.MemoryObject{}
+		o.SetType(plumbing.TreeObject)
+		if _, err := o.Write(tree); err != nil {
+			t.Fatal(err)
+		}
+		var want object.Tree
+		if err := want.Decode(o); err != nil {
+			t.Fatalf("Entries read %d entries that go-git refuses: %v", len(got), err)
+		}
+		if diff := cmp.Diff(want.Entries, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("(-go-git +Entries):\n%s", diff)
+		}
+	})
 }
