@@ -240,6 +240,10 @@ func deflate(out io.Writer, z *zlib.Writer, b []byte) error {
 	return z.Close()
 }
 
+// maxGrow bounds what readAll allocates before reading: a larger object
+// grows its buffer as its content comes.
+const maxGrow = 64 << 20
+
 // readAll is o's content, checked against its size.
 func readAll(o plumbing.EncodedObject) ([]byte, error) {
 	r, err := o.Reader()
@@ -247,8 +251,10 @@ func readAll(o plumbing.EncodedObject) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
+	// Sized as the header says, up to a bound: a damaged header may say
+	// anything, and the content read decides.
 	var b bytes.Buffer
-	b.Grow(int(o.Size()))
+	b.Grow(int(max(0, min(o.Size(), maxGrow))))
 	if _, err := b.ReadFrom(r); err != nil {
 		return nil, err
 	}

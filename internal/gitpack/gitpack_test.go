@@ -344,3 +344,27 @@ func BenchmarkWriteWideTree(b *testing.B) {
 	}
 	b.ReportMetric(float64(pack.Len()), "pack-bytes")
 }
+
+// claimedSize is an object whose header claims a size its content does
+// not have, as a damaged object's may: below zero, or far beyond memory.
+type claimedSize struct {
+	*plumbing.MemoryObject
+	size int64
+}
+
+func (o claimedSize) Size() int64 { return o.size }
+
+// TestReadAllRefusesASizeItsContentDoesNotHave: the claimed size is never
+// allocated, and the object is refused, not packed.
+func TestReadAllRefusesASizeItsContentDoesNotHave(t *testing.T) {
+	o := &plumbing.MemoryObject{}
+	o.SetType(plumbing.BlobObject)
+	if _, err := o.Write([]byte("kind: Kustomization\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int64{-5, 1 << 50} {
+		if _, err := readAll(claimedSize{o, size}); err == nil {
+			t.Errorf("an object claiming %d bytes for %d was read", size, o.Size())
+		}
+	}
+}

@@ -41,9 +41,10 @@ func Read(s storer.EncodedObjectStorer, h plumbing.Hash) ([]byte, error) {
 	}
 	defer r.Close()
 	// Sized as the object says, so a wide tree is one allocation; the
-	// object's reader decides the bytes there are.
+	// object's reader decides the bytes there are (a damaged loose
+	// object's header may say anything, below zero included).
 	var buf bytes.Buffer
-	buf.Grow(int(min(o.Size(), 64<<20)) + 1)
+	buf.Grow(int(max(0, min(o.Size(), 64<<20))) + 1)
 	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}

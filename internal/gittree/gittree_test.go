@@ -244,3 +244,30 @@ func FuzzEntriesAreGoGitsDecode(f *testing.F) {
 		}
 	})
 }
+
+// negativeSize is an object whose header claims a size below zero, as a
+// damaged loose object's may (go-git parses it as a signed number).
+type negativeSize struct{ *plumbing.MemoryObject }
+
+func (negativeSize) Size() int64 { return -5 }
+
+func TestReadTakesTheBytesThereAreWhateverTheSizeSays(t *testing.T) {
+	s := memory.NewStorage()
+	raw := []byte("100644 a\x00" + strings.Repeat("h", 20))
+	o := &plumbing.MemoryObject{}
+	o.SetType(plumbing.TreeObject)
+	if _, err := o.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.SetEncodedObject(negativeSize{o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(s, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(raw) {
+		t.Errorf("read %q, want %q", got, raw)
+	}
+}
