@@ -2,7 +2,8 @@
 // their encoded bytes. The state branch's directories hold an entry per
 // config or stage (10,000 and more in a large repository), and go-git's
 // decode allocates a string for every name and grows a slice of every
-// entry each time such a tree is read, though its readers look at a few.
+// entry each time such a tree is read, where its readers only need each
+// entry once, in order, and keep almost none of the names.
 package gittree
 
 import (
