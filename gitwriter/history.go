@@ -2,7 +2,6 @@ package gitwriter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -201,6 +200,7 @@ func (x *historyIndex) at(s storer.EncodedObjectStorer, tip plumbing.Hash) (*His
 	if x.current != nil && !x.current.tip.IsZero() {
 		h, seen, extended, err := extendHistory(s, x.current, x.seen, tip)
 		if err != nil {
+			x.current, x.seen = nil, nil // seen names commits the failed read did not index
 			return nil, err
 		}
 		if extended {
@@ -251,10 +251,12 @@ func extendHistory(s storer.EncodedObjectStorer, base *History, seen map[plumbin
 			continue
 		}
 		seen[h] = struct{}{}
+		// A commit the store lacks fails the read: a history that ended
+		// there would hold lower sequences than the branch, and the
+		// ratchet would let an older promotion through. vectorflow never
+		// fetches shallow, so a hole is damage, which the store's next
+		// fetch repairs.
 		c, err := object.GetCommit(s, h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			continue // beyond a shallow boundary
-		}
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("read commit %s: %w", h, err)
 		}

@@ -199,6 +199,55 @@ func writeTestCommit(t testing.TB, s storer.EncodedObjectStorer, message string,
 
 // countingStorer counts the commits read, to show an incremental read
 // reads only new commits.
+// TestHistoryRefusesAHoleInTheBranch: a store that lacks one commit of
+// the branch (a damaged cache) must fail the read, not yield a history
+// that ends at the hole. That history would hold a lower sequence than
+// the branch, and the ratchet would let an older promotion through.
+func TestHistoryRefusesAHoleInTheBranch(t *testing.T) {
+	mem := memory.NewStorage()
+	root := writeTestCommit(t, mem, "initial overlay")
+	c1 := writeTestCommit(t, mem, promotionMessage("latest-to-dev-1", "latest-to-dev", 1, "acme:1"), root)
+	hand := writeTestCommit(t, mem, "a person edits the overlay", c1)
+	c5 := writeTestCommit(t, mem, promotionMessage("latest-to-dev-5", "latest-to-dev", 5, "acme:5"), hand)
+	c6 := writeTestCommit(t, mem, "a person edits the overlay again", c5)
+	s := &holeyStorer{EncodedObjectStorer: mem, hole: c5}
+
+	var x historyIndex
+	if h, err := x.at(s, c6); err == nil {
+		t.Fatalf("a history read over a missing commit succeeded, with sequences %v", sequences(h))
+	}
+	// An incremental read from an earlier tip meets the same hole, and a
+	// failed read must not leave the hole counted as read.
+	x = historyIndex{}
+	if _, err := x.at(s, hand); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := x.at(s, c6); err == nil {
+		t.Fatalf("an incremental read over a missing commit succeeded, with sequences %v", sequences(h))
+	}
+	s.hole = plumbing.ZeroHash // the store fetched afresh
+	h, err := x.at(s, c6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int64{"latest-to-dev": 5}, sequences(h)); diff != "" {
+		t.Errorf("sequences once the store holds the whole branch (-want +got):\n%s", diff)
+	}
+}
+
+// holeyStorer lacks one object: a store with a hole.
+type holeyStorer struct {
+	storer.EncodedObjectStorer
+	hole plumbing.Hash
+}
+
+func (s *holeyStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if h == s.hole {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return s.EncodedObjectStorer.EncodedObject(t, h)
+}
+
 type countingStorer struct {
 	storer.EncodedObjectStorer
 	reads int
