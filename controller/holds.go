@@ -60,10 +60,9 @@ func setDepths(s storer.EncodedObjectStorer, tip plumbing.Hash, verdicts []recon
 	}
 	depth := map[string]int{}
 	for h, d := tip, 0; len(depth) < len(want) && !h.IsZero(); d++ {
+		// A commit the store lacks fails the walk: stopping there would
+		// leave the older records at depth 0, the newest.
 		c, err := object.GetCommit(s, h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			break
-		}
 		if err != nil {
 			return fmt.Errorf("read state commit %s: %w", h, err)
 		}
