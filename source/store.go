@@ -130,7 +130,13 @@ type diskStore struct {
 	// packedTrees are the trees of wholeTrees whose every object is in a
 	// pack; they are kept in storeWholeFile for the next process.
 	packedTrees map[plumbing.Hash]bool
-	// wholeRead says storeWholeFile was read, once per process.
+	// history are the commits whose every ancestor the store holds
+	// (holdsHistory), each true when they are all in packs; those are
+	// kept in storeHistoryFile for the next process. One map, not two as
+	// for trees: a history has as many commits as the repository.
+	history map[plumbing.Hash]bool
+	// wholeRead says storeWholeFile and storeHistoryFile were read, once
+	// per process.
 	wholeRead bool
 }
 
@@ -150,8 +156,17 @@ const (
 	storeWholeFormat = "vectorflow whole trees 1\n"
 )
 
+// storeHistoryFile names, as storeWholeFile does trees, the commits whose
+// every ancestor is in a pack, so the next process walks only the history
+// its fetch brought.
+const (
+	storeHistoryFile   = "vectorflow-whole-history"
+	storeHistoryFormat = "vectorflow whole history 1\n"
+)
+
 // holdsWhole checks that the store holds commit, its tree, every tree
-// below and every blob they name, without reading the blobs.
+// below and every blob they name, without reading the blobs, and every
+// commit of its history.
 func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error {
 	if d.whole[commit] {
 		return nil
@@ -162,7 +177,19 @@ func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error
 	}
 	if !d.wholeRead {
 		d.wholeRead = true
-		d.readWholeTrees(time.Now())
+		now := time.Now()
+		if trees, ok := d.readWholeFile(storeWholeFile, storeWholeFormat, maxWholeTrees, now); ok {
+			d.wholeTrees, d.packedTrees = make(map[plumbing.Hash]bool, len(trees)), make(map[plumbing.Hash]bool, len(trees))
+			for _, h := range trees {
+				d.wholeTrees[h], d.packedTrees[h] = true, true
+			}
+		}
+		if commits, ok := d.readWholeFile(storeHistoryFile, storeHistoryFormat, maxWholeHistory, now); ok {
+			d.history = make(map[plumbing.Hash]bool, len(commits))
+			for _, h := range commits {
+				d.history[h] = true
+			}
+		}
 	}
 	if d.wholeTrees == nil || len(d.wholeTrees) > maxWholeTrees {
 		d.wholeTrees, d.packedTrees = map[plumbing.Hash]bool{}, map[plumbing.Hash]bool{}
@@ -172,8 +199,18 @@ func (d *diskStore) holdsWhole(repo *git.Repository, commit plumbing.Hash) error
 	if _, err := w.holds(c.TreeHash); err != nil {
 		return fmt.Errorf("the tree of commit %s: %w", commit, err)
 	}
-	if len(d.packedTrees) > packedBefore && len(d.packedTrees) <= maxWholeTrees { // more would be dropped when read
-		d.writeWholeTrees()
+	if len(d.packedTrees) > packedBefore {
+		d.writeWholeFile(storeWholeFile, storeWholeFormat, maxWholeTrees, d.packedTrees)
+	}
+	if d.history == nil {
+		d.history = map[plumbing.Hash]bool{}
+	}
+	packed, err := d.holdsHistory(repo, commit)
+	if err != nil {
+		return fmt.Errorf("the history of commit %s: %w", commit, err)
+	}
+	if packed > 0 {
+		d.writeWholeFile(storeHistoryFile, storeHistoryFormat, maxWholeHistory, d.history)
 	}
 	if len(d.whole) >= 64 {
 		d.whole = nil
@@ -241,51 +278,110 @@ func (d *diskStore) inPack(h plumbing.Hash) bool {
 	return d.storer.packed(h)
 }
 
-// readWholeTrees takes the trees storeWholeFile names as found whole, if
-// every pack it names is still there.
-func (d *diskStore) readWholeTrees(now time.Time) {
-	body, ok := cachefile.Read(filepath.Join(d.gitDir(), storeWholeFile), storeWholeFormat, maxWholeTrees*int64(len(plumbing.ZeroHash))+1<<20, now)
+// readWholeFile reads the objects file (storeWholeFile or
+// storeHistoryFile) names as found whole, at most limit, if every pack it
+// names is still there.
+func (d *diskStore) readWholeFile(file, format string, limit int, now time.Time) ([]plumbing.Hash, bool) {
+	size := len(plumbing.ZeroHash)
+	body, ok := cachefile.Read(filepath.Join(d.gitDir(), file), format, int64(limit*size)+1<<20, now)
 	if !ok {
-		return
+		return nil, false
 	}
-	packs, trees, ok := bytes.Cut(body, []byte("\n\n"))
-	if !ok || len(trees)%len(plumbing.ZeroHash) != 0 || len(trees)/len(plumbing.ZeroHash) > maxWholeTrees {
-		return
+	packs, hashes, ok := bytes.Cut(body, []byte("\n\n"))
+	if !ok || len(hashes)%size != 0 || len(hashes)/size > limit {
+		return nil, false
 	}
 	if len(packs) > 0 {
 		for _, name := range strings.Split(string(packs), "\n") {
 			if name != filepath.Base(name) || !strings.HasPrefix(name, "pack-") {
-				return
+				return nil, false
 			}
 			if _, err := os.Stat(filepath.Join(d.gitDir(), "objects", "pack", name)); err != nil {
-				return // removed by hand: its trees are walked again
+				return nil, false // removed by hand: its objects are walked again
 			}
 		}
 	}
-	d.wholeTrees, d.packedTrees = map[plumbing.Hash]bool{}, map[plumbing.Hash]bool{}
-	for i := 0; i < len(trees); i += len(plumbing.ZeroHash) {
-		var h plumbing.Hash
-		copy(h[:], trees[i:])
-		d.wholeTrees[h], d.packedTrees[h] = true, true
+	out := make([]plumbing.Hash, len(hashes)/size)
+	for i := range out {
+		copy(out[i][:], hashes[i*size:])
 	}
+	return out, true
 }
 
-// writeWholeTrees keeps packedTrees in storeWholeFile with the packs
-// there are now, which hold them all: packs are only ever added.
-func (d *diskStore) writeWholeTrees() {
+// writeWholeFile keeps the objects of found that are true (in packs) in
+// file, with the packs there are now, which hold them all: packs are
+// only ever added. More than limit would be dropped when read: none is
+// written.
+func (d *diskStore) writeWholeFile(file, format string, limit int, found map[plumbing.Hash]bool) {
 	var names []string
 	for _, p := range strings.Split(listPacks(d.gitDir()), "\n") {
 		if p != "" {
 			names = append(names, filepath.Base(p))
 		}
 	}
-	body := make([]byte, 0, 64*len(names)+2+len(d.packedTrees)*len(plumbing.ZeroHash))
+	body := make([]byte, 0, 64*len(names)+2+len(found)*len(plumbing.ZeroHash))
 	body = append(body, strings.Join(names, "\n")...)
 	body = append(body, "\n\n"...)
-	for h := range d.packedTrees {
-		body = append(body, h[:]...)
+	n := 0
+	for h, packed := range found {
+		if packed {
+			body = append(body, h[:]...)
+			n++
+		}
 	}
-	_ = cachefile.Write(filepath.Join(d.gitDir(), storeWholeFile), storeWholeFormat, body) // a cache: a miss costs a walk
+	if n > limit {
+		return
+	}
+	_ = cachefile.Write(filepath.Join(d.gitDir(), file), format, body) // a cache: a miss costs a walk
+}
+
+// maxWholeHistory bounds the commits storeHistoryFile keeps (20 MB); a
+// longer history is walked again by each process.
+const maxWholeHistory = 1 << 20
+
+// holdsHistory checks that the store holds every commit tip descends
+// from, adding each to history, true when all below it are in packs, and
+// says how many it found so. The readers of a history (the target's
+// ratchet, the state branch's trust and holds) need its commits, not
+// their trees. A fetch never brings what the store's tips announce, so a
+// commit lost below a whole tip would stay lost: this finds it, and the
+// store is fetched afresh. The walk is depth first, parents before
+// children, without recursion: histories are deep.
+func (d *diskStore) holdsHistory(repo *git.Repository, tip plumbing.Hash) (packed int, err error) {
+	parents := map[plumbing.Hash][]plumbing.Hash{} // of the commits read and not yet judged
+	stack := []plumbing.Hash{tip}
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		if _, whole := d.history[h]; whole {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		ps, read := parents[h]
+		if read { // every parent above it on the stack is judged by now
+			stack = stack[:len(stack)-1]
+			inPacks := d.inPack(h)
+			for _, p := range ps {
+				inPacks = inPacks && d.history[p]
+			}
+			d.history[h] = inPacks // only once all below is found, as treeWalk
+			if inPacks {
+				packed++
+			}
+			delete(parents, h)
+			continue
+		}
+		c, err := object.GetCommit(repo.Storer, h)
+		if err != nil {
+			return packed, fmt.Errorf("commit %s: %w", h, err)
+		}
+		parents[h] = c.ParentHashes
+		for _, p := range c.ParentHashes {
+			if _, whole := d.history[p]; !whole {
+				stack = append(stack, p)
+			}
+		}
+	}
+	return packed, nil
 }
 
 func (d *diskStore) gitDir() string { return filepath.Join(d.dir, storeGitDir) }
@@ -359,7 +455,7 @@ func (d *diskStore) initialize() error {
 	// What memory holds is read before the disk: it must not outlive the
 	// objects, or a fetch would take the tips it names as had.
 	d.storer.objects.Clear()
-	d.whole, d.wholeTrees, d.packedTrees = nil, nil, nil
+	d.whole, d.wholeTrees, d.packedTrees, d.history = nil, nil, nil, nil
 	if err := d.fs.Init(); err != nil {
 		return err
 	}

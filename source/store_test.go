@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
@@ -27,6 +28,11 @@ func storeGitDirs(t *testing.T, cacheDir string) []string {
 		t.Fatal(err)
 	}
 	return dirs
+}
+
+// looseObjectPath is where a store keeps object h loose.
+func looseObjectPath(gitDir, h string) string {
+	return filepath.Join(gitDir, "objects", h[:2], h[2:])
 }
 
 // packObjects counts the objects of each pack of a store, by pack name.
@@ -306,6 +312,27 @@ func TestCachedStoreRecovers(t *testing.T) {
 				}
 			}
 		}, warns: true},
+		{name: "a parent commit removed, the tip whole", warns: true, damage: func(t *testing.T, cacheDir, gitDir string) {
+			// Two small fetches store a commit, then its child, loose. The
+			// child's tree does not need the parent's: only a walk of the
+			// history finds the parent gone.
+			fetch := func() {
+				repo, err := openCached(url, auth, cacheDir, os.Stderr, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := repo.Fetch(context.Background(), fixtureBranch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			parent := pushCommit(t, srv, "config", "apps/overlays/dev/kustomization.yaml", "# parent\n")
+			fetch()
+			pushCommit(t, srv, "config", "apps/overlays/dev/kustomization.yaml", "# child\n")
+			fetch()
+			if err := os.Remove(looseObjectPath(gitDir, parent)); err != nil {
+				t.Fatalf("the parent commit was not stored loose, so the test proves nothing: %v", err)
+			}
+		}},
 		{name: "cache directory removed under a running process", sameRepository: true, damage: func(t *testing.T, cacheDir, _ string) {
 			if err := os.RemoveAll(cacheDir); err != nil {
 				t.Fatal(err)
@@ -352,6 +379,11 @@ func TestCachedStoreRecovers(t *testing.T) {
 			}
 			if _, err := commit.Files(); err != nil {
 				t.Fatalf("read the commit's files: %v", err)
+			}
+			// The history too: its readers (the target's ratchet, the
+			// holds' order) must not see it end early.
+			if err := object.NewCommitPreorderIter(commit, nil, nil).ForEach(func(*object.Commit) error { return nil }); err != nil {
+				t.Fatalf("read the history of %s: %v", got, err)
 			}
 			if err := checkStore(storeGitDirs(t, cacheDir)[0]); err != nil {
 				t.Errorf("the store is still unreadable: %v", err)

@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -264,18 +266,152 @@ func TestWholeTreesOutliveTheProcess(t *testing.T) {
 	if len(packs) == 0 {
 		t.Fatal("the store has no pack")
 	}
-	found := func() int {
+	found := func() (trees, commits int) {
 		d := &diskStore{dir: filepath.Dir(gitDirs[0])}
-		d.readWholeTrees(time.Now())
-		return len(d.wholeTrees)
+		wholeTrees, _ := d.readWholeFile(storeWholeFile, storeWholeFormat, maxWholeTrees, time.Now())
+		wholeHistory, _ := d.readWholeFile(storeHistoryFile, storeHistoryFormat, maxWholeHistory, time.Now())
+		return len(wholeTrees), len(wholeHistory)
 	}
-	if found() == 0 {
-		t.Fatal("the store's packs are there: no tree was taken as whole")
+	if trees, commits := found(); trees == 0 || commits == 0 {
+		t.Fatalf("the store's packs are there: %d trees and %d commits were taken as whole, want some of each", trees, commits)
 	}
 	if err := os.Rename(packs[0], packs[0]+".away"); err != nil {
 		t.Fatal(err)
 	}
-	if n := found(); n != 0 {
-		t.Errorf("a pack removed by hand: %d trees were taken as whole, want none", n)
+	if trees, commits := found(); trees != 0 || commits != 0 {
+		t.Errorf("a pack removed by hand: %d trees and %d commits were taken as whole, want none", trees, commits)
 	}
+}
+
+// TestHoldsHistoryWalksMergesAndFindsEveryHole builds a history with merges
+// (a pull request merged twice over, and a long first-parent line) and
+// checks that the walk finds every commit of it and fails for a hole
+// anywhere: on the first-parent line, on a merged side,
+// and at the root.
+func TestHoldsHistoryWalksMergesAndFindsEveryHole(t *testing.T) {
+	mem := memory.NewStorage()
+	commit := func(msg string, parents ...plumbing.Hash) plumbing.Hash {
+		t.Helper()
+		c := &object.Commit{Message: msg, TreeHash: plumbing.ZeroHash, ParentHashes: parents,
+			Author: object.Signature{Name: "a", Email: "a@example.com", When: time.Unix(0, 0).UTC()}}
+		c.Committer = c.Author
+		o := mem.NewEncodedObject()
+		if err := c.Encode(o); err != nil {
+			t.Fatal(err)
+		}
+		h, err := mem.SetEncodedObject(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	root := commit("root")
+	line := []plumbing.Hash{root}
+	for i := range 5000 { // deeper than a recursive walk would like
+		line = append(line, commit(fmt.Sprint("line ", i), line[len(line)-1]))
+	}
+	side := commit("side", line[10])
+	sideTwo := commit("side two", side)
+	merge := commit("merge", line[len(line)-1], sideTwo)
+	again := commit("merge again", merge, side)
+	tip := commit("tip", again)
+	all := append(slices.Clone(line), side, sideTwo, merge, again, tip)
+
+	repo, err := git.Init(mem, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &diskStore{history: map[plumbing.Hash]bool{}}
+	packed, err := d.holdsHistory(repo, tip)
+	if err != nil {
+		t.Fatalf("a whole history: %v", err)
+	}
+	if len(d.history) != len(all) {
+		t.Errorf("the walk found %d commits whole, want the %d of the history", len(d.history), len(all))
+	}
+	for _, h := range all {
+		if _, whole := d.history[h]; !whole {
+			t.Errorf("commit %s is not found whole", h)
+		}
+	}
+	if packed != 0 {
+		t.Errorf("%d commits are noted as packed in a store without packs", packed)
+	}
+
+	for name, hole := range map[string]plumbing.Hash{"first-parent line": line[2500], "merged side": side, "root": root} {
+		t.Run(name, func(t *testing.T) {
+			holey := memory.NewStorage()
+			for h, o := range mem.Objects {
+				if h != hole {
+					if _, err := holey.SetEncodedObject(o); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			repo, err := git.Init(holey, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &diskStore{history: map[plumbing.Hash]bool{}}
+			_, err = d.holdsHistory(repo, tip)
+			if !errors.Is(err, plumbing.ErrObjectNotFound) || !strings.Contains(err.Error(), hole.String()) {
+				t.Fatalf("holdsHistory = %v, want object not found naming %s", err, hole)
+			}
+			if _, whole := d.history[tip]; whole {
+				t.Errorf("the tip is noted whole though its history is not")
+			}
+		})
+	}
+}
+
+// BenchmarkHoldsHistory: the first walk of a history of 10,000 commits, as
+// a process makes once per store (later processes read the packed ones
+// from storeHistoryFile), and the walk after one new commit, as every
+// fetch that brings one makes.
+func BenchmarkHoldsHistory(b *testing.B) {
+	mem := memory.NewStorage()
+	var tip plumbing.Hash
+	commit := func(parents ...plumbing.Hash) plumbing.Hash {
+		c := &object.Commit{Message: "vectorflow: a state commit\n", ParentHashes: parents,
+			Author: object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(0, 0).UTC()}}
+		c.Committer = c.Author
+		o := mem.NewEncodedObject()
+		if err := c.Encode(o); err != nil {
+			b.Fatal(err)
+		}
+		h, err := mem.SetEncodedObject(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return h
+	}
+	tip = commit()
+	for range 9999 {
+		tip = commit(tip)
+	}
+	repo, err := git.Init(mem, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("first", func(b *testing.B) {
+		for b.Loop() {
+			d := &diskStore{history: map[plumbing.Hash]bool{}}
+			if _, err := d.holdsHistory(repo, tip); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("one-new", func(b *testing.B) {
+		d := &diskStore{history: map[plumbing.Hash]bool{}}
+		if _, err := d.holdsHistory(repo, tip); err != nil {
+			b.Fatal(err)
+		}
+		next := commit(tip)
+		for b.Loop() {
+			delete(d.history, next)
+			if _, err := d.holdsHistory(repo, next); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

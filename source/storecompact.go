@@ -167,7 +167,7 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 	// counts what was stored loose.
 	if s.storePendingLocked() == nil && s.packedPending {
 		s.packedPending, packedAny = false, true
-		d.forgetLooseTrees()
+		d.forgetLoose()
 	}
 	d.removeTemporaries(now)
 	unpacked, removable := d.looseSample(now)
@@ -223,7 +223,7 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 	s.packs = listPacks(s.gitDir)
 	s.indexes = nil
 	if packedAny {
-		d.forgetLooseTrees()
+		d.forgetLoose()
 	}
 	for _, h := range loose {
 		if !s.packed(h) {
@@ -238,13 +238,19 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 	return packedAny
 }
 
-// forgetLooseTrees forgets the trees found whole while they held a loose
-// object, and the commits found whole, so that the next check finds the
-// trees a compaction packed, and notes them for the next process.
-func (d *diskStore) forgetLooseTrees() {
+// forgetLoose forgets the trees and histories found whole while they held
+// a loose object, and the commits found whole, so that the next check
+// finds the objects a compaction packed, and notes them for the next
+// process.
+func (d *diskStore) forgetLoose() {
 	for h := range d.wholeTrees {
 		if !d.packedTrees[h] {
 			delete(d.wholeTrees, h)
+		}
+	}
+	for h, packed := range d.history {
+		if !packed {
+			delete(d.history, h)
 		}
 	}
 	d.whole = nil

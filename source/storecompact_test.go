@@ -338,14 +338,25 @@ func TestStorePacksARunsManyWritesForTheNextProcess(t *testing.T) {
 		}
 	}
 	next := open()
-	next.store.readWholeTrees(time.Now())
+	packedTrees, packedHistory := map[plumbing.Hash]bool{}, map[plumbing.Hash]bool{}
+	trees, _ := next.store.readWholeFile(storeWholeFile, storeWholeFormat, maxWholeTrees, time.Now())
+	for _, h := range trees {
+		packedTrees[h] = true
+	}
+	commits, _ := next.store.readWholeFile(storeHistoryFile, storeHistoryFormat, maxWholeHistory, time.Now())
+	for _, h := range commits {
+		packedHistory[h] = true
+	}
 	for _, c := range []plumbing.Hash{few, many} {
 		commit, err := next.Repo().CommitObject(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !next.store.packedTrees[commit.TreeHash] && c == many {
+		if !packedTrees[commit.TreeHash] && c == many {
 			t.Errorf("the next process walks the tree of the tip the run left (%s): it is not noted as packed", c)
+		}
+		if !packedHistory[c] && c == many {
+			t.Errorf("the next process walks the history of the tip the run left (%s): it is not noted as packed", c)
 		}
 	}
 	if _, err := next.Fetch(context.Background(), fixtureBranch); err != nil {
