@@ -7,9 +7,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 )
 
@@ -21,21 +21,12 @@ func TestSetDepthsRefusesAHoleInTheStateBranch(t *testing.T) {
 	mem := memory.NewStorage()
 	var line []plumbing.Hash
 	for i := range 4 {
-		c := &object.Commit{Message: "vectorflow: state", TreeHash: plumbing.ZeroHash,
-			Author: object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(int64(i), 0).UTC()}}
+		sig := object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(int64(i), 0).UTC()}
+		c := &object.Commit{Message: "vectorflow: state", Author: sig, Committer: sig, TreeHash: plumbing.ZeroHash}
 		if i > 0 {
 			c.ParentHashes = []plumbing.Hash{line[i-1]}
 		}
-		c.Committer = c.Author
-		o := mem.NewEncodedObject()
-		if err := c.Encode(o); err != nil {
-			t.Fatal(err)
-		}
-		h, err := mem.SetEncodedObject(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		line = append(line, h)
+		line = append(line, testutil.StoreObject(t, mem, c))
 	}
 	tip := line[3]
 	verdicts := []reconcilers.HoldVerdict{{Path: "holds/a", Commit: line[0].String()}, {Path: "holds/b", Commit: line[2].String()}}
@@ -46,22 +37,9 @@ func TestSetDepthsRefusesAHoleInTheStateBranch(t *testing.T) {
 		t.Fatalf("depths %d and %d, want 3 and 1", verdicts[0].Depth, verdicts[1].Depth)
 	}
 
-	holey := &lackingStorer{EncodedObjectStorer: mem, lacks: line[1]}
+	holey := &testutil.LackingStorer{EncodedObjectStorer: mem, Lacks: line[1]}
 	verdicts = []reconcilers.HoldVerdict{{Path: "holds/a", Commit: line[0].String()}, {Path: "holds/b", Commit: line[2].String()}}
 	if err := setDepths(holey, tip, verdicts); !errors.Is(err, plumbing.ErrObjectNotFound) {
 		t.Fatalf("setDepths over a missing commit = %v (depths %d, %d), want object not found", err, verdicts[0].Depth, verdicts[1].Depth)
 	}
-}
-
-// lackingStorer is a store that lacks one object.
-type lackingStorer struct {
-	storer.EncodedObjectStorer
-	lacks plumbing.Hash
-}
-
-func (s *lackingStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if h == s.lacks {
-		return nil, plumbing.ErrObjectNotFound
-	}
-	return s.EncodedObjectStorer.EncodedObject(t, h)
 }

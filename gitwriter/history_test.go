@@ -210,7 +210,7 @@ func TestHistoryRefusesAHoleInTheBranch(t *testing.T) {
 	hand := writeTestCommit(t, mem, "a person edits the overlay", c1)
 	c5 := writeTestCommit(t, mem, promotionMessage("latest-to-dev-5", "latest-to-dev", 5, "acme:5"), hand)
 	c6 := writeTestCommit(t, mem, "a person edits the overlay again", c5)
-	s := &holeyStorer{EncodedObjectStorer: mem, hole: c5}
+	s := &testutil.LackingStorer{EncodedObjectStorer: mem, Lacks: c5}
 
 	var x historyIndex
 	if h, err := x.at(s, c6); err == nil {
@@ -225,7 +225,7 @@ func TestHistoryRefusesAHoleInTheBranch(t *testing.T) {
 	if h, err := x.at(s, c6); err == nil {
 		t.Fatalf("an incremental read over a missing commit succeeded, with sequences %v", sequences(h))
 	}
-	s.hole = plumbing.ZeroHash // the store fetched afresh
+	s.Lacks = plumbing.ZeroHash // the store fetched afresh
 	h, err := x.at(s, c6)
 	if err != nil {
 		t.Fatal(err)
@@ -233,19 +233,6 @@ func TestHistoryRefusesAHoleInTheBranch(t *testing.T) {
 	if diff := cmp.Diff(map[string]int64{"latest-to-dev": 5}, sequences(h)); diff != "" {
 		t.Errorf("sequences once the store holds the whole branch (-want +got):\n%s", diff)
 	}
-}
-
-// holeyStorer lacks one object: a store with a hole.
-type holeyStorer struct {
-	storer.EncodedObjectStorer
-	hole plumbing.Hash
-}
-
-func (s *holeyStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if h == s.hole {
-		return nil, plumbing.ErrObjectNotFound
-	}
-	return s.EncodedObjectStorer.EncodedObject(t, h)
 }
 
 type countingStorer struct {

@@ -292,18 +292,8 @@ func TestHoldsHistoryWalksMergesAndFindsEveryHole(t *testing.T) {
 	mem := memory.NewStorage()
 	commit := func(msg string, parents ...plumbing.Hash) plumbing.Hash {
 		t.Helper()
-		c := &object.Commit{Message: msg, TreeHash: plumbing.ZeroHash, ParentHashes: parents,
-			Author: object.Signature{Name: "a", Email: "a@example.com", When: time.Unix(0, 0).UTC()}}
-		c.Committer = c.Author
-		o := mem.NewEncodedObject()
-		if err := c.Encode(o); err != nil {
-			t.Fatal(err)
-		}
-		h, err := mem.SetEncodedObject(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		sig := object.Signature{Name: "a", Email: "a@example.com", When: time.Unix(0, 0).UTC()}
+		return testutil.StoreObject(t, mem, &object.Commit{Message: msg, Author: sig, Committer: sig, ParentHashes: parents})
 	}
 	root := commit("root")
 	line := []plumbing.Hash{root}
@@ -371,19 +361,9 @@ func TestHoldsHistoryWalksMergesAndFindsEveryHole(t *testing.T) {
 func BenchmarkHoldsHistory(b *testing.B) {
 	mem := memory.NewStorage()
 	var tip plumbing.Hash
+	sig := object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(0, 0).UTC()}
 	commit := func(parents ...plumbing.Hash) plumbing.Hash {
-		c := &object.Commit{Message: "vectorflow: a state commit\n", ParentHashes: parents,
-			Author: object.Signature{Name: "vectorflow", Email: "vectorflow@example.com", When: time.Unix(0, 0).UTC()}}
-		c.Committer = c.Author
-		o := mem.NewEncodedObject()
-		if err := c.Encode(o); err != nil {
-			b.Fatal(err)
-		}
-		h, err := mem.SetEncodedObject(o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return h
+		return testutil.StoreObject(b, mem, &object.Commit{Message: "vectorflow: a state commit\n", Author: sig, Committer: sig, ParentHashes: parents})
 	}
 	tip = commit()
 	for range 9999 {

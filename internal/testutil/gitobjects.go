@@ -68,3 +68,17 @@ func StoreBlob(t testing.TB, s storer.EncodedObjectStorer, content []byte) plumb
 	}
 	return h
 }
+
+// LackingStorer is a store that lacks one object, as a damaged cache does:
+// reading Lacks fails with plumbing.ErrObjectNotFound.
+type LackingStorer struct {
+	storer.EncodedObjectStorer
+	Lacks plumbing.Hash
+}
+
+func (s *LackingStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if h == s.Lacks {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return s.EncodedObjectStorer.EncodedObject(t, h)
+}
