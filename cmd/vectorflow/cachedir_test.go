@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/vectorflow-dev/vectorflow/internal/demo"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
@@ -94,5 +97,80 @@ func TestCacheDirectoryHoldsTheFetchedObjects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestACacheThatLostAPromotionCommitIsFetchedAfresh: a cache that lost a
+// commit of the target branch below its tip (a loose object removed by
+// hand, a disk's damage) must not shorten the history vectorflow reads:
+// that history is the ratchet of every promotion written there. The
+// server never sends a commit below a tip the cache announces, so the next
+// fetch must find the hole and fetch the store afresh, even when the
+// branch did not move; promotions then go on as before.
+func TestACacheThatLostAPromotionCommitIsFetchedAfresh(t *testing.T) {
+	isolateCredentials(t)
+	srv := testutil.StartGitServer(t)
+	dir := t.TempDir()
+	if err := demo.WriteFiles(dir, chainRepository(3)); err != nil {
+		t.Fatal(err)
+	}
+	srv.InitRepo(t, dir, "main", "chain.git")
+	url := srv.HTTPURL("chain.git")
+	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
+	signingKey := writeFile(t, t.TempDir(), "controller.asc", key.PrivateArmored)
+	t.Setenv("VECTORFLOW_GIT_USERNAME", srv.Username)
+	t.Setenv("VECTORFLOW_GIT_PASSWORD", srv.Password)
+	os.Unsetenv("VECTORFLOW_SIGNING_PASSPHRASE")
+	bare := srv.BarePath("chain.git")
+	cache := t.TempDir()
+	run := func() {
+		t.Helper()
+		if out, err := scaleCLI("run", "--once", "--repo", url, "--signing-key", signingKey, "--cache-dir", cache); err != nil {
+			t.Fatalf("run --once: %v\n%s", err, tail(out, 3000))
+		}
+	}
+	run()
+
+	// The first promotion's commit, below main's tip, is lost.
+	lost := strings.TrimSpace(testutil.Git(t, bare, nil, "log", "--format=%H", "--grep=to chain/dev1$", "main"))
+	if len(lost) != 40 || lost == strings.TrimSpace(testutil.Git(t, bare, nil, "rev-parse", "main")) {
+		t.Fatalf("want one promotion commit to dev1 below main's tip, got %q", lost)
+	}
+	files, err := filepath.Glob(filepath.Join(cache, "repos", "*", "git", "objects", lost[:2], lost[2:]))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("the commit %s is not stored loose in the cache (%v, %v): the test proves nothing", lost, files, err)
+	}
+	store := filepath.Dir(filepath.Dir(filepath.Dir(files[0])))
+	holds := func() bool { return exec.Command("git", "--git-dir", store, "cat-file", "-e", lost).Run() == nil }
+	if err := os.Remove(files[0]); err != nil {
+		t.Fatal(err)
+	}
+	if holds() {
+		t.Fatalf("the cache holds commit %s in a pack too: the test proves nothing", lost)
+	}
+
+	// main has not moved: the fetch is up to date, and must still find the hole.
+	if out, err := scaleCLI("validate", "--repo", url, "--cache-dir", cache); err != nil {
+		t.Fatalf("validate over the damaged cache: %v\n%s", err, tail(out, 3000))
+	}
+	if !holds() {
+		t.Fatalf("after a fetch over the damaged cache, it still lacks commit %s", lost)
+	}
+
+	// A template change travels to the end of the chain as before.
+	work := t.TempDir()
+	testutil.Git(t, work, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials("chain.git"), ".")
+	template := filepath.Join(work, "vectorflow", "template.yaml")
+	b := readFile(t, template)
+	bumped := strings.Replace(b, "acme/app\n      version: \"1.0.0\"", "acme/app\n      version: \"2.0.0\"", 1)
+	if bumped == b {
+		t.Fatalf("template.yaml has no app at 1.0.0:\n%s", b)
+	}
+	writeFile(t, filepath.Dir(template), "template.yaml", []byte(bumped))
+	testutil.Git(t, work, nil, "commit", "-qam", "app 2.0.0")
+	testutil.Git(t, work, nil, "push", "-q", "origin", "main")
+	run()
+	if got := testutil.Git(t, bare, nil, "show", "main:apps/overlays/dev3/kustomization.yaml"); !strings.Contains(got, `newTag: "2.0.0"`) {
+		t.Fatalf("after the run over the repaired cache, dev3's overlay does not run 2.0.0:\n%s", got)
 	}
 }
