@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vectorflow-dev/vectorflow/internal/demo"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
@@ -108,19 +107,7 @@ func TestCacheDirectoryHoldsTheFetchedObjects(t *testing.T) {
 // fetch must find the hole and fetch the store afresh, even when the
 // branch did not move; promotions then go on as before.
 func TestACacheThatLostAPromotionCommitIsFetchedAfresh(t *testing.T) {
-	isolateCredentials(t)
-	srv := testutil.StartGitServer(t)
-	dir := t.TempDir()
-	if err := demo.WriteFiles(dir, chainRepository(3)); err != nil {
-		t.Fatal(err)
-	}
-	srv.InitRepo(t, dir, "main", "chain.git")
-	url := srv.HTTPURL("chain.git")
-	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
-	signingKey := writeFile(t, t.TempDir(), "controller.asc", key.PrivateArmored)
-	t.Setenv("VECTORFLOW_GIT_USERNAME", srv.Username)
-	t.Setenv("VECTORFLOW_GIT_PASSWORD", srv.Password)
-	os.Unsetenv("VECTORFLOW_SIGNING_PASSPHRASE")
+	srv, url, signingKey := serveChain(t, 3)
 	bare := srv.BarePath("chain.git")
 	cache := t.TempDir()
 	run := func() {
@@ -158,17 +145,7 @@ func TestACacheThatLostAPromotionCommitIsFetchedAfresh(t *testing.T) {
 	}
 
 	// A template change travels to the end of the chain as before.
-	work := t.TempDir()
-	testutil.Git(t, work, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials("chain.git"), ".")
-	template := filepath.Join(work, "vectorflow", "template.yaml")
-	b := readFile(t, template)
-	bumped := strings.Replace(b, "acme/app\n      version: \"1.0.0\"", "acme/app\n      version: \"2.0.0\"", 1)
-	if bumped == b {
-		t.Fatalf("template.yaml has no app at 1.0.0:\n%s", b)
-	}
-	writeFile(t, filepath.Dir(template), "template.yaml", []byte(bumped))
-	testutil.Git(t, work, nil, "commit", "-qam", "app 2.0.0")
-	testutil.Git(t, work, nil, "push", "-q", "origin", "main")
+	bumpChainApp(t, srv, "1.0.0", "2.0.0")
 	run()
 	if got := testutil.Git(t, bare, nil, "show", "main:apps/overlays/dev3/kustomization.yaml"); !strings.Contains(got, `newTag: "2.0.0"`) {
 		t.Fatalf("after the run over the repaired cache, dev3's overlay does not run 2.0.0:\n%s", got)
