@@ -313,24 +313,28 @@ func (d *diskStore) readWholeFile(file, format string, limit int, now time.Time)
 // only ever added. More than limit would be dropped when read: none is
 // written.
 func (d *diskStore) writeWholeFile(file, format string, limit int, found map[plumbing.Hash]bool) {
+	n := 0
+	for _, packed := range found {
+		if packed {
+			n++
+		}
+	}
+	if n > limit {
+		return
+	}
 	var names []string
 	for _, p := range strings.Split(listPacks(d.gitDir()), "\n") {
 		if p != "" {
 			names = append(names, filepath.Base(p))
 		}
 	}
-	body := make([]byte, 0, 64*len(names)+2+len(found)*len(plumbing.ZeroHash))
+	body := make([]byte, 0, 64*len(names)+2+n*len(plumbing.ZeroHash))
 	body = append(body, strings.Join(names, "\n")...)
 	body = append(body, "\n\n"...)
-	n := 0
 	for h, packed := range found {
 		if packed {
 			body = append(body, h[:]...)
-			n++
 		}
-	}
-	if n > limit {
-		return
 	}
 	_ = cachefile.Write(filepath.Join(d.gitDir(), file), format, body) // a cache: a miss costs a walk
 }
