@@ -13,7 +13,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -33,6 +32,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
@@ -84,7 +84,7 @@ func openCached(url string, auth Auth, cacheDir string, warnings io.Writer, now 
 	reposDir := filepath.Join(cacheDir, storesDir)
 	removeIdleStores(reposDir, now)
 	d := &diskStore{url: url, dir: filepath.Join(reposDir, storeKey(remote)), warnings: warnings,
-		looseLimit: compactLooseLimit, looseAge: compactLooseAge, writtenLimit: compactWrittenLimit}
+		looseLimit: compactLooseLimit, looseAge: compactLooseAge, writtenLimit: compactWrittenLimit, packLimit: compactPackLimit}
 	err = d.open()
 	var repo *git.Repository
 	if err == nil {
@@ -123,6 +123,9 @@ type diskStore struct {
 	looseLimit   int
 	looseAge     time.Duration
 	writtenLimit int64
+	// packLimit is how many packs no merge retired a compaction leaves
+	// unmerged: compactPackLimit, unless a test wants fewer.
+	packLimit int
 	// whole are the commits found whole (holdsWhole), so an unchanged
 	// branch is not walked again every pass, and wholeTrees the trees, so
 	// a new commit costs a walk of the trees it changed.
@@ -148,9 +151,10 @@ const maxWholeTrees = 1 << 18
 // found whole whose every object is in a pack, and the packs there were,
 // so the next process walks only the trees its fetch brought: 30 ms of a
 // 0.25 s run --once at 1,000 stages, 0.23 s at 10,000. Only packs vouch
-// for a tree: vectorflow never removes one but with the whole store (and
-// this file with it), and a pack removed by hand voids the file. Loose
-// objects are removed once packed, so a tree holding one is walked again.
+// for a tree: vectorflow removes one only an hour after a merge copied it
+// into another (retirePacks), and a pack removed, by a merge or by hand,
+// voids the file, so its trees are walked once more. Loose objects are
+// removed once packed, so a tree holding one is walked again.
 const (
 	storeWholeFile   = "vectorflow-whole-trees"
 	storeWholeFormat = "vectorflow whole trees 1\n"
@@ -1114,9 +1118,10 @@ func (s *packStorer) rereadLocked() bool {
 // again says whether a lookup that found nothing is worth one more try:
 // another process (or another Repository of this store) may have packed
 // loose objects into a pack this one has not read, and removed them
-// (compact), as git's own readers expect of each other.
+// (compact), or merged packs this one read and removed them
+// (retirePacks), as git's own readers expect of each other.
 func (s *packStorer) again(err error) bool {
-	if !errors.Is(err, plumbing.ErrObjectNotFound) {
+	if !errors.Is(err, plumbing.ErrObjectNotFound) && !errors.Is(err, dotgit.ErrPackfileNotFound) {
 		return false
 	}
 	s.mu.Lock()
@@ -1266,14 +1271,7 @@ func (s *packStorer) readIndexes() []*idxfile.MemoryIndex {
 	}
 	indexes := make([]*idxfile.MemoryIndex, 0, len(packs))
 	for _, pack := range packs {
-		f, err := s.fs.Filesystem().Open(path.Join("objects", "pack", "pack-"+pack.String()+".idx"))
-		if err != nil {
-			continue
-		}
-		idx := idxfile.NewMemoryIndex()
-		err = idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx)
-		_ = f.Close()
-		if err == nil {
+		if idx, err := readIndex(filepath.Join(s.gitDir, "objects", "pack", "pack-"+pack.String()+".idx")); err == nil {
 			indexes = append(indexes, idx)
 		}
 	}

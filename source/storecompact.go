@@ -25,9 +25,11 @@ import (
 // copies of packed objects once they are an hour old: a process of an older
 // vectorflow sharing the cache then still finds an object it looks up
 // loose, and this one's readers look at the packs again when an object is
-// missing (packStorer.again). Nothing merges packs, so a long-running
-// process's fetches do not pack what it wrote: a pack every few dozen
-// promotions would put hundreds of indexes before every lookup.
+// missing (packStorer.again). A long-running process's fetches do not pack
+// what it wrote: a pack every few dozen promotions would put hundreds of
+// indexes before every lookup. Packs still gather (a large fetch, each
+// compaction), so past compactPackLimit a compaction merges them
+// (storemerge.go).
 const (
 	// compactLooseLimit is git's gc.auto (6,700 loose objects) over the
 	// 256 directories loose objects are spread over: one directory with
@@ -170,6 +172,9 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		d.forgetLoose()
 	}
 	d.removeTemporaries(now)
+	if d.retirePacks(now) {
+		s.rereadLocked()
+	}
 	unpacked, removable := d.looseSample(now)
 	written := s.written.Load()
 	if unpacked <= d.looseLimit && removable <= d.looseLimit && !(runEnds && written > d.writtenLimit) {
