@@ -124,8 +124,10 @@ type diskStore struct {
 	looseAge     time.Duration
 	writtenLimit int64
 	// packLimit is how many packs no merge retired a compaction leaves
-	// unmerged: compactPackLimit, unless a test wants fewer.
+	// unmerged: compactPackLimit, unless a test wants fewer. unmerged are
+	// the packs a merge failed on, which this process does not try again.
 	packLimit int
+	unmerged  string
 	// whole are the commits found whole (holdsWhole), so an unchanged
 	// branch is not walked again every pass, and wholeTrees the trees, so
 	// a new commit costs a walk of the trees it changed.

@@ -119,8 +119,10 @@ func (d *diskStore) retirePacks(now time.Time) (changed bool) {
 			live = append(live, name)
 		}
 	}
-	if len(live) > d.packLimit {
-		if _, err := mergePacks(filepath.Join(d.gitDir(), "objects", "pack"), live); err == nil {
+	if names := strings.Join(live, " "); len(live) > d.packLimit && names != d.unmerged {
+		if _, err := mergePacks(filepath.Join(d.gitDir(), "objects", "pack"), live); err != nil {
+			d.unmerged = names // not again each fetch: a copy of every pack each time
+		} else {
 			for _, name := range live {
 				retired[name] = now
 			}

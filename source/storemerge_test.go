@@ -320,3 +320,59 @@ func BenchmarkMergePacks(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestStoreLeavesPacksAMergeFailsOn: a pack damaged where no read of the
+// fetched branch goes fails the merge, which leaves every pack as it was,
+// and the process does not copy them all again at each fetch.
+func TestStoreLeavesPacksAMergeFailsOn(t *testing.T) {
+	open, cacheDir := storeFixture(t)
+	repo := open()
+	repo.store.looseLimit, repo.store.looseAge, repo.store.packLimit = -1, 0, 1000
+	fetchBranch(t, repo)
+	for i := range 4 {
+		writeBlobs(t, repo, 5, fmt.Sprint(i))
+		if err := repo.Compact(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitDir := storeGitDirs(t, cacheDir)[0]
+	packs := packNames(t, gitDir)
+	// The newest pack holds only unreferenced blobs.
+	newest, newestTime := "", time.Time{}
+	for _, p := range packs {
+		info, err := os.Stat(filepath.Join(gitDir, "objects", "pack", p+".pack"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.ModTime().After(newestTime) {
+			newest, newestTime = p, info.ModTime()
+		}
+	}
+	damaged := filepath.Join(gitDir, "objects", "pack", newest+".pack")
+	data, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	if err := os.Chmod(damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(damaged, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	repo.store.packLimit = 3
+	fetchBranch(t, repo)
+	if got := packNames(t, gitDir); !slices.Equal(got, packs) {
+		t.Fatalf("a failed merge changed the packs from %v to %v", packs, got)
+	}
+	if repo.store.unmerged != strings.Join(packs, " ") {
+		t.Errorf("the store does not remember the packs its merge failed on: %q", repo.store.unmerged)
+	}
+	if left, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "tmp_*")); len(left) > 0 {
+		t.Errorf("a failed merge left %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, storeRetiredFile)); !os.IsNotExist(err) {
+		t.Errorf("a failed merge retired packs: %v", err)
+	}
+}
