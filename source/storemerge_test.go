@@ -81,6 +81,23 @@ func packNames(t testing.TB, gitDir string) []string {
 	return names
 }
 
+// damagePack flips a byte in the middle of the pack file at path, where
+// its objects' data is.
+func damagePack(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func fileSize(t testing.TB, path string) int64 {
 	t.Helper()
 	info, err := os.Stat(path)
@@ -157,19 +174,8 @@ func TestMergePacksRefusesADamagedPack(t *testing.T) {
 	versionsRepository(t, gitDir, 50, 2)
 	packDir := filepath.Join(gitDir, "objects", "pack")
 	packs := packNames(t, gitDir)
-	damaged := filepath.Join(packDir, packs[1]+".pack")
-	data, err := os.ReadFile(damaged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 0xff
-	if err := os.Chmod(damaged, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(damaged, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err = mergePacks(packDir, packs)
+	damagePack(t, filepath.Join(packDir, packs[1]+".pack"))
+	_, err := mergePacks(packDir, packs)
 	if err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), packs[1]) {
 		t.Fatalf("merging a damaged pack: %v, want an error naming %s as damaged", err, packs[1])
 	}
@@ -348,18 +354,7 @@ func TestStoreLeavesPacksAMergeFailsOn(t *testing.T) {
 			newest, newestTime = p, info.ModTime()
 		}
 	}
-	damaged := filepath.Join(gitDir, "objects", "pack", newest+".pack")
-	data, err := os.ReadFile(damaged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)/2] ^= 0xff
-	if err := os.Chmod(damaged, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(damaged, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	damagePack(t, filepath.Join(gitDir, "objects", "pack", newest+".pack"))
 
 	repo.store.packLimit = 3
 	fetchBranch(t, repo)
