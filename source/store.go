@@ -401,7 +401,7 @@ func (d *diskStore) gitDir() string { return filepath.Join(d.dir, storeGitDir) }
 // repository read in place (openInPlace) both need.
 func objectStorage(fs billy.Filesystem) (*filesystem.Storage, cache.Object) {
 	objects := cache.NewObjectLRU(storeObjectCache)
-	return filesystem.NewStorageWithOptions(fs, objects,
+	return filesystem.NewStorageWithOptions(bufferedIndexes{fs}, objects,
 		filesystem.Options{LargeObjectThreshold: storeLargeObject, MaxOpenDescriptors: storeOpenPacks}), objects
 }
 
