@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1111,10 +1112,28 @@ func (s *packStorer) rereadLocked() bool {
 	if packs == s.packs {
 		return false
 	}
+	if packsRemoved(s.packs, packs) {
+		// go-git keeps up to storeOpenPacks packs open, and a removed
+		// one's disk is freed only once it is closed: a long-running
+		// process would hold a copy of the store per merge. A large
+		// object being read has a file of its own, and every other read
+		// holds s.mu.
+		_ = s.fs.Close()
+	}
 	s.fs.Reindex()
 	s.indexes = nil
 	s.packs = packs
 	return true
+}
+
+// packsRemoved says whether a pack of before (listPacks) is not in after.
+func packsRemoved(before, after string) bool {
+	for p := range strings.SplitSeq(before, "\n") {
+		if p != "" && !slices.Contains(strings.Split(after, "\n"), p) {
+			return true
+		}
+	}
+	return false
 }
 
 // again says whether a lookup that found nothing is worth one more try:

@@ -228,8 +228,9 @@ func TestStoreMergesManyPacks(t *testing.T) {
 		}
 	}
 	readsAll(t, repo, blobs)
-	readsAll(t, open(), blobs)
-	fetchBranch(t, repo) // a second compaction within the hour merges nothing
+	fresh := open()
+	readsAll(t, fresh, blobs) // its indexes name the old packs and the merged one
+	fetchBranch(t, repo)      // a second compaction within the hour merges nothing
 	if got := packNames(t, gitDir); len(got) != len(all) {
 		t.Fatalf("a compaction an hour before the retired packs go changed the packs to %v", got)
 	}
@@ -248,6 +249,31 @@ func TestStoreMergesManyPacks(t *testing.T) {
 	findsAll(t, reader, blobs)
 	readsAll(t, open(), blobs)
 	testutil.Git(t, gitDir, nil, "fsck", "--no-dangling")
+	// A removed pack's disk is freed once no process holds it open: each
+	// closes the removed packs at its next fetch.
+	fetchBranch(t, reader)
+	fetchBranch(t, fresh)
+	if held := openRemovedFiles(t, gitDir); len(held) > 0 {
+		t.Errorf("the process still holds removed packs open: %v", held)
+	}
+}
+
+// openRemovedFiles are the files below dir this process holds open that
+// were removed (Linux's /proc).
+func openRemovedFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	var held []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(target, dir) && strings.HasSuffix(target, " (deleted)") {
+			held = append(held, target)
+		}
+	}
+	return held
 }
 
 // BenchmarkStoreReadsEveryObject: a process opening a store of 200 packs
