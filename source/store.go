@@ -1128,8 +1128,9 @@ func (s *packStorer) rereadLocked() bool {
 
 // packsRemoved says whether a pack of before (listPacks) is not in after.
 func packsRemoved(before, after string) bool {
+	now := strings.Split(after, "\n")
 	for p := range strings.SplitSeq(before, "\n") {
-		if p != "" && !slices.Contains(strings.Split(after, "\n"), p) {
+		if p != "" && !slices.Contains(now, p) {
 			return true
 		}
 	}
