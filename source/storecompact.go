@@ -261,18 +261,29 @@ func (d *diskStore) forgetLoose() {
 	d.whole = nil
 }
 
-// removeTemporaries removes the temporary files packs (go-git's) and
-// loose objects (storeLoose's) are written through, in objects/pack, that
-// a process stopped in the middle of a write left behind, once they are as old as a loose object
-// may stay: nobody is still writing them.
+// removeTemporaries removes the temporary files packs (go-git's and
+// merges') and loose objects (storeLoose's) are written through, in
+// objects/pack, and the indexes of packs that never took their name, that
+// a process stopped in the middle of a write left behind, once they are
+// as old as a loose object may stay: nobody is still writing them.
 func (d *diskStore) removeTemporaries(now time.Time) {
 	dir := filepath.Join(d.gitDir(), "objects", "pack")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
+	packs := map[string]bool{}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "tmp_pack_") && !strings.HasPrefix(e.Name(), looseTemporary) {
+		if name, ok := strings.CutSuffix(e.Name(), ".pack"); ok {
+			packs[name] = true
+		}
+	}
+	for _, e := range entries {
+		// An index whose pack is not there: its writer (go-git's, or a
+		// merge) stopped between naming the index and naming the pack.
+		index, isIndex := strings.CutSuffix(e.Name(), ".idx")
+		orphan := isIndex && !packs[index]
+		if !orphan && !strings.HasPrefix(e.Name(), "tmp_pack_") && !strings.HasPrefix(e.Name(), looseTemporary) {
 			continue
 		}
 		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) >= compactLooseAge {

@@ -259,15 +259,24 @@ func TestStoreRemovesLeftTemporaries(t *testing.T) {
 		return p
 	}
 	oldPack, oldObject := left("tmp_pack_123", 2*time.Hour), left("tmp_obj_456", 2*time.Hour)
+	// An index whose pack never took its name: a writer stopped between
+	// the two renames.
+	orphan := left("pack-"+strings.Repeat("ab", 20)+".idx", 2*time.Hour)
 	young := left("tmp_obj_789", time.Minute)
+	youngIndex := left("pack-"+strings.Repeat("cd", 20)+".idx", time.Minute)
 	fetchBranch(t, repo)
-	for _, gone := range []string{oldPack, oldObject} {
+	for _, gone := range []string{oldPack, oldObject, orphan} {
 		if _, err := os.Stat(gone); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (err %v)", filepath.Base(gone), err)
 		}
 	}
-	if _, err := os.Stat(young); err != nil {
-		t.Errorf("a young temporary file was removed: %v", err)
+	for _, kept := range []string{young, youngIndex} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("a young file was removed: %v", err)
+		}
+	}
+	if _, err := repo.Repo().CommitObject(fetchBranch(t, repo)); err != nil {
+		t.Errorf("the store does not read after the orphan index went: %v", err)
 	}
 }
 
