@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,29 +17,13 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
-// gitIn runs git in dir with stdin, as the tests' real git.
-func gitIn(t testing.TB, dir string, stdin []byte, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	cmd.Stdin = bytes.NewReader(stdin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out)
-}
-
 // versionsRepository makes a bare repository at gitDir of commits
 // commits, each rewriting one growing file (so its versions pack as
 // deltas) and adding a file of its own, packed by git into packs packs of
 // consecutive objects. It returns every object's name.
 func versionsRepository(t testing.TB, gitDir string, commits, packs int) []string {
 	t.Helper()
-	gitIn(t, "", nil, "init", "-q", "--bare", gitDir)
+	testutil.Git(t, "", nil, "init", "-q", "--bare", gitDir)
 	var stream bytes.Buffer
 	var grown strings.Builder
 	for i := range commits {
@@ -50,14 +33,14 @@ func versionsRepository(t testing.TB, gitDir string, commits, packs int) []strin
 		fmt.Fprintf(&stream, "M 100644 inline grown.txt\ndata %d\n%s\n", grown.Len(), grown.String())
 		fmt.Fprintf(&stream, "M 100644 inline own/%d.txt\ndata %d\n%s\n", i, len(own), own)
 	}
-	gitIn(t, gitDir, stream.Bytes(), "fast-import", "--quiet")
-	gitIn(t, gitDir, nil, "repack", "-q", "-a", "-d", "-f")
-	names := strings.Fields(gitIn(t, gitDir, nil, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)", "--unordered"))
+	testutil.GitInput(t, gitDir, stream.Bytes(), "fast-import", "--quiet")
+	testutil.Git(t, gitDir, nil, "repack", "-q", "-a", "-d", "-f")
+	names := strings.Fields(testutil.Git(t, gitDir, nil, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)", "--unordered"))
 	if packs > 1 {
 		old, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "pack-*"))
 		size := (len(names) + packs - 1) / packs
 		for chunk := range slices.Chunk(names, size) {
-			gitIn(t, gitDir, []byte(strings.Join(chunk, "\n")+"\n"), "pack-objects", "-q", filepath.Join(gitDir, "objects", "pack", "pack"))
+			testutil.GitInput(t, gitDir, []byte(strings.Join(chunk, "\n")+"\n"), "pack-objects", "-q", filepath.Join(gitDir, "objects", "pack", "pack"))
 		}
 		for _, f := range old {
 			if err := os.Remove(f); err != nil {
@@ -116,12 +99,12 @@ func TestMergePacksCopiesEveryObjectOnceWithItsDeltas(t *testing.T) {
 	names := versionsRepository(t, gitDir, 200, 4)
 	packDir := filepath.Join(gitDir, "objects", "pack")
 	// Every object once more, in a pack of its own: the merge copies one.
-	gitIn(t, gitDir, nil, "repack", "-q", "-a", "-f")
+	testutil.Git(t, gitDir, nil, "repack", "-q", "-a", "-f")
 	packs := packNames(t, gitDir)
 	if len(packs) != 5 {
 		t.Fatalf("the repository has %d packs, want 5", len(packs))
 	}
-	if out := gitIn(t, gitDir, nil, "verify-pack", "-v", filepath.Join(packDir, packs[0]+".idx")); !strings.Contains(out, "chain length") {
+	if out := testutil.Git(t, gitDir, nil, "verify-pack", "-v", filepath.Join(packDir, packs[0]+".idx")); !strings.Contains(out, "chain length") {
 		t.Fatalf("git made no deltas to copy:\n%s", out)
 	}
 	var before int64
@@ -143,11 +126,11 @@ func TestMergePacksCopiesEveryObjectOnceWithItsDeltas(t *testing.T) {
 	if got := packNames(t, gitDir); !slices.Equal(got, []string{merged}) {
 		t.Fatalf("packs after the merge: %v, want only %s", got, merged)
 	}
-	verified := gitIn(t, gitDir, nil, "verify-pack", "-v", filepath.Join(packDir, merged+".idx"))
+	verified := testutil.Git(t, gitDir, nil, "verify-pack", "-v", filepath.Join(packDir, merged+".idx"))
 	if !strings.Contains(verified, "chain length") {
 		t.Errorf("the merged pack holds no delta:\n%s", verified)
 	}
-	gitIn(t, gitDir, nil, "fsck", "--full", "--strict", "--no-dangling")
+	testutil.Git(t, gitDir, nil, "fsck", "--full", "--strict", "--no-dangling")
 	idx, err := readIndex(filepath.Join(packDir, merged+".idx"))
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +269,7 @@ func BenchmarkStoreReadsEveryObject(b *testing.B) {
 		hashes[i] = plumbing.NewHash(n)
 	}
 	merged := b.TempDir()
-	gitIn(b, "", nil, "clone", "-q", "--bare", "--no-local", filepath.Join(many, storeGitDir), filepath.Join(merged, storeGitDir))
+	testutil.Git(b, "", nil, "clone", "-q", "--bare", "--no-local", filepath.Join(many, storeGitDir), filepath.Join(merged, storeGitDir))
 	packDir := filepath.Join(merged, storeGitDir, "objects", "pack")
 	for _, f := range must(filepath.Glob(filepath.Join(packDir, "pack-*"))) {
 		if err := os.Remove(f); err != nil {

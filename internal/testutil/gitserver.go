@@ -126,9 +126,27 @@ func Git(t testing.TB, dir string, extraEnv []string, args ...string) string {
 
 // GitE is Git returning the error (with stderr) instead of failing the test.
 func GitE(dir string, extraEnv []string, args ...string) (string, error) {
+	return gitRun(dir, extraEnv, nil, args...)
+}
+
+// GitInput is Git with stdin as the command's input (git fast-import,
+// git pack-objects).
+func GitInput(t testing.TB, dir string, stdin []byte, args ...string) string {
+	t.Helper()
+	out, err := gitRun(dir, nil, stdin, args...)
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func gitRun(dir string, extraEnv []string, stdin []byte, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(gitEnv(), extraEnv...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
