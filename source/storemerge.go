@@ -151,27 +151,15 @@ const (
 // is written before the pack takes its name, as go-git and git do, so a
 // reader never lists a pack it cannot read.
 func mergePacks(packDir string, packs []string) (name string, err error) {
-	indexes := make([]*idxfile.MemoryIndex, len(packs))
+	entries := make([][]*idxfile.Entry, len(packs))
 	objects := map[plumbing.Hash]bool{}
 	for i, p := range packs {
-		if indexes[i], err = readIndex(filepath.Join(packDir, p+".idx")); err != nil {
+		if entries[i], err = entriesByOffset(filepath.Join(packDir, p+".idx")); err != nil {
 			return "", err
 		}
-		entries, err := indexes[i].Entries()
-		if err != nil {
-			return "", fmt.Errorf("index of %s: %w", p, err)
-		}
-		for {
-			e, err := entries.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return "", fmt.Errorf("index of %s: %w", p, err)
-			}
+		for _, e := range entries[i] {
 			objects[e.Hash] = false
 		}
-		entries.Close()
 	}
 	tmp, err := os.CreateTemp(packDir, "tmp_pack_merge_")
 	if err != nil {
@@ -191,7 +179,7 @@ func mergePacks(packDir string, packs []string) (name string, err error) {
 	}
 	_ = m.idx.OnHeader(uint32(len(objects)))
 	for i, p := range packs {
-		if err := m.copyPack(filepath.Join(packDir, p+".pack"), indexes[i]); err != nil {
+		if err := m.copyPack(filepath.Join(packDir, p+".pack"), entries[i]); err != nil {
 			return "", fmt.Errorf("merge %s: %w", p, err)
 		}
 	}
@@ -249,8 +237,8 @@ func (m *packMerge) write(b []byte) error {
 }
 
 // copyPack copies the entries of the pack at path, in the order they are
-// stored, but those of objects already written.
-func (m *packMerge) copyPack(path string, idx *idxfile.MemoryIndex) error {
+// stored (entries, by offset), but those of objects already written.
+func (m *packMerge) copyPack(path string, entries []*idxfile.Entry) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -260,22 +248,6 @@ func (m *packMerge) copyPack(path string, idx *idxfile.MemoryIndex) error {
 	if err != nil {
 		return err
 	}
-	var entries []*idxfile.Entry
-	iter, err := idx.EntriesByOffset()
-	if err != nil {
-		return err
-	}
-	for {
-		e, err := iter.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		entries = append(entries, e)
-	}
-	iter.Close()
 	at := make(map[uint64]plumbing.Hash, len(entries))
 	for _, e := range entries {
 		at[e.Offset] = e.Hash
@@ -389,4 +361,29 @@ func (m *packMerge) copyEntry(r *bufio.Reader, e *idxfile.Entry, size uint64, at
 	}
 	m.idx.Add(e.Hash, offset, newCRC.Sum32())
 	return nil
+}
+
+// entriesByOffset reads the pack index at path: its entries in the order
+// its pack stores them.
+func entriesByOffset(path string) ([]*idxfile.Entry, error) {
+	idx, err := readIndex(path)
+	if err != nil {
+		return nil, err
+	}
+	iter, err := idx.EntriesByOffset()
+	if err != nil {
+		return nil, fmt.Errorf("pack index %s: %w", filepath.Base(path), err)
+	}
+	defer iter.Close()
+	var entries []*idxfile.Entry
+	for {
+		e, err := iter.Next()
+		if err == io.EOF {
+			return entries, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pack index %s: %w", filepath.Base(path), err)
+		}
+		entries = append(entries, e)
+	}
 }
