@@ -47,6 +47,15 @@ func pushStateFile(t *testing.T, srv *testutil.GitServer, name, file, content st
 	return strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
 }
 
+// testLog writes the store's warnings (a cache found unreadable and
+// replaced) to the test's log, beside a failure they explain.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
 // readAllFiles reads every file of commit from repo's store.
 func readAllFiles(repo *Repository, commit plumbing.Hash) error {
 	c, err := repo.Repo().CommitObject(commit)
@@ -73,7 +82,7 @@ func readAllFiles(repo *Repository, commit plumbing.Hash) error {
 // branch's tip.
 func fetchState(t *testing.T, srv *testutil.GitServer, cacheDir string) (*Repository, plumbing.Hash, error) {
 	t.Helper()
-	repo, err := openCached(srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, cacheDir, io.Discard, time.Now())
+	repo, err := openCached(srv.HTTPURL("config"), Auth{Username: srv.Username, Password: srv.Password}, cacheDir, testLog{t}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +178,12 @@ func TestCachedStoreStoresAFetchsCommitsLast(t *testing.T) {
 			}
 			if _, _, err := fetchState(t, srv, cacheDir); err == nil {
 				loose, packed := storedObjects(t, gitDir)
-				t.Fatalf("the fetch stored an object where a file blocks its directory (%s), after %d tries, with %d objects loose and %d packed: the test proves nothing",
-					fanout, tries, loose, packed)
+				now := "gone"
+				if info, err := os.Stat(fanout); err == nil {
+					now = info.Mode().String()
+				}
+				t.Fatalf("the fetch stored an object where a file blocks its directory (%s, now %s), after %d tries, with %d objects loose and %d packed: the test proves nothing",
+					fanout, now, tries, loose, packed)
 			}
 			if _, err := os.Stat(loosePath(gitDir, tip)); err == nil {
 				t.Errorf("the fetch that failed stored commit %s without what it needs", tip)
