@@ -21,6 +21,10 @@ type Auth struct {
 	// keeps the comparison's time independent of the token's length.
 	token *[sha256.Size]byte
 	users map[string][]byte // user → bcrypt hash
+	// unknownUser is the hash an unknown user's password is checked
+	// against (never to success): the users' costliest, so that the time
+	// of a refusal does not tell which user names exist.
+	unknownUser []byte
 
 	// bcrypt costs tens of milliseconds by design: a verified password is
 	// remembered (as a digest) so that a page's stylesheet, script and
@@ -31,10 +35,6 @@ type Auth struct {
 }
 
 const maxHashing = 4
-
-// dummyHash is compared against when the user is unknown, so an unknown
-// user takes as long as a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("vectorflow-unknown-user"), bcrypt.MinCost)
 
 // LoadTokenFile reads a bearer token from file (surrounding whitespace
 // removed).
@@ -70,13 +70,17 @@ func LoadBasicAuthFile(file string) (*Auth, error) {
 		if !ok || user == "" {
 			return nil, fmt.Errorf("--ui-basic-auth-file %s:%d: want `user:bcrypt-hash` (htpasswd -nB user)", file, n)
 		}
-		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+		cost, err := bcrypt.Cost([]byte(hash))
+		if err != nil {
 			return nil, fmt.Errorf("--ui-basic-auth-file %s:%d: the password of %s is not a bcrypt hash (make one with htpasswd -nB %s): %v", file, n, user, user, err)
 		}
 		if _, dup := a.users[user]; dup {
 			return nil, fmt.Errorf("--ui-basic-auth-file %s:%d: user %s is listed twice", file, n, user)
 		}
 		a.users[user] = []byte(hash)
+		if highest, _ := bcrypt.Cost(a.unknownUser); a.unknownUser == nil || cost > highest {
+			a.unknownUser = []byte(hash)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read --ui-basic-auth-file %s: %w", file, err)
@@ -135,7 +139,7 @@ func (a *Auth) allowed(r *http.Request) (ok, busy bool) {
 	}
 	hash, known := a.users[user]
 	if !known {
-		hash = dummyHash
+		hash = a.unknownUser
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || !known {
 		return false, false

@@ -256,6 +256,37 @@ func TestBasicAuth(t *testing.T) {
 	}
 }
 
+// TestUnknownUserTakesAsLongAsAWrongPassword: answering for a user the
+// file does not list must cost what a known user's wrong password costs,
+// or the time of a 401 tells an attacker which user names exist. The
+// users' hashes set that cost (htpasswd -nB writes cost 5, -C up to 17),
+// not a fixed one: an unknown user was checked against a hash of the
+// lowest cost, 4, in about a 60th of a cost-10 user's time.
+func TestUnknownUserTakesAsLongAsAWrongPassword(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := LoadBasicAuthFile(writeTemp(t, "htpasswd", "alice:"+string(hash)+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newTestHandler(t, newFakeRepository(1, 2), auth, nil)
+	took := func(user string) time.Duration {
+		start := time.Now()
+		if w := get(h, http.MethodGet, "/", "Authorization", basic(user, "wrong")); w.Code != http.StatusUnauthorized {
+			t.Fatalf("%s with a wrong password: status %d, want 401", user, w.Code)
+		}
+		return time.Since(start)
+	}
+	known, unknown := took("alice"), took("mallory")
+	// Noise only adds time, and the two costs differ sixtyfold when they
+	// differ: a third is a wide margin either way.
+	if unknown < known/3 {
+		t.Errorf("a wrong password took %v for alice, who exists, and %v for mallory, who does not: the time gives the user names away", known, unknown)
+	}
+}
+
 // TestEvents: a change reaches an open stream as an event, a heartbeat
 // keeps it open, and beyond the client limit the stream is refused.
 func TestEvents(t *testing.T) {
