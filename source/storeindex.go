@@ -14,19 +14,33 @@ import (
 
 // readIndex reads the pack index at path, through a buffer: go-git's
 // decoder reads each of the 256 fan-out buckets' names, checksums and
-// offsets with a read of its own.
+// offsets with a read of its own. The decoder is told the file's size, so
+// a damaged fan-out table is refused before it sizes anything.
 func readIndex(path string) (*idxfile.MemoryIndex, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
+	if err := idxfile.NewDecoder(sizedReader{bufio.NewReader(f), info}).Decode(idx); err != nil {
 		return nil, fmt.Errorf("pack index %s: %w", filepath.Base(path), err)
 	}
 	return idx, nil
 }
+
+// sizedReader is a file read through a buffer that still gives its size,
+// which go-git's index decoder checks the fan-out table against.
+type sizedReader struct {
+	*bufio.Reader
+	info fs.FileInfo
+}
+
+func (r sizedReader) Stat() (fs.FileInfo, error) { return r.info, nil }
 
 // writeIndex writes idx as the file name in packDir, whole or not at all.
 func writeIndex(packDir, name string, idx *idxfile.MemoryIndex) (err error) {
