@@ -165,15 +165,19 @@ func (b *buildFS) load(name string) ([]byte, error) {
 	if err := b.ctx.Err(); err != nil {
 		return nil, err
 	}
-	budget := b.budget
 	if b.loaded[name] {
-		budget = nil // counted once per build
+		// Read from the tree once per build: kustomize asks for a file
+		// more than once (CleanedAbs, then ReadFile), and a folder's file
+		// read again costs the disk, and may no longer be what the build's
+		// cache key hashed.
+		b.noteRead(name)
+		return b.mem.ReadFile(path.Join(mountRoot, name))
 	}
-	data, err := repofs.CheckedRead(b.tree, name, b.limits, budget)
+	data, err := repofs.CheckedRead(b.tree, name, b.limits, b.budget)
 	if err == nil {
 		var work int64
 		work, err = b.checkYAML(name, data)
-		if err == nil && budget != nil {
+		if err == nil {
 			b.mappingWork += work
 			if b.mappingWork > b.limits.MaxMappingWork {
 				err = &repofs.LimitError{File: name, Reason: fmt.Sprintf(
@@ -195,9 +199,8 @@ func (b *buildFS) load(name string) ([]byte, error) {
 		return nil, err
 	}
 	b.record(dep{name: name, kind: depHash, hash: h})
-	b.lastRead = name
+	b.noteRead(name)
 	if isKustomizationFile(name) {
-		b.lastKust = name
 		facts := b.kustomization(data)
 		if !b.schemaAlone && facts.setsOpenAPI {
 			b.wantsSchema = true
@@ -210,17 +213,24 @@ func (b *buildFS) load(name string) ([]byte, error) {
 			data = withOriginAnnotations(data)
 		}
 	}
-	if !b.loaded[name] {
-		full := path.Join(mountRoot, name)
-		if err := b.mem.MkdirAll(path.Dir(full)); err != nil {
-			return nil, err
-		}
-		if err := b.mem.WriteFile(full, data); err != nil {
-			return nil, err
-		}
-		b.loaded[name] = true
+	full := path.Join(mountRoot, name)
+	if err := b.mem.MkdirAll(path.Dir(full)); err != nil {
+		return nil, err
 	}
+	if err := b.mem.WriteFile(full, data); err != nil {
+		return nil, err
+	}
+	b.loaded[name] = true
 	return data, nil
+}
+
+// noteRead remembers name as the file kustomize read last, for the
+// errors of the build to name.
+func (b *buildFS) noteRead(name string) {
+	b.lastRead = name
+	if isKustomizationFile(name) {
+		b.lastKust = name
+	}
 }
 
 func (b *buildFS) kustomization(data []byte) kustomizationFacts {
