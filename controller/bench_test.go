@@ -3,8 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -298,7 +296,7 @@ func (f *benchFixture) pushTemplateVersions(b *testing.B, n, round int) {
 	for i := 0; i < n; i++ {
 		f.versions[i] = fmt.Sprintf("1.%d.0", round)
 	}
-	writeFiles(b, f.work, map[string]string{"vectorflow/templates.yaml": benchTemplates(f.versions)})
+	testutil.WriteFiles(b, f.work, map[string]string{"vectorflow/templates.yaml": benchTemplates(f.versions)})
 	testutil.Git(b, f.work, nil, "commit", "-qam", fmt.Sprintf("bump %d templates (round %d)", n, round))
 	testutil.Git(b, f.work, nil, "push", "-q", "origin", "HEAD:main")
 }
@@ -359,7 +357,7 @@ spec:
 	files["vectorflow/landscapes.yaml"] = landscapes.String()
 	files["vectorflow/stages.yaml"] = stages.String()
 	files["vectorflow/configs.yaml"] = configs.String()
-	writeFiles(b, dir, files)
+	testutil.WriteFiles(b, dir, files)
 }
 
 // benchHistoryState is the state branch after benchHistory promotions of
@@ -446,16 +444,3 @@ func benchVersion(k int) string {
 	return reconcilers.VectorVersion(time.Date(2026, 11, 1, 9, k, 0, 0, time.UTC))
 }
 func benchVectorRef(n, k int) string { return benchTemplate(n) + ":" + benchVersion(k) }
-
-func writeFiles(b testing.TB, dir string, files map[string]string) {
-	b.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

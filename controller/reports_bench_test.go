@@ -196,7 +196,7 @@ func newReportsFixture(tb testing.TB) *reportsFixture {
 		}
 	}
 	overlays(0)
-	writeFiles(tb, dir, files)
+	testutil.WriteFiles(tb, dir, files)
 	f.srv.InitRepo(tb, dir, "main", "reports.git")
 	f.url = f.srv.HTTPURL("reports.git")
 	f.work = tb.TempDir()
@@ -205,7 +205,7 @@ func newReportsFixture(tb testing.TB) *reportsFixture {
 	for r := 1; r < reportRevisions; r++ {
 		files = map[string]string{}
 		overlays(r)
-		writeFiles(tb, f.work, files)
+		testutil.WriteFiles(tb, f.work, files)
 		testutil.Git(tb, f.work, nil, "commit", "-qam", fmt.Sprintf("vector %d", r))
 		f.revisions = append(f.revisions, strings.TrimSpace(testutil.Git(tb, f.work, nil, "rev-parse", "HEAD")))
 	}

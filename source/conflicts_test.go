@@ -3,14 +3,13 @@ package source
 import (
 	"context"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
 )
 
@@ -36,15 +35,7 @@ func conflictingRepository(t *testing.T) string {
 		"overlays/a/kustomization.yaml": "resources: []\n",
 		"overlays/b/kustomization.yaml": "resources: []\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.WriteFiles(t, dir, files)
 	commitDir(t, dir)
 	return dir
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
 // TestDirTreeThroughALinkedRoot: a folder given by a symbolic link to it
@@ -15,7 +17,7 @@ import (
 func TestDirTreeThroughALinkedRoot(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real")
-	writeFiles(t, real, map[string]string{"apps/kustomization.yaml": "resources: []\n"})
+	testutil.WriteFiles(t, real, map[string]string{"apps/kustomization.yaml": "resources: []\n"})
 	linked := filepath.Join(dir, "linked")
 	if err := os.Symlink(real, linked); err != nil {
 		t.Fatal(err)
@@ -44,7 +46,7 @@ func TestDirTreeThroughALinkedRoot(t *testing.T) {
 func TestDirTreeNeverReadsThroughALinkMadeSince(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "repo")
-	writeFiles(t, root, map[string]string{"apps/app.yaml": "kind: ConfigMap\n"})
+	testutil.WriteFiles(t, root, map[string]string{"apps/app.yaml": "kind: ConfigMap\n"})
 	secret := filepath.Join(dir, "secret")
 	if err := os.WriteFile(secret, []byte("password: hunter2\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -87,7 +89,7 @@ func TestDirTreeNeverReadsThroughALinkMadeSince(t *testing.T) {
 func TestDirTreeEscapesAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "repo")
-	writeFiles(t, root, map[string]string{"apps/app.yaml": "kind: ConfigMap\n"})
+	testutil.WriteFiles(t, root, map[string]string{"apps/app.yaml": "kind: ConfigMap\n"})
 	if err := os.Symlink("../../secret", filepath.Join(root, "apps", "out")); err != nil {
 		t.Fatal(err)
 	}
@@ -102,19 +104,6 @@ func TestDirTreeEscapesAreRefused(t *testing.T) {
 		}
 		if _, err := tree.Stat("apps/missing"); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("Stat of a missing file: %v, want not exist", err)
-		}
-	}
-}
-
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
 		}
 	}
 }
