@@ -1,6 +1,7 @@
 package repofs
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -37,7 +38,7 @@ type dirTree struct {
 	// seen remembers what lstat found at each name resolve walked
 	// through: every overlay's build looks up the same directories again
 	// (apps, apps/base, apps/overlays), and validating 1,000 overlays made
-	// 300,000 lstat calls, a quarter of its time. A tree is made for one
+	// 217,000 lstat calls and took 15 % longer. A tree is made for one
 	// load, so it answers as the directory was when first looked at.
 	// Files are still opened afresh, and not through a symbolic link made
 	// since (openNoFollow).
@@ -109,11 +110,16 @@ func (t *dirTree) ReadFile(name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: unwrapPath(err)}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
+	// Sized by the file, as os.ReadFile does: a large file is not read
+	// into buffers doubled a dozen times.
+	var data bytes.Buffer
+	if info, err := f.Stat(); err == nil && info.Size() < 1<<30 {
+		data.Grow(int(info.Size()) + bytes.MinRead)
+	}
+	if _, err := data.ReadFrom(f); err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: unwrapPath(err)}
 	}
-	return data, nil
+	return data.Bytes(), nil
 }
 
 func (t *dirTree) ReadDir(name string) ([]fs.DirEntry, error) {
