@@ -11,7 +11,10 @@ import (
 // self-signatures verified) costs far more than looking its hash up. The
 // verdict is a pure function of the key, so remembering it changes no
 // answer; the memory is bounded. Whoever validates many objects (a loader)
-// holds one; it is safe for concurrent use.
+// holds one; it is safe for concurrent use. It is no API object, so
+// controller-gen makes no deepcopy of it.
+//
+// +kubebuilder:object:generate=false
 type KeyVerdicts struct {
 	mu       sync.Mutex
 	max      int
