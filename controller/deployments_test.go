@@ -364,3 +364,94 @@ func TestRunnerReportDeploymentTriggersAPass(t *testing.T) {
 		return active != "" && active == v
 	})
 }
+
+// TestALateHealthyReportNeverMakesAFailedStageActive: a deployer's reports
+// can arrive out of order (Flux's notification-controller posts each event
+// on its own, with retries) or be sent again (a recorded webhook body).
+// Over the real git server: dev's revision is reported failed, failed
+// again, and then a healthy report made before the repeat arrives; dev is
+// not Active and dev-to-test offers nothing. A restarted controller, which
+// remembers nothing of the repeat, refuses a healthy report made before the
+// failure from what the state branch records.
+func TestALateHealthyReportNeverMakesAFailedStageActive(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	clock := &testClock{start: time.Now().Truncate(time.Second)}
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newController := func() *Controller {
+		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(Options{URL: srv.HTTPURL(name), Branch: "main", Writer: w, Auth: auth, Clock: clock.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	repo, err := source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newController()
+	ctx := context.Background()
+	start := clock.now()
+	report := func(outcome deployments.Outcome, made time.Duration, revision string) {
+		t.Helper()
+		r := deployments.Report{Deployment: devKustomization, Revision: revision, Outcome: outcome, Reason: "ReconciliationSucceeded",
+			At: start.Add(made), Channel: deployments.ChannelFlux}
+		if outcome == deployments.Failed {
+			r.Reason, r.Message = "HealthCheckFailed", "timeout waiting for: [Deployment/acme-dev/frontend status: 'InProgress']"
+		}
+		c.ReportDeployment(r)
+		clock.advance(time.Minute)
+		if _, err := c.RunUntilStable(ctx, 10); err != nil {
+			t.Fatalf("pass after the %s report made at +%s: %v", outcome, made, err)
+		}
+	}
+	if _, err := c.RunUntilStable(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	revision := strings.TrimSpace(testutil.Git(t, t.TempDir(), nil, "--git-dir", srv.BarePath(name), "rev-parse", "main"))
+	notActive := func(when string) {
+		t.Helper()
+		s := readDriftState(t, repo)
+		dev := s.Stages["dev/dev"]
+		if a := meta.FindStatusCondition(dev.Status.Conditions, v1alpha1.ActiveCondition); a == nil || a.Status == metav1.ConditionTrue {
+			t.Errorf("%s: dev's Active condition is %+v, want it not True: the deployer's newest word is HealthCheckFailed", when, a)
+		}
+		if dev.Status.ActiveVector != "" {
+			t.Errorf("%s: dev claims %s active", when, dev.Status.ActiveVector)
+		}
+		for n, p := range s.Promotions {
+			if p.Spec.VectorPromotionConfigName == "dev-to-test" {
+				t.Errorf("%s: dev-to-test offered %s from a failed stage", when, n)
+			}
+		}
+	}
+
+	report(deployments.Failed, 2*time.Minute, revision)
+	report(deployments.Failed, 4*time.Minute, revision) // the same word again
+	report(deployments.Healthy, 3*time.Minute, revision)
+	notActive("after a healthy report made before a repeated failure")
+
+	s := readDriftState(t, repo)
+	sv := s.StageVersions[reconcilers.StageVersionName("dev", "dev", s.Stages["dev/dev"].Status.Vector)]
+	if sv == nil || sv.Status.ReportedAt == nil || !sv.Status.ReportedAt.Time.Equal(start.Add(2*time.Minute)) {
+		t.Fatalf("dev's StageVersion status %+v, want reportedAt %s: the failure that changed it", sv, start.Add(2*time.Minute))
+	}
+
+	c = newController()
+	clock.advance(time.Hour) // past dev-to-test's soak, were dev active
+	report(deployments.Healthy, time.Minute, revision)
+	notActive("restarted, after a healthy report made before the failure")
+
+	// The deployer's newer word still counts.
+	report(deployments.Healthy, 5*time.Minute, revision)
+	if dev := readDriftState(t, repo).Stages["dev/dev"]; dev.Status.ActiveRevision != revision {
+		t.Errorf("after a healthy report made after the failure, dev is active at %q, want %s", dev.Status.ActiveRevision, revision)
+	}
+}

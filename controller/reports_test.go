@@ -38,6 +38,38 @@ func TestReportQueueKeepsTheNewestReportPerRevision(t *testing.T) {
 	}
 }
 
+// TestReportQueueDropsAReportOlderThanOneAPassTook: the state records when
+// a revision's status last changed, not each repeat of it, so a report
+// older than a repeat a pass already took (Flux's retries, a webhook body
+// sent again) must stop here: a failed, failed-again, late-healthy
+// sequence would otherwise make the stage Active.
+func TestReportQueueDropsAReportOlderThanOneAPassTook(t *testing.T) {
+	dev := v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps-dev", Namespace: "flux-system"}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	report := func(outcome deployments.Outcome, d time.Duration) deployments.Report {
+		return deployments.Report{Deployment: dev, Revision: "a", Outcome: outcome, At: t0.Add(d)}
+	}
+
+	var c Controller
+	c.ReportDeployment(report(deployments.Failed, 0))
+	c.takeDeploymentReports()
+	again := report(deployments.Failed, 2*time.Minute)
+	c.ReportDeployment(again)
+	c.takeDeploymentReports()
+	c.ReportDeployment(report(deployments.Healthy, time.Minute)) // sent before again, arrived after
+	if got := c.takeDeploymentReports(); len(got) != 0 {
+		t.Errorf("a report older than one a pass took was queued: %+v", got)
+	}
+
+	// A pass that fails puts back what it took: still the newest.
+	c.ReportDeployment(report(deployments.Healthy, 3*time.Minute))
+	taken := c.takeDeploymentReports()
+	c.requeueReports(taken)
+	if diff := cmp.Diff(taken, c.takeDeploymentReports()); diff != "" {
+		t.Errorf("requeued reports (-want +got):\n%s", diff)
+	}
+}
+
 func TestReportQueueIsBounded(t *testing.T) {
 	var c Controller
 	dev := v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps-dev"}
@@ -46,5 +78,8 @@ func TestReportQueueIsBounded(t *testing.T) {
 	}
 	if got := len(c.takeDeploymentReports()); got != maxQueuedReports {
 		t.Errorf("queue held %d reports, want the bound %d", got, maxQueuedReports)
+	}
+	if got := len(c.reports.newest); got != maxQueuedReports {
+		t.Errorf("queue remembered the time of %d reports, want the bound %d", got, maxQueuedReports)
 	}
 }

@@ -62,8 +62,11 @@ type StageReport struct {
 //     after, over the updated usages.
 //
 // A report older (by Position) than what the stage or the version already
-// knows changes nothing, so reports are idempotent and their order does not
-// matter. It returns what changed, for the state commit message.
+// knows changes nothing, and so does one of the same revision made before
+// the report that last changed what its version says (its ReportedAt):
+// reports are idempotent, and one arriving late or sent again never
+// overrides the deployer's newer word. It returns what changed, for the
+// state commit message.
 //
 // The stage may be the one of the state the decision read, shared
 // (State.CloneSharing): the observer works on a copy of what it may change
@@ -173,21 +176,27 @@ func (o *stageObserver) activeFromOverlay() {
 	msg := "the stage has no spec.deployment: the vector its overlay names, " + o.obs.Vector + ", counts as active"
 	SetCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.ActiveCondition, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.NoDeploymentReason, Message: msg}, o.now)
-	o.setVersionStatus(o.version(o.obs.Vector, o.obs.Render, o.obs.Commit), st.Commit,
+	o.setVersionStatus(o.version(o.obs.Vector, o.obs.Render, o.obs.Commit), st.Commit, nil,
 		metav1.Condition{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.NoDeploymentReason, Message: msg})
 }
 
-// setVersionStatus sets a StageVersion's revision and condition c. The
-// version may be the state's that the decision read (CloneSharing shares
-// them, and a pass at 10,000 stages changes few): a change is made on a
-// copy that replaces it, and the condition is tried on a scratch copy.
-func (o *stageObserver) setVersionStatus(sv *v1alpha1.StageVersion, revision string, c metav1.Condition) {
+// setVersionStatus sets a StageVersion's revision and condition c, and
+// when a report made them, the time it was made (nil: no deployer). A
+// report that changes neither leaves the time as it was: deployers repeat
+// themselves (Argo CD's reconciledAt moves every refresh), and each
+// repeat would otherwise be a state commit; the controller's report queue
+// drops what is older than a repeat it saw.
+//
+// The version may be the state's that the decision read (CloneSharing
+// shares them, and a pass at 10,000 stages changes few): a change is made
+// on a copy that replaces it, and the condition is tried on a scratch copy.
+func (o *stageObserver) setVersionStatus(sv *v1alpha1.StageVersion, revision string, reported *metav1.Time, c metav1.Condition) {
 	o.scratch = append(o.scratch[:0], sv.Status.Conditions...)
 	if !SetCondition(&o.scratch, c, o.now) && sv.Status.Revision == revision {
 		return
 	}
 	sv = sv.DeepCopy()
-	sv.Status.Revision, sv.Status.Conditions = revision, slices.Clone(o.scratch)
+	sv.Status.Revision, sv.Status.ReportedAt, sv.Status.Conditions = revision, reported, slices.Clone(o.scratch)
 	o.s.StageVersions[sv.Name] = sv
 }
 
@@ -233,6 +242,11 @@ func (o *stageObserver) activeFromReports() {
 	}
 	newest, known := o.newestReported()
 	for _, r := range reports {
+		if since, late := o.reportedSince(r.StageReport); late {
+			o.note("report of %s on revision %s made at %s ignored: it reported on that revision at %s", dep,
+				ShortRevision(r.Revision), r.At.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
+			continue
+		}
 		o.reportOnVersion(r.StageReport, r.pos, dep)
 		if known && r.pos < newest {
 			continue // the stage already knows a newer revision
@@ -242,6 +256,19 @@ func (o *stageObserver) activeFromReports() {
 	}
 }
 
+// reportedSince is when the deployer made the report that last changed
+// what r's revision's version says, when that is after r was made: r
+// arrived late (a retried delivery) or was sent again, and the deployer's
+// newer word stands. The version of r's vector holds it, since the
+// overlay names that vector at r's revision.
+func (o *stageObserver) reportedSince(r StageReport) (time.Time, bool) {
+	sv := o.s.StageVersions[StageVersionName(o.obs.Landscape, o.obs.Name, r.Vector)]
+	if sv == nil || sv.Status.Revision != r.Revision || sv.Status.ReportedAt == nil || !r.At.Before(sv.Status.ReportedAt.Time) {
+		return time.Time{}, false
+	}
+	return sv.Status.ReportedAt.Time, true
+}
+
 // reportOnVersion sets the Ready condition of the reported vector's
 // StageVersion, unless it already knows a newer revision.
 func (o *stageObserver) reportOnVersion(r StageReport, pos int, dep string) {
@@ -249,7 +276,8 @@ func (o *stageObserver) reportOnVersion(r StageReport, pos int, dep string) {
 	if prev, ok := o.position(sv.Status.Revision); ok && sv.Status.Revision != "" && pos < prev {
 		return
 	}
-	o.setVersionStatus(sv, r.Revision, reportCondition(v1alpha1.ReadyCondition, r, dep))
+	reported := Stamp(r.At)
+	o.setVersionStatus(sv, r.Revision, &reported, reportCondition(v1alpha1.ReadyCondition, r, dep))
 }
 
 // reportOnStage makes the newest report the stage's word: healthy makes its

@@ -127,6 +127,31 @@ func TestObserveStageActiveFromReports(t *testing.T) {
 				Usages:       map[string]string{"target": "app:3", "active": "app:2"}},
 		},
 		{
+			// Flux's notification-controller posts each event on its own,
+			// with retries, and a recorded webhook body can be sent again.
+			name: "a healthy report older than a failure of its revision, arriving later, changes nothing",
+			batches: [][]StageReport{{healthy("r2", "app:1", 10*time.Minute)}, {unhealthy("r3", "app:3", 30*time.Minute)},
+				{healthy("r3", "app:3", 20*time.Minute)}},
+			want: activeOf{Vector: "app:1", Revision: "r2", Active: metav1.ConditionFalse, ActiveReason: "HealthCheckFailed",
+				Ready:  map[string]string{"app:1": "True/DeployedHealthy@r2", "app:3": "False/HealthCheckFailed@r3"},
+				Usages: map[string]string{"target": "app:3", "active": "app:1"}},
+		},
+		{
+			name:    "a failure older than a healthy report of its revision, arriving later, changes nothing",
+			batches: [][]StageReport{{healthy("r3", "app:3", 30*time.Minute)}, {unhealthy("r3", "app:3", 20*time.Minute)}},
+			want: activeOf{Vector: "app:3", Revision: "r3", Since: since(30 * time.Minute), Active: metav1.ConditionTrue,
+				ActiveReason: v1alpha1.DeployedHealthyReason,
+				Ready:        map[string]string{"app:3": "True/DeployedHealthy@r3"},
+				Usages:       map[string]string{"target": "app:3", "active": "app:3"}},
+		},
+		{
+			name:    "a newer failure of a revision reported healthy counts",
+			batches: [][]StageReport{{healthy("r3", "app:3", 20*time.Minute)}, {unhealthy("r3", "app:3", 30*time.Minute)}},
+			want: activeOf{Vector: "app:3", Revision: "r3", Active: metav1.ConditionFalse, ActiveReason: "HealthCheckFailed",
+				Ready:  map[string]string{"app:3": "False/HealthCheckFailed@r3"},
+				Usages: map[string]string{"target": "app:3", "active": "app:3"}},
+		},
+		{
 			name:    "a failed rollout keeps the active vector to fall back to, not its soak",
 			batches: [][]StageReport{{healthy("r2", "app:1", 10*time.Minute)}, {unhealthy("r3", "app:3", 20*time.Minute)}},
 			want: activeOf{Vector: "app:1", Revision: "r2", Active: metav1.ConditionFalse, ActiveReason: "HealthCheckFailed",

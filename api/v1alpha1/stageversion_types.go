@@ -53,6 +53,12 @@ type StageVersionStatus struct {
 	// +optional
 	Revision string `json:"revision,omitempty"`
 
+	// ReportedAt is when the deployer made the report that last changed
+	// Ready at Revision (the report's own time): a report of Revision made
+	// before it, arriving late or sent again, changes nothing.
+	// +optional
+	ReportedAt *metav1.Time `json:"reportedAt,omitempty"`
+
 	// Conditions: Ready is True once the version was reported applied and
 	// healthy (or, for a stage without spec.deployment, once its overlay
 	// names it), False with the deployer's reason when its newest report
