@@ -33,9 +33,10 @@ type reportKey struct {
 	revision   string
 }
 
+// keyOf is r's deployment and commit, however the deployer wrote it.
 func keyOf(r deployments.Report) reportKey {
 	d := r.Deployment
-	return reportKey{deployment: d.Kind + "/" + d.Namespace + "/" + d.Name, revision: r.Revision}
+	return reportKey{deployment: d.Kind + "/" + d.Namespace + "/" + d.Name, revision: normalizeRevision(r.Revision)}
 }
 
 func (q *reportQueue) add(r deployments.Report) {

@@ -57,6 +57,9 @@ func TestReportQueueDropsAReportOlderThanOneAPassTook(t *testing.T) {
 	c.ReportDeployment(again)
 	c.takeDeploymentReports()
 	c.ReportDeployment(report(deployments.Healthy, time.Minute)) // sent before again, arrived after
+	late := report(deployments.Healthy, time.Minute)
+	late.Revision = "main@sha1:a" // Flux's way of writing it
+	c.ReportDeployment(late)
 	if got := c.takeDeploymentReports(); len(got) != 0 {
 		t.Errorf("a report older than one a pass took was queued: %+v", got)
 	}
