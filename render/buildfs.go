@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/konfig"
@@ -55,6 +56,17 @@ type dep struct {
 	name string
 	kind depKind
 	hash string
+}
+
+// sortedDeps is what the build learnt, sorted by name: a rendering's
+// dependencies.
+func (b *buildFS) sortedDeps() []dep {
+	sorted := make([]dep, 0, len(b.deps))
+	for _, d := range b.deps {
+		sorted = append(sorted, d)
+	}
+	slices.SortFunc(sorted, func(a, b dep) int { return strings.Compare(a.name, b.name) })
+	return sorted
 }
 
 type depKind uint8

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
@@ -71,7 +70,7 @@ func newRendering(dir string, deps []dep, out []byte) *rendering {
 
 // lookup returns a rendering of dir whose dependencies are unchanged in tree.
 // Checking runs outside the lock: a tree may be on disk.
-func (c *renderCache) lookup(tree repofs.Tree, dir string) ([]byte, bool) {
+func (c *renderCache) lookup(tree repofs.Tree, dir string) (*rendering, bool) {
 	c.mu.Lock()
 	candidates := make([]*rendering, 0, len(c.byDir[dir]))
 	for _, el := range c.byDir[dir] {
@@ -90,7 +89,7 @@ func (c *renderCache) lookup(tree repofs.Tree, dir string) ([]byte, bool) {
 			}
 		}
 		c.mu.Unlock()
-		return r.out, true
+		return r, true
 	}
 	if c.disk != nil {
 		if r, ok := c.disk.lookup(tree, dir); ok {
@@ -99,7 +98,7 @@ func (c *renderCache) lookup(tree repofs.Tree, dir string) ([]byte, bool) {
 			c.diskHits++
 			c.add(r)
 			c.mu.Unlock()
-			return r.out, true
+			return r, true
 		}
 	}
 	c.mu.Lock()
@@ -134,13 +133,8 @@ func depsHold(tree repofs.Tree, deps []dep) bool {
 // rendering of a tree that may change while it is read (a directory on
 // disk) is not persisted: its recorded hashes may be newer than what the
 // build read.
-func (c *renderCache) store(dir string, deps map[string]dep, out []byte, persist bool) {
-	sorted := make([]dep, 0, len(deps))
-	for _, d := range deps {
-		sorted = append(sorted, d)
-	}
-	slices.SortFunc(sorted, func(a, b dep) int { return strings.Compare(a.name, b.name) })
-	r := newRendering(dir, sorted, out)
+func (c *renderCache) store(dir string, deps []dep, out []byte, persist bool) {
+	r := newRendering(dir, deps, out)
 	c.mu.Lock()
 	c.add(r)
 	c.mu.Unlock()

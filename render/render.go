@@ -65,16 +65,35 @@ func (r *Renderer) Build(tree repofs.Tree, dir string) ([]byte, error) {
 // its next file read (which fails once ctx is done) or its end, both
 // bounded by the Limits.
 func (r *Renderer) BuildContext(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
-	return r.build(ctx, tree, dir, false)
+	out, _, err := r.build(ctx, tree, dir, false)
+	return out, err
 }
 
-func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, origins bool) ([]byte, error) {
+// BuildReads is BuildContext that also names, sorted, the files of tree
+// the build read: what its output depends on, bases and components
+// included.
+func (r *Renderer) BuildReads(ctx context.Context, tree repofs.Tree, dir string) ([]byte, []string, error) {
+	out, deps, err := r.build(ctx, tree, dir, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	var read []string
+	for _, d := range deps {
+		if d.kind == depHash {
+			read = append(read, d.name)
+		}
+	}
+	return out, read, nil
+}
+
+// build returns dir's output and what it depends on, sorted by name.
+func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, origins bool) ([]byte, []dep, error) {
 	dir, err := repofs.CleanDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("build %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("build %s: %w", dir, err)
 	}
 	// Only a commit's tree may be kept on disk; ask before the memo wraps it.
 	persist := repofs.Immutable(tree)
@@ -83,8 +102,8 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 	if origins {
 		key += "\x00origins" // a different output of the same directory
 	}
-	if out, ok := r.cache.lookup(tree, key); ok {
-		return slices.Clone(out), nil
+	if cached, ok := r.cache.lookup(tree, key); ok {
+		return slices.Clone(cached.out), cached.deps, nil
 	}
 	type result struct {
 		out  []byte
@@ -100,15 +119,16 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("build %s: %w", dir, ctx.Err())
+		return nil, nil, fmt.Errorf("build %s: %w", dir, ctx.Err())
 	}
 	if res.err != nil {
-		return nil, res.err
+		return nil, nil, res.err
 	}
+	deps := res.fsys.sortedDeps()
 	if !res.fsys.remote {
-		r.cache.store(key, res.fsys.deps, res.out, persist)
+		r.cache.store(key, deps, res.out, persist)
 	}
-	return slices.Clone(res.out), nil
+	return slices.Clone(res.out), deps, nil
 }
 
 // DeferCacheWrites holds back what builds store in the on-disk cache
@@ -274,7 +294,8 @@ func (e *kustomizeError) Unwrap() error { return e.cause }
 // from (see repofs.OriginFile). The output differs from `kubectl kustomize` by
 // these annotations; it is for telling users where an object is written.
 func (r *Renderer) BuildWithOrigins(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
-	return r.build(ctx, tree, dir, true)
+	out, _, err := r.build(ctx, tree, dir, true)
+	return out, err
 }
 
 // withOriginAnnotations adds originAnnotations to a kustomization's

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"sort"
+
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/parallel"
@@ -27,9 +31,11 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	reads := make([][]string, len(keys))
 	errs := parallel.EachContext(ctx, len(keys), func(i int) error {
 		ref := s.StageIndex[keys[i]]
-		_, err := renderer.BuildContext(ctx, ref.Tree, ref.Overlay)
+		var err error
+		_, reads[i], err = renderer.BuildReads(ctx, ref.Tree, ref.Overlay)
 		return err
 	})
 	if ctx.Err() != nil {
@@ -57,11 +63,48 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 			problems = append(problems, p)
 		}
 	}
+	problems = append(problems, s.overlaysBuiltOnStages(keys, reads)...)
 	problems = append(problems, componentImageProblems(ctx, s, renderer)...)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	return problems, nil
+}
+
+// overlaysBuiltOnStages reports each stage whose overlay build read another
+// stage's kustomization file (reads[i] are the files the build of stage
+// keys[i] read): kustomize lets an overlay build on another, but
+// promotions into that other stage rewrite the file, so each would change
+// what this stage runs without this stage's own promotion and approvals,
+// and this stage would report the vector its own file names, not the one it
+// runs.
+func (s *Snapshot) overlaysBuiltOnStages(keys []string, reads [][]string) []Problem {
+	type place struct{ url, branch, dir string }
+	overlayOf := make(map[place]string, len(keys))
+	for _, k := range keys {
+		ref := s.StageIndex[k]
+		overlayOf[place{ref.URL, ref.Branch, ref.Overlay}] = k
+	}
+	var problems []Problem
+	var files map[string]string
+	for i, k := range keys {
+		ref := s.StageIndex[k]
+		for _, f := range reads[i] {
+			other, ok := overlayOf[place{ref.URL, ref.Branch, path.Dir(f)}]
+			if !ok || other == k || !slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(f)) {
+				continue
+			}
+			if files == nil {
+				files = s.filesOf(v1alpha1.StageKind)
+			}
+			problems = append(problems, Problem{File: files[k], Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
+				Reason: fmt.Sprintf("overlay %q builds on %s, the kustomization file of Stage %s: promotions into %s rewrite it, "+
+					"so each would change what %s runs without a promotion of its own or its approvals, and %s would report a vector it does not run; "+
+					"build both overlays on a shared base, not one on the other", ref.Overlay, f, other, other, k, k)})
+			break
+		}
+	}
+	return problems
 }
 
 // isBuildErrorOnly is a plain kustomize failure, already reported on the

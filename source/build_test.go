@@ -65,7 +65,7 @@ type slowBuilder struct {
 	mu            sync.Mutex
 }
 
-func (b *slowBuilder) BuildContext(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
+func (b *slowBuilder) BuildReads(ctx context.Context, tree repofs.Tree, dir string) ([]byte, []string, error) {
 	n := b.started.Add(1)
 	if b.onStart != nil {
 		b.onStart(n)
@@ -80,9 +80,9 @@ func (b *slowBuilder) BuildContext(ctx context.Context, tree repofs.Tree, dir st
 	select {
 	case <-time.After(b.delay(dir)):
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
-	return b.Renderer.BuildContext(ctx, tree, dir)
+	return b.Renderer.BuildReads(ctx, tree, dir)
 }
 
 // TestBuildStagesConcurrently: overlays build on several workers at once,

@@ -204,6 +204,9 @@ func (s *Snapshot) filesOf(kind string) map[string]string {
 type Builder interface {
 	Build(tree repofs.Tree, dir string) ([]byte, error)
 	BuildContext(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error)
+	// BuildReads is BuildContext that also names, sorted, the files of
+	// tree the build read.
+	BuildReads(ctx context.Context, tree repofs.Tree, dir string) ([]byte, []string, error)
 	// BuildWithOrigins is BuildContext with every object annotated with
 	// the file it came from (repofs.OriginAnnotation).
 	BuildWithOrigins(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error)

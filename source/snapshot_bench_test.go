@@ -198,6 +198,11 @@ func (r refusingBuilder) BuildContext(_ context.Context, tree repofs.Tree, dir s
 	return r.Build(tree, dir)
 }
 
+func (r refusingBuilder) BuildReads(_ context.Context, tree repofs.Tree, dir string) ([]byte, []string, error) {
+	out, err := r.Build(tree, dir)
+	return out, nil, err
+}
+
 func (r refusingBuilder) BuildWithOrigins(_ context.Context, tree repofs.Tree, dir string) ([]byte, error) {
 	return r.Build(tree, dir)
 }

@@ -231,3 +231,55 @@ func TestValidateQuickstart(t *testing.T) {
 		t.Fatalf("validate %s: %v\n%s", quickstart, err, out)
 	}
 }
+
+// TestValidateRefusesAStageBuiltOnAnotherStagesOverlay: kustomize lets an
+// overlay build on another ("prod: resources: [../test]"), but a stage
+// whose overlay reads another stage's kustomization file runs what
+// promotions into that stage write there: a promotion into test would
+// change what prod runs without prod's own promotion and approvals, and
+// prod would report the vector its own file names, not the one it runs.
+// Through a directory in between too.
+func TestValidateRefusesAStageBuiltOnAnotherStagesOverlay(t *testing.T) {
+	isolateCredentials(t)
+	for _, tt := range []struct {
+		name      string
+		resources string // prod's, instead of the base and its namespace
+		files     map[string]string
+	}{
+		{name: "directly", resources: "  - ../test\n"},
+		{name: "through a directory in between", resources: "  - ../../shared\n",
+			files: map[string]string{"apps/shared/kustomization.yaml": "resources:\n  - ../overlays/test\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := testutil.CopyDir(t, "../../examples/quickstart")
+			prod := filepath.Join(dir, "apps", "overlays", "prod", "kustomization.yaml")
+			own := "resources:\n  - ../../base\n  - namespace.yaml\n"
+			data := readFile(t, prod)
+			if !strings.Contains(data, own) {
+				t.Fatalf("the quickstart's prod overlay no longer has %q; update this test", own)
+			}
+			writeFile(t, filepath.Dir(prod), "kustomization.yaml", []byte(strings.Replace(data, own, "resources:\n"+tt.resources, 1)))
+			testutil.WriteFiles(t, dir, tt.files)
+			out, err := runValidate(t, dir, "-o", "json")
+			if err == nil {
+				t.Fatalf("validate passed an overlay built on another stage's:\n%s", out)
+			}
+			var got validationReport
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("output is not JSON: %v\n%s", err, out)
+			}
+			var where []string
+			for _, p := range got.Problems {
+				where = append(where, strings.Join([]string{p.File, p.Kind, p.Name, p.Field}, " "))
+				for _, want := range []string{"apps/overlays/test/kustomization.yaml", "Stage test/test", "prod/prod"} {
+					if !strings.Contains(p.Reason, want) {
+						t.Errorf("problem %q does not name %s", p.Reason, want)
+					}
+				}
+			}
+			if diff := cmp.Diff([]string{"vectorflow/stages.yaml Stage prod spec.path"}, where); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
