@@ -90,17 +90,18 @@ func (s *Snapshot) overlaysBuiltOnStages(keys []string, reads [][]string) []Prob
 	for i, k := range keys {
 		ref := s.StageIndex[k]
 		for _, f := range reads[i] {
-			other, ok := overlayOf[place{ref.URL, ref.Branch, path.Dir(f)}]
-			if !ok || other == k || !slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(f)) {
+			// Two stages on one overlay are the configs' problem
+			// (v1alpha1.ValidateConfigsAt), not this one.
+			dir := path.Dir(f)
+			other, ok := overlayOf[place{ref.URL, ref.Branch, dir}]
+			if !ok || dir == ref.Overlay || !slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(f)) {
 				continue
 			}
 			if files == nil {
 				files = s.filesOf(v1alpha1.StageKind)
 			}
 			problems = append(problems, Problem{File: files[k], Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
-				Reason: fmt.Sprintf("overlay %q builds on %s, the kustomization file of Stage %s: promotions into %s rewrite it, "+
-					"so each would change what %s runs without a promotion of its own or its approvals, and %s would report a vector it does not run; "+
-					"build both overlays on a shared base, not one on the other", ref.Overlay, f, other, other, k, k)})
+				Reason: builtOnStage(ref.Overlay, f+", the kustomization file", other, k)})
 			break
 		}
 	}

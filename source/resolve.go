@@ -257,6 +257,44 @@ func (r *resolver) resolveStages() {
 	}
 }
 
+// dropStagesBuiltOnStages takes out of the index, with a problem, each
+// stage whose overlay's kustomization names another stage's overlay to
+// build on (see builtOnStage). validate's builds find it through a
+// directory in between too (BuildStages).
+func (r *resolver) dropStagesBuiltOnStages() {
+	type place struct{ url, branch, dir string }
+	overlayOf := make(map[place]string, len(r.snap.StageIndex))
+	for k, ref := range r.snap.StageIndex {
+		overlayOf[place{ref.URL, ref.Branch, ref.Overlay}] = k
+	}
+	for _, o := range r.snap.Objects {
+		if o.Kind != v1alpha1.StageKind {
+			continue
+		}
+		k := objectKey(o)
+		ref, ok := r.snap.StageIndex[k]
+		if !ok {
+			continue
+		}
+		for _, dir := range ref.Vector.BuildsOn {
+			if other, ok := overlayOf[place{ref.URL, ref.Branch, dir}]; ok && dir != ref.Overlay {
+				r.problem(o, "spec.path", builtOnStage(ref.Overlay, dir+", the overlay", other, k))
+				delete(r.snap.StageIndex, k)
+				delete(r.reusable, k)
+				break
+			}
+		}
+	}
+}
+
+// builtOnStage says why stage self, whose overlay builds on what (another
+// stage's overlay or its kustomization file), is refused.
+func builtOnStage(overlay, what, other, self string) string {
+	return fmt.Sprintf("overlay %q builds on %s of Stage %s: promotions into %s rewrite its kustomization file, "+
+		"so each would change what %s runs without a promotion of its own or its approvals, and %s would report a vector it does not run; "+
+		"build both overlays on a shared base, not one on the other", overlay, what, other, other, self, self)
+}
+
 // reuseStage takes the stage as the last load resolved it when nothing it
 // was resolved from changed: the same name, landscape (in the same
 // repository, branch and root) and overlay path, and an overlay with the

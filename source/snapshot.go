@@ -471,6 +471,7 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	}
 	r.index(decoded.objects)
 	r.resolveStages()
+	r.dropStagesBuiltOnStages()
 	r.resolveTemplates()
 	r.resolveConfigs()
 	if err := ctx.Err(); err != nil {

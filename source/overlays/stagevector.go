@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strings"
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -18,6 +19,10 @@ import (
 type StageVector struct {
 	Vector string                     // metadata.annotations["vectorflow.dev/vector"], may be empty
 	Images []v1alpha1.VectorComponent // the images: entries, name->Name, newName->Image, newTag->Tag, digest->Digest, in file order
+	// BuildsOn are the paths the kustomization's resources, bases and
+	// components name, joined to its directory, in file order; those that
+	// leave the tree or are absolute are left out.
+	BuildsOn []string `json:"BuildsOn,omitempty"`
 }
 
 // Entry is the images entry that sets the version of the component whose
@@ -113,6 +118,7 @@ func ParseStageVector(file string, data []byte) (StageVector, error) {
 			return StageVector{}, fmt.Errorf("parse %s: metadata.annotations[%q]: %w", file, v1alpha1.VectorAnnotation, err)
 		}
 	}
+	sv.BuildsOn = buildsOn(path.Dir(file), node)
 	images := node.Field("images")
 	if images == nil || images.Value.IsNilOrEmpty() {
 		return sv, nil
@@ -144,6 +150,27 @@ func ParseStageVector(file string, data []byte) (StageVector, error) {
 		sv.Images = append(sv.Images, c)
 	}
 	return sv, nil
+}
+
+// buildsOn is what the kustomization in dir names to build on. What is no
+// list of strings is left to kustomize to refuse.
+func buildsOn(dir string, node *yaml.RNode) []string {
+	var out []string
+	for _, key := range []string{"resources", "bases", "components"} {
+		f := node.Field(key)
+		if f == nil || f.Value.YNode().Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, e := range f.Value.YNode().Content {
+			if e.Kind != yaml.ScalarNode || e.Value == "" || path.IsAbs(e.Value) {
+				continue
+			}
+			if p := path.Join(dir, e.Value); p != ".." && !strings.HasPrefix(p, "../") {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 func scalar(n *yaml.RNode) (string, error) {

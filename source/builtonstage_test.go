@@ -1,0 +1,58 @@
+package source
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/render"
+)
+
+// TestAStageBuiltOnAnotherStagesOverlayIsNotIndexed: a running controller
+// loads no build of every overlay, so the load itself refuses a stage
+// whose kustomization names another stage's overlay to build on: such a
+// stage runs what promotions into the other write, and would report a
+// vector it does not run. It stays refused when the next load reuses what
+// the last one resolved, and is indexed again once it builds on a base.
+func TestAStageBuiltOnAnotherStagesOverlayIsNotIndexed(t *testing.T) {
+	dir := t.TempDir()
+	stage := func(name string) string {
+		return "---\napiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: " + name + "\nspec:\n  landscape: l\n  path: overlays/" + name + "\n"
+	}
+	testutil.WriteFiles(t, dir, map[string]string{
+		"vectorflow/objects.yaml": "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: l\nspec: {}\n" +
+			stage("test") + stage("prod"),
+		"base/kustomization.yaml":          "resources: []\n",
+		"overlays/test/kustomization.yaml": "resources: [../../base]\nimages: [{name: ghcr.io/acme/app, newTag: 2.0.0}]\n",
+		"overlays/prod/kustomization.yaml": "resources:\n  - ../test/\nimages: [{name: ghcr.io/acme/app, newTag: 1.0.0}]\n",
+	})
+	commitDir(t, dir)
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
+	for _, load := range []string{"first load", "second load"} {
+		snap, err := loader.Load(context.Background(), dir, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := snap.StageIndex["l/prod"]; ok {
+			t.Errorf("%s: stage l/prod, built on l/test's overlay, is indexed", load)
+		}
+		if _, ok := snap.StageIndex["l/test"]; !ok {
+			t.Errorf("%s: stage l/test is not indexed", load)
+		}
+		if len(snap.Problems) != 1 || snap.Problems[0].Name != "prod" || snap.Problems[0].Field != "spec.path" ||
+			!strings.Contains(snap.Problems[0].Reason, "overlays/test, the overlay of Stage l/test") {
+			t.Errorf("%s: problems %v, want one on Stage prod's spec.path naming l/test's overlay", load, snap.Problems)
+		}
+	}
+
+	testutil.WriteFiles(t, dir, map[string]string{"overlays/prod/kustomization.yaml": "resources: [../../base]\nimages: [{name: ghcr.io/acme/app, newTag: 1.0.0}]\n"})
+	commitDir(t, dir)
+	snap, err := loader.Load(context.Background(), dir, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.StageIndex["l/prod"]; !ok || len(snap.Problems) != 0 {
+		t.Errorf("prod built on the base: indexed %v, problems %v; want it indexed without problems", ok, snap.Problems)
+	}
+}
