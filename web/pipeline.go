@@ -11,6 +11,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -98,6 +99,9 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 		nodes[key] = n
 	}
 	landscapes := map[string]bool{}
+	// A stage the state does not hold yet shows what its overlay runs, as
+	// the next pass will record it.
+	running, _ := pass.RunningVectors(snap.Config, state.Vectors)
 	for key, st := range snap.Config.Stages {
 		n := &Node{URL: stageURL(snap.ID, key), Kind: v1alpha1.StageKind, Name: st.Name, Landscape: st.Spec.Landscape, Key: key}
 		landscapes[st.Spec.Landscape] = true
@@ -109,7 +113,7 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 					n.Conditions = append(n.Conditions, c)
 				}
 			}
-		} else if ref, ok := snap.Config.StageIndex[key]; ok {
+		} else if ref, ok := running.StageIndex[key]; ok {
 			n.Vector = ref.Vector.Vector
 		}
 		nodes[key] = n

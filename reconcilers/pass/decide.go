@@ -2,6 +2,7 @@ package pass
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -76,6 +77,10 @@ type Decision struct {
 	// rollback's, and a ManualChange's.
 	NewHolds map[string]reconcilers.HoldRecord
 
+	// notRunning says, by stage key, why a stage runs no vector although
+	// its overlay names one (RunningVectors).
+	notRunning map[string]string
+
 	// owned names the promotions of State this decision copied to change
 	// in place. The others are shared with the state it read
 	// (State.CloneSharing): a change replaces its promotion with a changed
@@ -99,6 +104,9 @@ type Decision struct {
 func Decide(in Inputs, now time.Time) Decision {
 	d := Decision{State: in.State.CloneSharing(), owned: map[string]bool{}, keptConfigs: map[string]bool{}, ownedStages: map[string]bool{}}
 	pruneAllowed := len(in.Snapshot.Problems) == 0
+	var notRunning map[string]string
+	in.Snapshot, notRunning = RunningVectors(in.Snapshot, in.State.Vectors)
+	d.notRunning = notRunning
 	d.observeStages(in.Snapshot, now, pruneAllowed)
 	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
 	d.recordApprovals(in.Approvals, now)
@@ -323,7 +331,11 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 			since := reconcilers.Stamp(now)
 			st = d.stage(key)
 			st.Status.Vector, st.Status.VectorSince, st.Status.Commit = observed, &since, ref.Commit
-			d.note("stage %s: now runs %s", key, reconcilers.VectorOrNone(observed))
+			if why, ok := d.notRunning[key]; ok {
+				d.note("stage %s: now runs %s: %s", key, reconcilers.VectorOrNone(observed), why)
+			} else {
+				d.note("stage %s: now runs %s", key, reconcilers.VectorOrNone(observed))
+			}
 		}
 		if observed != "" {
 			d.recordOverlayVector(observed, ref)
@@ -336,6 +348,70 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 		delete(s.Stages, key)
 		d.note("stage %s: removed from the repository", key)
 	}
+}
+
+// RunningVectors returns snap with no vector for each stage whose overlay
+// names a vector it does not run: an images entry of the overlay sets one
+// of that vector's components to another tag or digest (the annotation
+// edited by hand, or copied from another overlay). A stage reports what it
+// runs, so such a stage runs none: a config into it offers its source's
+// vector, which sets the entries, and none out of it offers what it never
+// ran. A vector vectors does not hold is what the first overlay naming it
+// says, as observeStages records it. why says, by stage key, what each
+// cleared stage's overlay sets. snap itself comes back when no stage is
+// cleared; otherwise a copy sharing all but its StageIndex.
+func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector) (running *source.Snapshot, why map[string]string) {
+	recorded := map[string][]v1alpha1.VectorComponent{} // vectors the pass records from overlays
+	for _, key := range snap.ResolvedStageKeys() {
+		ref := snap.StageIndex[key]
+		named := ref.Vector.Vector
+		if named == "" {
+			continue
+		}
+		var components []v1alpha1.VectorComponent
+		if v := vectors[named]; v != nil {
+			components = v.Spec.Components
+		} else if c, ok := recorded[named]; ok {
+			components = c
+		} else {
+			recorded[named] = ref.Vector.Images
+			continue
+		}
+		for _, c := range components {
+			// An entry that leaves a field to the base, or no entry,
+			// says nothing the file alone can contradict.
+			e, ok := ref.Vector.Entry(c.ImageName())
+			if !ok || (c.Tag == "" || e.Tag == "" || e.Tag == c.Tag) && (c.Digest == "" || e.Digest == "" || e.Digest == c.Digest) {
+				continue
+			}
+			if why == nil {
+				why = map[string]string{}
+				copied := *snap
+				copied.StageIndex = maps.Clone(snap.StageIndex)
+				running = &copied
+			}
+			why[key] = fmt.Sprintf("its overlay %s names %s, but its images entry for %s sets %s, not %s", ref.Overlay, named,
+				c.ImageName(), versionOf(e), versionOf(c))
+			ref.Vector.Vector = ""
+			running.StageIndex[key] = ref
+			break
+		}
+	}
+	if why == nil {
+		return snap, nil
+	}
+	return running, why
+}
+
+// versionOf is a component's tag and digest as an image reference ends.
+func versionOf(c v1alpha1.VectorComponent) string {
+	switch {
+	case c.Digest == "":
+		return c.Tag
+	case c.Tag == "":
+		return "@" + c.Digest
+	}
+	return c.Tag + "@" + c.Digest
 }
 
 func (d *Decision) recordOverlayVector(ref string, stage source.StageRef) {

@@ -555,3 +555,44 @@ func TestDecideKeepsUnchangedConfigsAsTheStateHoldsThem(t *testing.T) {
 		t.Errorf("dev-to-nowhere is not Stalled, so it proves nothing: %+v", d.State.Configs["dev-to-nowhere"].Status.Conditions)
 	}
 }
+
+// TestDecideDoesNotBelieveAnOverlayNamingAVectorItDoesNotRun: test's
+// vectorflow.dev/vector annotation was edited by hand to dev's vector, but
+// its images entries still run the old frontend. test does not run acme:v1:
+// it reports no vector, so dev-to-test offers acme:v1 to it and
+// test-to-prod offers prod nothing test never ran. The same holds once the
+// vector is on the state branch, whichever overlay recorded it.
+func TestDecideDoesNotBelieveAnOverlayNamingAVectorItDoesNotRun(t *testing.T) {
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector, spec.TestVector, spec.ProdVector = "acme:v1", "acme:v1", "acme:v0"
+	spec.DevImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.2.0"},
+		{Name: "registry.example.com/acme/service-a", Tag: "1.0.1"}}
+	spec.TestImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.1.0"},
+		{Name: "registry.example.com/acme/service-a", Tag: "1.0.1"}}
+	spec.ProdImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.0.0"},
+		{Name: "registry.example.com/acme/service-a", Tag: "1.0.0"}}
+	state := reconcilers.NewState()
+	for pass := 1; pass <= 2; pass++ {
+		d := decide(t, Inputs{Snapshot: spec.Build(), State: state}, t0.Add(time.Duration(pass)*time.Minute))
+		if v := d.State.Vectors["acme:v1"]; v == nil || v.Spec.Components[0].Tag != "1.2.0" {
+			t.Fatalf("pass %d: vector acme:v1 is %+v, want dev's (frontend 1.2.0)", pass, v)
+		}
+		test := d.State.Stages["test/test"]
+		if test.Status.Vector != "" || test.Status.ActiveVector != "" {
+			t.Errorf("pass %d: test reports vector %q, active %q; its overlay runs frontend 1.1.0, not acme:v1's 1.2.0",
+				pass, test.Status.Vector, test.Status.ActiveVector)
+		}
+		for name, p := range d.State.Promotions {
+			if p.Spec.VectorPromotionConfigName == "test-to-prod" {
+				t.Errorf("pass %d: %s promotes %s to prod from test, which never ran it", pass, name, p.Spec.Vector)
+			}
+		}
+		passtest.WantPromotion(t, d.State, "dev-to-test-1", v1alpha1.PromotionWaiting, "acme:v1")
+		if pass == 1 && !slices.ContainsFunc(d.Transitions, func(n string) bool {
+			return strings.Contains(n, "stage test/test") && strings.Contains(n, "acme:v1") && strings.Contains(n, "1.1.0")
+		}) {
+			t.Errorf("no transition says why test runs no vector: %q", d.Transitions)
+		}
+		state = passtest.RoundTrip(t, d.State)
+	}
+}
