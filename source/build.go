@@ -64,6 +64,7 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 		}
 	}
 	problems = append(problems, s.overlaysBuiltOnStages(keys, reads)...)
+	problems = append(problems, s.vectorsNamedTwoWays(keys)...)
 	problems = append(problems, componentImageProblems(ctx, s, renderer)...)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -102,6 +103,45 @@ func (s *Snapshot) overlaysBuiltOnStages(keys []string, reads [][]string) []Prob
 			}
 			problems = append(problems, Problem{File: files[k], Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
 				Reason: builtOnStage(ref.Overlay, f+", the kustomization file", other, k)})
+			break
+		}
+	}
+	return problems
+}
+
+// vectorsNamedTwoWays reports each stage whose overlay names the vector an
+// earlier stage's overlay (in keys' order) names, with an images entry
+// setting the same image to another tag or digest: a vector is one set of
+// versions, so one of the two does not run what it names (an annotation
+// edited by hand, or an overlay copied from another). A pass believes
+// neither blindly (pass.RunningVectors); this says it before it lands.
+func (s *Snapshot) vectorsNamedTwoWays(keys []string) []Problem {
+	first := map[string]string{} // vector -> the first stage naming it
+	var problems []Problem
+	var files map[string]string
+	for _, k := range keys {
+		ref := s.StageIndex[k]
+		named := ref.Vector.Vector
+		if named == "" {
+			continue
+		}
+		other, seen := first[named]
+		if !seen {
+			first[named] = k
+			continue
+		}
+		for _, e := range ref.Vector.Images {
+			o, ok := s.StageIndex[other].Vector.Entry(e.ImageName())
+			if !ok || (e.Tag == "" || o.Tag == "" || e.Tag == o.Tag) && (e.Digest == "" || o.Digest == "" || e.Digest == o.Digest) {
+				continue
+			}
+			if files == nil {
+				files = s.filesOf(v1alpha1.StageKind)
+			}
+			problems = append(problems, Problem{File: files[k], Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
+				Reason: fmt.Sprintf("overlay %q names vector %s, as the overlay %s of Stage %s does, but its images entry for %s sets %s where that one sets %s: "+
+					"one of them does not run %s; make its vectorflow.dev/vector annotation name what its entries run, or let a promotion write both",
+					ref.Overlay, named, s.StageIndex[other].Overlay, other, e.ImageName(), e.Version(), o.Version(), named)})
 			break
 		}
 	}

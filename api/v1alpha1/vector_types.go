@@ -53,6 +53,18 @@ func (c VectorComponent) ImageName() string {
 	return c.Name
 }
 
+// Version is the component's tag and digest as an image reference ends
+// with them: tag, @digest or tag@digest.
+func (c VectorComponent) Version() string {
+	switch {
+	case c.Digest == "":
+		return c.Tag
+	case c.Tag == "":
+		return "@" + c.Digest
+	}
+	return c.Tag + "@" + c.Digest
+}
+
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=vec,categories=vectorflow
 // +kubebuilder:printcolumn:name="Template",type=string,JSONPath=`.spec.template`

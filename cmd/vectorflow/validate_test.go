@@ -283,3 +283,37 @@ func TestValidateRefusesAStageBuiltOnAnotherStagesOverlay(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateRefusesTwoOverlaysNamingOneVectorDifferently: test's
+// vector annotation was edited by hand to dev's vector, but its images
+// entries still run the old frontend: one of the two overlays does not run
+// the vector it names (a pass believes neither blindly), and validate says
+// which entry disagrees, in CI, before it lands.
+func TestValidateRefusesTwoOverlaysNamingOneVectorDifferently(t *testing.T) {
+	isolateCredentials(t)
+	dir := testutil.CopyDir(t, "../../examples/quickstart")
+	test := filepath.Join(dir, "apps", "overlays", "test", "kustomization.yaml")
+	data := readFile(t, test)
+	const own, devs = "vectorflow.dev/vector: acme:2026.11.2-090000000Z", "vectorflow.dev/vector: acme:2026.11.3-090000000Z"
+	if !strings.Contains(data, own) || !strings.Contains(readFile(t, filepath.Join(dir, "apps", "overlays", "dev", "kustomization.yaml")), devs) {
+		t.Fatal("the quickstart's dev and test overlays changed; update this test")
+	}
+	writeFile(t, filepath.Dir(test), "kustomization.yaml", []byte(strings.Replace(data, own, devs, 1)))
+
+	out, err := runValidate(t, dir, "-o", "json")
+	if err == nil {
+		t.Fatalf("validate passed two overlays naming one vector with different images:\n%s", out)
+	}
+	var got validationReport
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if len(got.Problems) != 1 || got.Problems[0].Kind != "Stage" || got.Problems[0].Name != "test" || got.Problems[0].Field != "spec.path" {
+		t.Fatalf("problems %+v, want one on Stage test's spec.path", got.Problems)
+	}
+	for _, want := range []string{"acme:2026.11.3-090000000Z", "registry.example.com/acme/frontend", "1.1.0", "1.2.0", "Stage dev/dev"} {
+		if !strings.Contains(got.Problems[0].Reason, want) {
+			t.Errorf("problem %q does not name %s", got.Problems[0].Reason, want)
+		}
+	}
+}

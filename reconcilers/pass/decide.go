@@ -391,7 +391,7 @@ func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector) 
 				running = &copied
 			}
 			why[key] = fmt.Sprintf("its overlay %s names %s, but its images entry for %s sets %s, not %s", ref.Overlay, named,
-				c.ImageName(), versionOf(e), versionOf(c))
+				c.ImageName(), e.Version(), c.Version())
 			ref.Vector.Vector = ""
 			running.StageIndex[key] = ref
 			break
@@ -401,17 +401,6 @@ func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector) 
 		return snap, nil
 	}
 	return running, why
-}
-
-// versionOf is a component's tag and digest as an image reference ends.
-func versionOf(c v1alpha1.VectorComponent) string {
-	switch {
-	case c.Digest == "":
-		return c.Tag
-	case c.Tag == "":
-		return "@" + c.Digest
-	}
-	return c.Tag + "@" + c.Digest
 }
 
 func (d *Decision) recordOverlayVector(ref string, stage source.StageRef) {
