@@ -118,8 +118,18 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 			}
 			sr := reconcilers.StageReport{Revision: revision, Outcome: rep.Outcome, Reason: rep.Reason, Message: rep.Message,
 				At: rep.At, Channel: rep.Channel}
-			if sr.Vector, err = l.vector(revision, ref.Overlay); err != nil {
+			sv, err := l.vector(revision, ref.Overlay)
+			if err != nil {
 				return stageFacts{}, err
+			}
+			sr.Vector = sv.Vector
+			// What runs there is what the overlay's entries say, as for
+			// the stage's target (pass.RunningVectors).
+			if v := state.Vectors[sv.Vector]; v != nil {
+				if why := pass.Contradiction(sv, v.Spec.Components); why != "" {
+					f.ignored = append(f.ignored, fmt.Sprintf("stage %s: revision %s runs no vector: its overlay names %s, but %s", key, revision, sv.Vector, why))
+					sr.Vector = ""
+				}
 			}
 			name := reconcilers.StageVersionName(ref.Landscape, ref.Name, sr.Vector)
 			if _, known := state.StageVersions[name]; sr.Vector != "" && !known && !rendered[name] {
@@ -218,26 +228,26 @@ type lineage struct {
 	tip       string
 	positions map[plumbing.Hash]int
 	repo      *git.Repository
-	// vectors remembers what an overlay names at a revision, by
+	// vectors remembers an overlay's vector and entries at a revision, by
 	// `<revision> <overlay>`: a deployer reports the same revision on every
 	// reconcile, and a commit never changes.
-	vectors map[string]string
+	vectors map[string]overlays.StageVector
 }
 
-// vector is what overlay names at revision ("" for none, or for an overlay
-// that does not read there).
-func (l *lineage) vector(revision, overlay string) (string, error) {
+// vector is what overlay names at revision, and its images entries (no
+// vector for none, or for an overlay that does not read there).
+func (l *lineage) vector(revision, overlay string) (overlays.StageVector, error) {
 	key := revision + " " + overlay
 	if v, ok := l.vectors[key]; ok {
 		return v, nil
 	}
 	tree, err := l.tree(revision)
 	if err != nil {
-		return "", err
+		return overlays.StageVector{}, err
 	}
-	v := ""
+	var v overlays.StageVector
 	if sv, err := overlays.ReadStageVector(tree, overlay); err == nil {
-		v = sv.Vector
+		v = sv
 	}
 	if len(l.vectors) >= maxRememberedVectors {
 		clear(l.vectors)
@@ -274,7 +284,7 @@ func (c *Controller) lineage(ref source.StageRef) (*lineage, error) {
 	if ok && old.tip == ref.Commit {
 		return old, nil
 	}
-	l := &lineage{tip: ref.Commit, repo: repo.Repo(), vectors: map[string]string{}}
+	l := &lineage{tip: ref.Commit, repo: repo.Repo(), vectors: map[string]overlays.StageVector{}}
 	if ok {
 		l.vectors = old.vectors // commits do not change with the tip
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -453,5 +454,70 @@ func TestALateHealthyReportNeverMakesAFailedStageActive(t *testing.T) {
 	report(deployments.Healthy, 5*time.Minute, revision)
 	if dev := readDriftState(t, repo).Stages["dev/dev"]; dev.Status.ActiveRevision != revision {
 		t.Errorf("after a healthy report made after the failure, dev is active at %q, want %s", dev.Status.ActiveRevision, revision)
+	}
+}
+
+// TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive: a person
+// edits dev's images entries by hand and leaves the vector annotation; Flux
+// applies that revision and reports it healthy. What runs there is not the
+// vector the annotation names, so dev does not report it active (nor as
+// its target).
+func TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive(t *testing.T) {
+	srv, name := closedLoopRepo(t)
+	clock := &testClock{start: time.Now().Truncate(time.Second)}
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{URL: srv.HTTPURL(name), Branch: "main", Writer: w, Auth: auth, Clock: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.RunUntilStable(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	vector := readDriftState(t, repo).Stages["dev/dev"].Status.Vector
+	if vector == "" {
+		t.Fatal("dev runs no vector after the first passes")
+	}
+
+	work := t.TempDir()
+	testutil.Git(t, work, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials(name), ".")
+	file := filepath.Join(work, "apps", "overlays", "dev", "kustomization.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`newTag: "?[^"\s]+"?`).ReplaceAllString(string(data), `newTag: "9.9.9"`)
+	if edited == string(data) || !strings.Contains(edited, vector) {
+		t.Fatalf("dev's overlay has no newTag to edit, or does not name %s:\n%s", vector, data)
+	}
+	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, work, nil, "-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-qam", "hotfix by hand")
+	testutil.Git(t, work, nil, "push", "-q", "origin", "main")
+	revision := strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
+
+	c.ReportDeployment(deployments.Report{Deployment: devKustomization, Revision: revision, Outcome: deployments.Healthy,
+		Reason: "ReconciliationSucceeded", At: clock.now(), Channel: deployments.ChannelFlux})
+	clock.advance(time.Minute)
+	if _, err := c.RunUntilStable(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	dev := readDriftState(t, repo).Stages["dev/dev"]
+	if dev.Status.ActiveVector == vector || dev.Status.Vector == vector {
+		t.Errorf("dev reports %s as target %q and active %q at revision %s, whose images entries run 9.9.9",
+			vector, dev.Status.Vector, dev.Status.ActiveVector, revision)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 // Inputs are everything one pass decides from, read before deciding.
@@ -377,30 +378,39 @@ func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector) 
 			recorded[named] = ref.Vector.Images
 			continue
 		}
-		for _, c := range components {
-			// An entry that leaves a field to the base, or no entry,
-			// says nothing the file alone can contradict.
-			e, ok := ref.Vector.Entry(c.ImageName())
-			if !ok || (c.Tag == "" || e.Tag == "" || e.Tag == c.Tag) && (c.Digest == "" || e.Digest == "" || e.Digest == c.Digest) {
-				continue
-			}
-			if why == nil {
-				why = map[string]string{}
-				copied := *snap
-				copied.StageIndex = maps.Clone(snap.StageIndex)
-				running = &copied
-			}
-			why[key] = fmt.Sprintf("its overlay %s names %s, but its images entry for %s sets %s, not %s", ref.Overlay, named,
-				c.ImageName(), e.Version(), c.Version())
-			ref.Vector.Vector = ""
-			running.StageIndex[key] = ref
-			break
+		contradiction := Contradiction(ref.Vector, components)
+		if contradiction == "" {
+			continue
 		}
+		if why == nil {
+			why = map[string]string{}
+			copied := *snap
+			copied.StageIndex = maps.Clone(snap.StageIndex)
+			running = &copied
+		}
+		why[key] = fmt.Sprintf("its overlay %s names %s, but %s", ref.Overlay, named, contradiction)
+		ref.Vector.Vector = ""
+		running.StageIndex[key] = ref
 	}
 	if why == nil {
 		return snap, nil
 	}
 	return running, why
+}
+
+// Contradiction says which images entry of an overlay sets one of the
+// components of the vector it names to another tag or digest, "" when none
+// does. An entry that leaves a field to the base, or no entry, says nothing
+// the file alone can contradict.
+func Contradiction(overlay overlays.StageVector, components []v1alpha1.VectorComponent) string {
+	for _, c := range components {
+		e, ok := overlay.Entry(c.ImageName())
+		if !ok || (c.Tag == "" || e.Tag == "" || e.Tag == c.Tag) && (c.Digest == "" || e.Digest == "" || e.Digest == c.Digest) {
+			continue
+		}
+		return fmt.Sprintf("its images entry for %s sets %s, not %s", c.ImageName(), e.Version(), c.Version())
+	}
+	return ""
 }
 
 func (d *Decision) recordOverlayVector(ref string, stage source.StageRef) {
