@@ -33,10 +33,16 @@ type StageVector struct {
 // ok is false when no entry or more than one matches (see Entries): the
 // edit refuses the latter, naming both.
 func (sv StageVector) Entry(image string) (entry v1alpha1.VectorComponent, ok bool) {
-	if m := sv.Entries(image); len(m) == 1 {
-		return m[0], true
+	matched := 0
+	for _, e := range sv.Images {
+		if e.Name == image || e.Image == image {
+			entry, matched = e, matched+1
+		}
 	}
-	return v1alpha1.VectorComponent{}, false
+	if matched != 1 {
+		return v1alpha1.VectorComponent{}, false
+	}
+	return entry, true
 }
 
 // Entries are all the images entries that match image by Entry's rule.
