@@ -44,6 +44,14 @@ images:
 	}, {
 		name:  "no annotations, no images",
 		files: map[string]file{"dev/kustomization.yaml": {content: "resources:\n- ../base\n"}},
+		want:  overlays.StageVector{BuildsOn: []string{"base"}},
+	}, {
+		// What the overlay builds on, joined to its directory: a
+		// path that leaves the tree or is absolute is none of its.
+		name: "what it builds on",
+		files: map[string]file{"dev/kustomization.yaml": {content: "resources:\n- ../test/\n- app.yaml\n- https://example.com/x.yaml\n" +
+			"- /etc\n- ../../out\n- {a: b}\nbases: [../base]\ncomponents: [c]\n"}},
+		want: overlays.StageVector{BuildsOn: []string{"test", "dev/app.yaml", "dev/https:/example.com/x.yaml", "base", "dev/c"}},
 	}, {
 		name:  "annotations without the vector, empty images",
 		files: map[string]file{"dev/kustomization.yaml": {content: "metadata:\n  annotations: {a: b}\nimages: []\n"}},

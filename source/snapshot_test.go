@@ -34,7 +34,7 @@ var goodObjects = []string{
 }
 
 // goodStages are the stage overlays of testdata/good with the vectors
-// their kustomization files hold.
+// their kustomization files hold; each builds on apps/base.
 func goodStages(url, branch, commit string) map[string]StageRef {
 	ref := func(landscape, name, overlay, vector string, tags ...string) StageRef {
 		images := []v1alpha1.VectorComponent{{Name: "ghcr.io/acme/service-a", Tag: tags[0]}}
@@ -42,7 +42,7 @@ func goodStages(url, branch, commit string) map[string]StageRef {
 			images = append(images, v1alpha1.VectorComponent{Name: "ghcr.io/acme/service-b", Tag: tags[1]})
 		}
 		return StageRef{Landscape: landscape, Name: name, URL: url, Branch: branch, Commit: commit, Overlay: overlay,
-			Vector: overlays.StageVector{Vector: vector, Images: images}}
+			Vector: overlays.StageVector{Vector: vector, Images: images, BuildsOn: []string{"apps/base"}}}
 	}
 	return map[string]StageRef{
 		"dev/dev":   ref("dev", "dev", "apps/overlays/dev", "app:2026.7.27-dev", "1.4.2", "1.4.0"),
