@@ -73,6 +73,43 @@ func closedLoopRepo(t *testing.T) (*testutil.GitServer, string) {
 	return srv, "acme.git"
 }
 
+// closedLoop is closedLoopRepo with what its tests drive it by: a clock,
+// a reader of its branches, and controllers that sign as vectorflow (a
+// new one is a restarted process).
+type closedLoop struct {
+	srv           *testutil.GitServer
+	name          string
+	clock         *testClock
+	repo          *source.Repository
+	newController func() *Controller
+}
+
+func startClosedLoop(t *testing.T) *closedLoop {
+	t.Helper()
+	srv, name := closedLoopRepo(t)
+	l := &closedLoop{srv: srv, name: name, clock: &testClock{start: time.Now().Truncate(time.Second)}}
+	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
+	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.newController = func() *Controller {
+		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := New(Options{URL: srv.HTTPURL(name), Branch: "main", Writer: w, Auth: auth, Clock: l.clock.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if l.repo, err = source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password}); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // TestDeploymentReportsDriveActiveAndReadiness closes the loop over the
 // real git server with a signing controller: dev's active vector comes from
 // its deployer's reports; dev-to-test (readiness Active by default, as dev
@@ -80,24 +117,8 @@ func closedLoopRepo(t *testing.T) (*testutil.GitServer, string) {
 // a HealthCheckFailed one, and only once the soak has passed; a report for
 // a deployment no stage names changes nothing.
 func TestDeploymentReportsDriveActiveAndReadiness(t *testing.T) {
-	srv, name := closedLoopRepo(t)
-	clock := &testClock{start: time.Now().Truncate(time.Second)}
-	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	newController := func() *Controller {
-		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := New(Options{URL: srv.HTTPURL(name), Branch: "main", Writer: w, Auth: auth, Clock: clock.now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	l := startClosedLoop(t)
+	srv, name, clock, repo, newController := l.srv, l.name, l.clock, l.repo, l.newController
 	c := newController()
 	ctx := context.Background()
 	run := func(what string) {
@@ -105,10 +126,6 @@ func TestDeploymentReportsDriveActiveAndReadiness(t *testing.T) {
 		if _, err := c.RunUntilStable(ctx, 10); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-	}
-	repo, err := source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password})
-	if err != nil {
-		t.Fatal(err)
 	}
 	read := func() *reconcilers.State { t.Helper(); return readDriftState(t, repo) }
 	stateTip := func() string {
@@ -375,28 +392,8 @@ func TestRunnerReportDeploymentTriggersAPass(t *testing.T) {
 // remembers nothing of the repeat, refuses a healthy report made before the
 // failure from what the state branch records.
 func TestALateHealthyReportNeverMakesAFailedStageActive(t *testing.T) {
-	srv, name := closedLoopRepo(t)
-	clock := &testClock{start: time.Now().Truncate(time.Second)}
-	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	newController := func() *Controller {
-		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := New(Options{URL: srv.HTTPURL(name), Branch: "main", Writer: w, Auth: auth, Clock: clock.now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	repo, err := source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := startClosedLoop(t)
+	srv, name, clock, repo, newController := l.srv, l.name, l.clock, l.repo, l.newController
 	c := newController()
 	ctx := context.Background()
 	start := clock.now()
@@ -463,25 +460,8 @@ func TestALateHealthyReportNeverMakesAFailedStageActive(t *testing.T) {
 // vector the annotation names, so dev does not report it active (nor as
 // its target).
 func TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive(t *testing.T) {
-	srv, name := closedLoopRepo(t)
-	clock := &testClock{start: time.Now().Truncate(time.Second)}
-	auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
-	signer, err := gitwriter.NewSigner(testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil).PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Options{URL: srv.HTTPURL(name), Branch: "main", Writer: w, Auth: auth, Clock: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo, err := source.Open(srv.HTTPURL(name), source.Auth{Username: srv.Username, Password: srv.Password})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := startClosedLoop(t)
+	srv, name, clock, repo, c := l.srv, l.name, l.clock, l.repo, l.newController()
 	ctx := context.Background()
 	if _, err := c.RunUntilStable(ctx, 10); err != nil {
 		t.Fatal(err)
