@@ -23,7 +23,7 @@ func TestReadStageVector(t *testing.T) {
 		want: overlays.StageVector{Vector: "podinfo:1.4.0", Images: []v1alpha1.VectorComponent{
 			{Name: "ghcr.io/stefanprodan/podinfo", Tag: "6.5.4"},
 			{Name: "docker.io/library/busybox", Image: "registry.example.com/mirror/busybox", Tag: "1.20"},
-		}},
+		}, BuildsOn: []string{"../../base", "../../components/monitoring"}},
 	}, {
 		name: "unquoted tags keep their text, digest, file order",
 		files: map[string]file{"dev/kustomization.yaml": {content: `
@@ -44,14 +44,14 @@ images:
 	}, {
 		name:  "no annotations, no images",
 		files: map[string]file{"dev/kustomization.yaml": {content: "resources:\n- ../base\n"}},
-		want:  overlays.StageVector{BuildsOn: []string{"base"}},
+		want:  overlays.StageVector{BuildsOn: []string{"../base"}},
 	}, {
-		// What the overlay builds on, joined to its directory: a
-		// path that leaves the tree or is absolute is none of its.
+		// What the overlay builds on, relative to its directory: an
+		// absolute path is none of its, nor what is no string.
 		name: "what it builds on",
 		files: map[string]file{"dev/kustomization.yaml": {content: "resources:\n- ../test/\n- app.yaml\n- https://example.com/x.yaml\n" +
 			"- /etc\n- ../../out\n- {a: b}\nbases: [../base]\ncomponents: [c]\n"}},
-		want: overlays.StageVector{BuildsOn: []string{"test", "dev/app.yaml", "dev/https:/example.com/x.yaml", "base", "dev/c"}},
+		want: overlays.StageVector{BuildsOn: []string{"../test", "app.yaml", "https:/example.com/x.yaml", "../../out", "../base", "c"}},
 	}, {
 		name:  "annotations without the vector, empty images",
 		files: map[string]file{"dev/kustomization.yaml": {content: "metadata:\n  annotations: {a: b}\nimages: []\n"}},

@@ -56,3 +56,37 @@ func TestAStageBuiltOnAnotherStagesOverlayIsNotIndexed(t *testing.T) {
 		t.Errorf("prod built on the base: indexed %v, problems %v; want it indexed without problems", ok, snap.Problems)
 	}
 }
+
+// TestOverlaysOfOneContentBuildOnWhatTheirOwnPlaceNames: prod and qa have
+// the same kustomization, "resources: [../test]", so one vector read serves
+// both (the cache is keyed by content); from prod it names stage test's
+// overlay, from qa a plain directory. A restarted process, reading the
+// vectors from the cache directory, refuses prod and keeps qa, as the
+// first did.
+func TestOverlaysOfOneContentBuildOnWhatTheirOwnPlaceNames(t *testing.T) {
+	dir := t.TempDir()
+	stage := func(name, path string) string {
+		return "---\napiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: " + name + "\nspec:\n  landscape: l\n  path: " + path + "\n"
+	}
+	testutil.WriteFiles(t, dir, map[string]string{
+		"vectorflow/objects.yaml": "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: l\nspec: {}\n" +
+			stage("test", "overlays/test") + stage("prod", "overlays/prod") + stage("qa", "qa/x"),
+		"overlays/test/kustomization.yaml": "resources: []\n",
+		"overlays/prod/kustomization.yaml": "resources: [../test]\n",
+		"qa/x/kustomization.yaml":          "resources: [../test]\n",
+		"qa/test/kustomization.yaml":       "resources: []\n",
+	})
+	commitDir(t, dir)
+	cache := t.TempDir()
+	for _, process := range []string{"first process", "restarted process"} {
+		snap, err := NewLoader(Options{Renderer: render.NewRenderer(render.Options{}), CacheDir: cache}).Load(context.Background(), dir, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, prod := snap.StageIndex["l/prod"]
+		_, qa := snap.StageIndex["l/qa"]
+		if prod || !qa {
+			t.Errorf("%s: indexed prod %v, qa %v; want qa only (problems %v)", process, prod, qa, snap.Problems)
+		}
+	}
+}

@@ -276,7 +276,8 @@ func (r *resolver) dropStagesBuiltOnStages() {
 		if !ok {
 			continue
 		}
-		for _, dir := range ref.Vector.BuildsOn {
+		for _, rel := range ref.Vector.BuildsOn {
+			dir := path.Join(ref.Overlay, rel)
 			if other, ok := overlayOf[place{ref.URL, ref.Branch, dir}]; ok && dir != ref.Overlay {
 				r.problem(o, "spec.path", builtOnStage(ref.Overlay, dir+", the overlay", other, k))
 				delete(r.snap.StageIndex, k)

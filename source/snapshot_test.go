@@ -37,12 +37,13 @@ var goodObjects = []string{
 // their kustomization files hold; each builds on apps/base.
 func goodStages(url, branch, commit string) map[string]StageRef {
 	ref := func(landscape, name, overlay, vector string, tags ...string) StageRef {
+		base, _ := filepath.Rel(overlay, "apps/base")
 		images := []v1alpha1.VectorComponent{{Name: "ghcr.io/acme/service-a", Tag: tags[0]}}
 		if len(tags) > 1 {
 			images = append(images, v1alpha1.VectorComponent{Name: "ghcr.io/acme/service-b", Tag: tags[1]})
 		}
 		return StageRef{Landscape: landscape, Name: name, URL: url, Branch: branch, Commit: commit, Overlay: overlay,
-			Vector: overlays.StageVector{Vector: vector, Images: images, BuildsOn: []string{"apps/base"}}}
+			Vector: overlays.StageVector{Vector: vector, Images: images, BuildsOn: []string{filepath.ToSlash(base)}}}
 	}
 	return map[string]StageRef{
 		"dev/dev":   ref("dev", "dev", "apps/overlays/dev", "app:2026.7.27-dev", "1.4.2", "1.4.0"),

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"path"
-	"strings"
 
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -20,8 +19,9 @@ type StageVector struct {
 	Vector string                     // metadata.annotations["vectorflow.dev/vector"], may be empty
 	Images []v1alpha1.VectorComponent // the images: entries, name->Name, newName->Image, newTag->Tag, digest->Digest, in file order
 	// BuildsOn are the paths the kustomization's resources, bases and
-	// components name, joined to its directory, in file order; those that
-	// leave the tree or are absolute are left out.
+	// components name, cleaned, relative to its directory, in file order
+	// (absolute ones are left out). Relative, so that a vector read once
+	// serves every overlay of the same content wherever it is.
 	BuildsOn []string `json:"BuildsOn,omitempty"`
 }
 
@@ -124,7 +124,7 @@ func ParseStageVector(file string, data []byte) (StageVector, error) {
 			return StageVector{}, fmt.Errorf("parse %s: metadata.annotations[%q]: %w", file, v1alpha1.VectorAnnotation, err)
 		}
 	}
-	sv.BuildsOn = buildsOn(path.Dir(file), node)
+	sv.BuildsOn = buildsOn(node)
 	images := node.Field("images")
 	if images == nil || images.Value.IsNilOrEmpty() {
 		return sv, nil
@@ -158,9 +158,9 @@ func ParseStageVector(file string, data []byte) (StageVector, error) {
 	return sv, nil
 }
 
-// buildsOn is what the kustomization in dir names to build on. What is no
-// list of strings is left to kustomize to refuse.
-func buildsOn(dir string, node *yaml.RNode) []string {
+// buildsOn is what the kustomization names to build on. What is no list
+// of strings is left to kustomize to refuse.
+func buildsOn(node *yaml.RNode) []string {
 	var out []string
 	for _, key := range []string{"resources", "bases", "components"} {
 		f := node.Field(key)
@@ -171,9 +171,7 @@ func buildsOn(dir string, node *yaml.RNode) []string {
 			if e.Kind != yaml.ScalarNode || e.Value == "" || path.IsAbs(e.Value) {
 				continue
 			}
-			if p := path.Join(dir, e.Value); p != ".." && !strings.HasPrefix(p, "../") {
-				out = append(out, p)
-			}
+			out = append(out, path.Clean(e.Value))
 		}
 	}
 	return out
