@@ -232,6 +232,21 @@ func TestValidateQuickstart(t *testing.T) {
 	}
 }
 
+// refusedReport is validate's JSON report on dir, which must fail: it was
+// given what.
+func refusedReport(t *testing.T, dir, what string) validationReport {
+	t.Helper()
+	out, err := runValidate(t, dir, "-o", "json")
+	if err == nil {
+		t.Fatalf("validate passed %s:\n%s", what, out)
+	}
+	var got validationReport
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	return got
+}
+
 // TestValidateRefusesAStageBuiltOnAnotherStagesOverlay: kustomize lets an
 // overlay build on another ("prod: resources: [../test]"), but a stage
 // whose overlay reads another stage's kustomization file runs what
@@ -260,14 +275,7 @@ func TestValidateRefusesAStageBuiltOnAnotherStagesOverlay(t *testing.T) {
 			}
 			writeFile(t, filepath.Dir(prod), "kustomization.yaml", []byte(strings.Replace(data, own, "resources:\n"+tt.resources, 1)))
 			testutil.WriteFiles(t, dir, tt.files)
-			out, err := runValidate(t, dir, "-o", "json")
-			if err == nil {
-				t.Fatalf("validate passed an overlay built on another stage's:\n%s", out)
-			}
-			var got validationReport
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatalf("output is not JSON: %v\n%s", err, out)
-			}
+			got := refusedReport(t, dir, "an overlay built on another stage's")
 			var where []string
 			for _, p := range got.Problems {
 				where = append(where, strings.Join([]string{p.File, p.Kind, p.Name, p.Field}, " "))
@@ -300,14 +308,7 @@ func TestValidateRefusesTwoOverlaysNamingOneVectorDifferently(t *testing.T) {
 	}
 	writeFile(t, filepath.Dir(test), "kustomization.yaml", []byte(strings.Replace(data, own, devs, 1)))
 
-	out, err := runValidate(t, dir, "-o", "json")
-	if err == nil {
-		t.Fatalf("validate passed two overlays naming one vector with different images:\n%s", out)
-	}
-	var got validationReport
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, out)
-	}
+	got := refusedReport(t, dir, "two overlays naming one vector with different images")
 	if len(got.Problems) != 1 || got.Problems[0].Kind != "Stage" || got.Problems[0].Name != "test" || got.Problems[0].Field != "spec.path" {
 		t.Fatalf("problems %+v, want one on Stage test's spec.path", got.Problems)
 	}
