@@ -126,7 +126,7 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 			// What runs there is what the overlay's entries say, as for
 			// the stage's target (pass.RunningVectors).
 			if v := state.Vectors[sv.Vector]; v != nil {
-				if why := pass.Contradiction(sv, v.Spec.Components); why != "" {
+				if why := sv.Contradiction(v.Spec.Components); why != "" {
 					f.ignored = append(f.ignored, fmt.Sprintf("stage %s: revision %s runs no vector: its overlay names %s, but %s", key, revision, sv.Vector, why))
 					sr.Vector = ""
 				}

@@ -80,12 +80,7 @@ func BuildStages(ctx context.Context, s *Snapshot, renderer Builder) ([]Problem,
 // and this stage would report the vector its own file names, not the one it
 // runs.
 func (s *Snapshot) overlaysBuiltOnStages(keys []string, reads [][]string) []Problem {
-	type place struct{ url, branch, dir string }
-	overlayOf := make(map[place]string, len(keys))
-	for _, k := range keys {
-		ref := s.StageIndex[k]
-		overlayOf[place{ref.URL, ref.Branch, ref.Overlay}] = k
-	}
+	stageAt := s.stageAt()
 	var problems []Problem
 	var files map[string]string
 	for i, k := range keys {
@@ -94,7 +89,7 @@ func (s *Snapshot) overlaysBuiltOnStages(keys []string, reads [][]string) []Prob
 			// Two stages on one overlay are the configs' problem
 			// (v1alpha1.ValidateConfigsAt), not this one.
 			dir := path.Dir(f)
-			other, ok := overlayOf[place{ref.URL, ref.Branch, dir}]
+			other, ok := stageAt(ref, dir)
 			if !ok || dir == ref.Overlay || !slices.Contains(konfig.RecognizedKustomizationFileNames(), path.Base(f)) {
 				continue
 			}
@@ -130,20 +125,20 @@ func (s *Snapshot) vectorsNamedTwoWays(keys []string) []Problem {
 			first[named] = k
 			continue
 		}
-		for _, e := range ref.Vector.Images {
-			o, ok := s.StageIndex[other].Vector.Entry(e.ImageName())
-			if !ok || (e.Tag == "" || o.Tag == "" || e.Tag == o.Tag) && (e.Digest == "" || o.Digest == "" || e.Digest == o.Digest) {
-				continue
-			}
-			if files == nil {
-				files = s.filesOf(v1alpha1.StageKind)
-			}
-			problems = append(problems, Problem{File: files[k], Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
-				Reason: fmt.Sprintf("overlay %q names vector %s, as the overlay %s of Stage %s does, but its images entry for %s sets %s where that one sets %s: "+
-					"one of them does not run %s; make its vectorflow.dev/vector annotation name what its entries run, or let a promotion write both",
-					ref.Overlay, named, s.StageIndex[other].Overlay, other, e.ImageName(), e.Version(), o.Version(), named)})
-			break
+		// The first overlay's entries are the vector, as a pass records
+		// one it has not seen.
+		first := s.StageIndex[other]
+		contradiction := ref.Vector.Contradiction(first.Vector.Images)
+		if contradiction == "" {
+			continue
 		}
+		if files == nil {
+			files = s.filesOf(v1alpha1.StageKind)
+		}
+		problems = append(problems, Problem{File: files[k], Kind: v1alpha1.StageKind, Name: ref.Name, Field: "spec.path",
+			Reason: fmt.Sprintf("overlay %q names vector %s, as the overlay %s of Stage %s does, but %s (as that one sets): "+
+				"one of them does not run %s; make its vectorflow.dev/vector annotation name what its entries run, or let a promotion write both",
+				ref.Overlay, named, first.Overlay, other, contradiction, named)})
 	}
 	return problems
 }

@@ -262,11 +262,7 @@ func (r *resolver) resolveStages() {
 // build on (see builtOnStage). validate's builds find it through a
 // directory in between too (BuildStages).
 func (r *resolver) dropStagesBuiltOnStages() {
-	type place struct{ url, branch, dir string }
-	overlayOf := make(map[place]string, len(r.snap.StageIndex))
-	for k, ref := range r.snap.StageIndex {
-		overlayOf[place{ref.URL, ref.Branch, ref.Overlay}] = k
-	}
+	stageAt := r.snap.stageAt()
 	for _, o := range r.snap.Objects {
 		if o.Kind != v1alpha1.StageKind {
 			continue
@@ -278,13 +274,27 @@ func (r *resolver) dropStagesBuiltOnStages() {
 		}
 		for _, rel := range ref.Vector.BuildsOn {
 			dir := path.Join(ref.Overlay, rel)
-			if other, ok := overlayOf[place{ref.URL, ref.Branch, dir}]; ok && dir != ref.Overlay {
+			if other, ok := stageAt(ref, dir); ok && dir != ref.Overlay {
 				r.problem(o, "spec.path", builtOnStage(ref.Overlay, dir+", the overlay", other, k))
 				delete(r.snap.StageIndex, k)
 				delete(r.reusable, k)
 				break
 			}
 		}
+	}
+}
+
+// stageAt finds the stage whose overlay is dir of the repository and
+// branch holding ref's overlay.
+func (s *Snapshot) stageAt() func(ref StageRef, dir string) (string, bool) {
+	type place struct{ url, branch, dir string }
+	overlayOf := make(map[place]string, len(s.StageIndex))
+	for k, ref := range s.StageIndex {
+		overlayOf[place{ref.URL, ref.Branch, ref.Overlay}] = k
+	}
+	return func(ref StageRef, dir string) (string, bool) {
+		k, ok := overlayOf[place{ref.URL, ref.Branch, dir}]
+		return k, ok
 	}
 }
 

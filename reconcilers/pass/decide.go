@@ -16,7 +16,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/parallel"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
 	"github.com/vectorflow-dev/vectorflow/source"
-	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
 // Inputs are everything one pass decides from, read before deciding.
@@ -378,7 +377,7 @@ func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector) 
 			recorded[named] = ref.Vector.Images
 			continue
 		}
-		contradiction := Contradiction(ref.Vector, components)
+		contradiction := ref.Vector.Contradiction(components)
 		if contradiction == "" {
 			continue
 		}
@@ -396,21 +395,6 @@ func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector) 
 		return snap, nil
 	}
 	return running, why
-}
-
-// Contradiction says which images entry of an overlay sets one of the
-// components of the vector it names to another tag or digest, "" when none
-// does. An entry that leaves a field to the base, or no entry, says nothing
-// the file alone can contradict.
-func Contradiction(overlay overlays.StageVector, components []v1alpha1.VectorComponent) string {
-	for _, c := range components {
-		e, ok := overlay.Entry(c.ImageName())
-		if !ok || (c.Tag == "" || e.Tag == "" || e.Tag == c.Tag) && (c.Digest == "" || e.Digest == "" || e.Digest == c.Digest) {
-			continue
-		}
-		return fmt.Sprintf("its images entry for %s sets %s, not %s", c.ImageName(), e.Version(), c.Version())
-	}
-	return ""
 }
 
 func (d *Decision) recordOverlayVector(ref string, stage source.StageRef) {

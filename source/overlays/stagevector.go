@@ -45,6 +45,21 @@ func (sv StageVector) Entry(image string) (entry v1alpha1.VectorComponent, ok bo
 	return entry, true
 }
 
+// Contradiction says which images entry of the overlay sets one of
+// components (the vector it names) to another tag or digest, "" when none
+// does. An entry that leaves a field to the base, or no entry, says nothing
+// the file alone can contradict.
+func (sv StageVector) Contradiction(components []v1alpha1.VectorComponent) string {
+	for _, c := range components {
+		e, ok := sv.Entry(c.ImageName())
+		if !ok || (c.Tag == "" || e.Tag == "" || e.Tag == c.Tag) && (c.Digest == "" || e.Digest == "" || e.Digest == c.Digest) {
+			continue
+		}
+		return fmt.Sprintf("its images entry for %s sets %s, not %s", c.ImageName(), e.Version(), c.Version())
+	}
+	return ""
+}
+
 // Entries are all the images entries that match image by Entry's rule.
 func (sv StageVector) Entries(image string) []v1alpha1.VectorComponent {
 	var out []v1alpha1.VectorComponent
