@@ -111,7 +111,7 @@ func (s *Snapshot) overlaysBuiltOnStages(keys []string, reads [][]string) []Prob
 // edited by hand, or an overlay copied from another). A pass believes
 // neither blindly (pass.RunningVectors); this says it before it lands.
 func (s *Snapshot) vectorsNamedTwoWays(keys []string) []Problem {
-	first := map[string]string{} // vector -> the first stage naming it
+	namedFirst := map[string]string{} // vector -> the first stage naming it
 	var problems []Problem
 	var files map[string]string
 	for _, k := range keys {
@@ -120,9 +120,9 @@ func (s *Snapshot) vectorsNamedTwoWays(keys []string) []Problem {
 		if named == "" {
 			continue
 		}
-		other, seen := first[named]
+		other, seen := namedFirst[named]
 		if !seen {
-			first[named] = k
+			namedFirst[named] = k
 			continue
 		}
 		// The first overlay's entries are the vector, as a pass records

@@ -104,9 +104,7 @@ type Decision struct {
 func Decide(in Inputs, now time.Time) Decision {
 	d := Decision{State: in.State.CloneSharing(), owned: map[string]bool{}, keptConfigs: map[string]bool{}, ownedStages: map[string]bool{}}
 	pruneAllowed := len(in.Snapshot.Problems) == 0
-	var notRunning map[string]string
-	in.Snapshot, notRunning = RunningVectors(in.Snapshot, in.State.Vectors)
-	d.notRunning = notRunning
+	in.Snapshot, d.notRunning = RunningVectors(in.Snapshot, in.State.Vectors)
 	d.observeStages(in.Snapshot, now, pruneAllowed)
 	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
 	d.recordApprovals(in.Approvals, now)
