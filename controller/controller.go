@@ -158,8 +158,11 @@ type Controller struct {
 	// settledBefore says inputs, due and problems are an earlier
 	// process's settled pass (importSettled), not yet taken by this one.
 	settledBefore bool
-	// decisions counts the passes that decided, for tests.
-	decisions int
+	// read is what the decision of inputs read, when it read only Git.
+	read *gitRead
+	// decisions counts the passes that decided, and loads those that
+	// loaded the config branch, for tests.
+	decisions, loads int
 	// stateFiles are the state branch's files as this controller read
 	// them last.
 	stateFiles stateFiles
@@ -465,6 +468,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 		res.RequeueAfter = retryIn
 	}
 	c.inputs, c.due, c.problems = inputs, now.Add(requeueOrForever(d.RequeueAfter)), res.Problems
+	c.read = c.gitOnlyRead(snap, tip, reg, prFacts, reports)
 	// A forge write that failed is planned again only by a fresh decision.
 	if res.Changed() || execErr != nil || len(res.PullRequests) < len(d.PullRequestActions) {
 		c.inputs = "" // our own writes changed the inputs: look again
@@ -525,6 +529,10 @@ func (c *Controller) RunUntilStable(ctx context.Context, maxPasses int) ([]PassR
 	// outcome: it describes commits, which never change.
 	defer c.opts.Loader.SaveCaches()
 	c.mu.Lock()
+	if res, ok := c.settledAsBefore(ctx); ok {
+		c.mu.Unlock()
+		return []PassResult{res}, nil
+	}
 	held := c.hold()
 	c.mu.Unlock()
 	for attempt := 1; ; attempt++ {

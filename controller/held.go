@@ -54,6 +54,7 @@ func (c *Controller) heldURL() string { return c.remote(c.opts.URL).URL }
 // pass at the commit the run's writes left (a fetch would bring back the
 // remote's older tip).
 func (c *Controller) load(ctx context.Context) (*source.Snapshot, error) {
+	c.loads++
 	if c.held == nil || !c.held.read {
 		return c.opts.Loader.Load(ctx, c.opts.URL, c.opts.Branch)
 	}

@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
+	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/reconcilers/trust"
+	"github.com/vectorflow-dev/vectorflow/source"
+	"github.com/vectorflow-dev/vectorflow/source/deployments"
 
 	"github.com/vectorflow-dev/vectorflow/internal/buildid"
 	"github.com/vectorflow-dev/vectorflow/internal/cachefile"
@@ -111,6 +116,18 @@ type settledPass struct {
 	Inputs   string    `json:"inputs"`
 	Due      time.Time `json:"due"`
 	Problems []string  `json:"problems,omitempty"`
+	// Read is set when the pass read nothing but Git (gitOnlyRead).
+	Read *gitRead `json:"read,omitempty"`
+}
+
+// gitRead is what a pass read from Git alone: a pass that finds every
+// branch where it was would read, decide and log the same.
+type gitRead struct {
+	Config source.Commits `json:"config"`
+	// State is the state branch's tip, the zero hash when there was none.
+	State string `json:"state"`
+	// Logged are the snapshot's problems, which a first pass logs.
+	Logged []string `json:"logged,omitempty"`
 }
 
 // importSettled takes, once, the last settled pass an earlier process
@@ -130,6 +147,62 @@ func (c *Controller) importSettled() {
 		return
 	}
 	c.inputs, c.due, c.problems, c.settledBefore = sp.Inputs, sp.Due, sp.Problems, true
+	c.read = sp.Read
+}
+
+// gitOnlyRead is what a pass that read snap and the state branch at tip
+// read, when nothing it decided on came from outside Git: no registry
+// answered for a template, no forge for a pull request or a commit status,
+// no deployer reported, and no pull request waits for its forge. nil
+// otherwise, or when the load read a plain directory.
+func (c *Controller) gitOnlyRead(snap *source.Snapshot, tip plumbing.Hash, reg registryResolution, prFacts map[string]pass.PullRequestFacts,
+	reports []deployments.Report) *gitRead {
+	if len(reg.resolved) > 0 || len(reg.problems) > 0 || len(prFacts) > 0 || len(reports) > 0 || len(c.unindexed) > 0 ||
+		len(c.commitStatusTargets(snap)) > 0 {
+		return nil
+	}
+	read, ok := c.opts.Loader.ReadCommits(c.opts.URL, c.opts.Branch)
+	if !ok || read.Commit != snap.Commit {
+		return nil
+	}
+	r := &gitRead{Config: read, State: tip.String()}
+	for _, p := range snap.Problems {
+		r.Logged = append(r.Logged, p.Error())
+	}
+	return r
+}
+
+// settledAsBefore is the pass an earlier run settled on (importSettled),
+// taken without loading anything when that pass read only Git, every
+// branch it read is where it was, its state tip is trusted under this
+// process's keys, and none of its deadlines has passed: a run --once
+// over an unchanged repository costs its fetches. A controller whose
+// passes someone observes or measures loads: they want what it read.
+func (c *Controller) settledAsBefore(ctx context.Context) (PassResult, bool) {
+	if c.opts.Observe != nil || c.opts.Metrics != nil || c.shared == nil {
+		return PassResult{}, false
+	}
+	c.importSettled()
+	now := c.opts.Clock()
+	if !c.settledBefore || c.read == nil || !now.Before(c.due) ||
+		!c.opts.Loader.StillAt(ctx, c.opts.URL, c.opts.Branch, c.read.Config) {
+		return PassResult{}, false
+	}
+	tip, err := FetchedState(c.shared, c.opts.StateBranch)
+	if err != nil || tip.String() != c.read.State {
+		return PassResult{}, false
+	}
+	if !tip.IsZero() {
+		c.importTrustMemo()
+		if v, ok := c.trust.Known(tip); !ok || !v.Trusted {
+			return PassResult{}, false
+		}
+	}
+	for _, p := range c.read.Logged {
+		c.opts.Log.Error(errors.New(p), "configuration problem")
+	}
+	c.settledBefore = false
+	return PassResult{RequeueAfter: c.due.Sub(now), Problems: c.problems}, true
 }
 
 // exportSettled records the pass a run settled on, for the next process;
@@ -143,7 +216,7 @@ func (c *Controller) exportSettled() {
 		_ = os.Remove(m.settledFile)
 		return
 	}
-	body, err := json.Marshal(settledPass{Inputs: c.inputs, Due: c.due, Problems: c.problems})
+	body, err := json.Marshal(settledPass{Inputs: c.inputs, Due: c.due, Problems: c.problems, Read: c.read})
 	if err != nil {
 		return
 	}

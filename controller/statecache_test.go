@@ -233,12 +233,15 @@ func TestRestartedRunTakesTheSettledPass(t *testing.T) {
 	if len(passes) != 1 || passes[0].Changed() || restarted.decisions != 0 {
 		t.Errorf("restarted with the same settings: %d passes, %d decided; want one pass that decides nothing", len(passes), restarted.decisions)
 	}
+	if restarted.loads != 0 {
+		t.Errorf("restarted with nothing moved: the config branch was loaded %d times, want none", restarted.loads)
+	}
 	if diff := cmp.Diff(wantProblems, passes[0].Problems); diff != "" {
 		t.Errorf("restarted: problems (-settled +restarted):\n%s", diff)
 	}
 	again := newController(settings("--flags A"))
-	if run(again); again.decisions != 0 {
-		t.Errorf("restarted twice: %d passes decided, want none", again.decisions)
+	if run(again); again.decisions != 0 || again.loads != 0 {
+		t.Errorf("restarted twice: %d passes decided and %d loaded, want none", again.decisions, again.loads)
 	}
 
 	for _, tc := range []struct {
