@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,7 +124,8 @@ type settledPass struct {
 // gitRead is what a pass read from Git alone: a pass that finds every
 // branch where it was would read, decide and log the same.
 type gitRead struct {
-	Config source.Commits `json:"config"`
+	// Branches are the config branch and the landscapes' (Loader.ReadCommits).
+	Branches []source.BranchCommit `json:"branches"`
 	// State is the state branch's tip, the zero hash when there was none.
 	State string `json:"state"`
 	// Logged are the snapshot's problems, which a first pass logs.
@@ -162,10 +164,10 @@ func (c *Controller) gitOnlyRead(snap *source.Snapshot, tip plumbing.Hash, reg r
 		return nil
 	}
 	read, ok := c.opts.Loader.ReadCommits(c.opts.URL, c.opts.Branch)
-	if !ok || read.Commit != snap.Commit {
+	if !ok || read[0].Commit != snap.Commit {
 		return nil
 	}
-	r := &gitRead{Config: read, State: tip.String()}
+	r := &gitRead{Branches: read, State: tip.String()}
 	for _, p := range snap.Problems {
 		r.Logged = append(r.Logged, p.Error())
 	}
@@ -176,23 +178,23 @@ func (c *Controller) gitOnlyRead(snap *source.Snapshot, tip plumbing.Hash, reg r
 // taken without loading anything when that pass read only Git, every
 // branch it read is where it was, its state tip is trusted under this
 // process's keys, and none of its deadlines has passed: a run --once
-// over an unchanged repository costs its fetches. A controller whose
-// passes someone observes or measures loads: they want what it read.
+// over an unchanged repository costs a listing of each repository's
+// branches. A controller whose passes someone observes or measures
+// loads: they want what it read.
 func (c *Controller) settledAsBefore(ctx context.Context) (PassResult, bool) {
-	if c.opts.Observe != nil || c.opts.Metrics != nil || c.shared == nil {
+	if c.opts.Observe != nil || c.opts.Metrics != nil {
 		return PassResult{}, false
 	}
 	c.importSettled()
 	now := c.opts.Clock()
-	if !c.settledBefore || c.read == nil || !now.Before(c.due) ||
-		!c.opts.Loader.StillAt(ctx, c.opts.URL, c.opts.Branch, c.read.Config) {
+	if !c.settledBefore || c.read == nil || !now.Before(c.due) || !plumbing.IsHash(c.read.State) {
 		return PassResult{}, false
 	}
-	tip, err := FetchedState(c.shared, c.opts.StateBranch)
-	if err != nil || tip.String() != c.read.State {
+	state := source.BranchCommit{URL: c.opts.URL, Branch: c.opts.StateBranch, Commit: c.read.State}
+	if !c.opts.Loader.StillAt(ctx, append(slices.Clone(c.read.Branches), state)) {
 		return PassResult{}, false
 	}
-	if !tip.IsZero() {
+	if tip := plumbing.NewHash(c.read.State); !tip.IsZero() {
 		c.importTrustMemo()
 		if v, ok := c.trust.Known(tip); !ok || !v.Trusted {
 			return PassResult{}, false

@@ -2,8 +2,11 @@ package source
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
@@ -25,11 +28,15 @@ func TestStillAtSaysWhetherABranchMoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	read, ok := l.ReadCommits(url, fixtureBranch)
-	if !ok || read.Commit != snap.Commit {
-		t.Fatalf("ReadCommits = %+v, %t; want the commit loaded, %s", read, ok, snap.Commit)
+	if want := []BranchCommit{{URL: url, Branch: fixtureBranch, Commit: snap.Commit}}; !ok || !slices.Equal(read, want) {
+		t.Fatalf("ReadCommits = %+v, %t; want %+v", read, ok, want)
 	}
-	if !l.StillAt(ctx, url, fixtureBranch, read) {
+	if !l.StillAt(ctx, read) {
 		t.Error("StillAt is false with nothing pushed")
+	}
+	absent := BranchCommit{URL: url, Branch: "no-such-branch", Commit: plumbing.ZeroHash.String()}
+	if !l.StillAt(ctx, append(read, absent)) {
+		t.Error("StillAt is false for a branch that was absent and still is")
 	}
 	if _, ok := l.ReadCommits(url, "other"); ok {
 		t.Error("ReadCommits names commits for a branch never loaded")
@@ -38,11 +45,14 @@ func TestStillAtSaysWhetherABranchMoved(t *testing.T) {
 	bare := srv.BarePath("config")
 	testutil.Git(t, bare, nil, "update-ref", "refs/heads/"+fixtureBranch,
 		strings.TrimSpace(testutil.Git(t, bare, nil, "commit-tree", "-p", fixtureBranch, "-m", "moved", fixtureBranch+"^{tree}")))
-	if l.StillAt(ctx, url, fixtureBranch, read) {
+	if l.StillAt(ctx, read) {
 		t.Error("StillAt is true after a push")
 	}
-	if l.StillAt(ctx, url, "no-such-branch", Commits{Commit: read.Commit}) {
+	if l.StillAt(ctx, []BranchCommit{{URL: url, Branch: "no-such-branch", Commit: snap.Commit}}) {
 		t.Error("StillAt is true for a branch that does not exist")
+	}
+	if l.StillAt(ctx, []BranchCommit{{URL: srv.HTTPURL("no-such-repository"), Branch: fixtureBranch, Commit: snap.Commit}}) {
+		t.Error("StillAt is true for a repository that does not exist")
 	}
 
 	dir := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})

@@ -214,6 +214,26 @@ func (r *Repository) Fetch(ctx context.Context, branch string) (plumbing.Hash, e
 	return ref.Hash(), nil
 }
 
+// Heads lists the branches the server has, each at its commit, as it
+// advertises them: one request, no objects.
+func (r *Repository) Heads(ctx context.Context) (map[string]plumbing.Hash, error) {
+	remote, err := r.repo.Remote(git.DefaultRemoteName)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: r.auth})
+	if err != nil {
+		return nil, fmt.Errorf("list the branches of %s: %w", RedactURL(r.url), RedactError(explainFetchError(err, r.auth != nil)))
+	}
+	heads := make(map[string]plumbing.Hash, len(refs))
+	for _, ref := range refs {
+		if ref.Name().IsBranch() && ref.Type() == plumbing.HashReference {
+			heads[ref.Name().Short()] = ref.Hash()
+		}
+	}
+	return heads, nil
+}
+
 // Compact packs the loose objects writes left in the on-disk store once
 // there are many, as every fetch does, or once this process wrote many,
 // which fetches leave loose: a run that wrote its commits without fetching
