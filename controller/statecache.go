@@ -156,10 +156,11 @@ func (c *Controller) importSettled() {
 // read, when nothing it decided on came from outside Git: no registry
 // answered for a template, no forge for a pull request or a commit status,
 // no deployer reported, and no pull request waits for its forge. nil
-// otherwise, or when the load read a plain directory.
+// otherwise, when the load read a plain directory, or when no settled pass
+// is recorded (no Settings).
 func (c *Controller) gitOnlyRead(snap *source.Snapshot, tip plumbing.Hash, reg registryResolution, prFacts map[string]pass.PullRequestFacts,
 	reports []deployments.Report) *gitRead {
-	if len(reg.resolved) > 0 || len(reg.problems) > 0 || len(prFacts) > 0 || len(reports) > 0 || len(c.unindexed) > 0 ||
+	if c.stateMemo.settledFile == "" || len(reg.resolved) > 0 || len(reg.problems) > 0 || len(prFacts) > 0 || len(reports) > 0 || len(c.unindexed) > 0 ||
 		len(c.commitStatusTargets(snap)) > 0 {
 		return nil
 	}
