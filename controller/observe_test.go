@@ -5,15 +5,12 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/gitwriter"
-	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -102,19 +99,7 @@ func TestObserveHandsOverTheStateBranch(t *testing.T) {
 		t.Errorf("an unchanged pass observed as %+v", unchanged)
 	}
 
-	// Someone with push access rewrites a promotion in an unsigned commit.
-	dir := t.TempDir()
-	testutil.Git(t, dir, nil, "clone", "-q", "--branch", DefaultStateBranch, f.srv.HTTPURLWithCredentials("acme.git"), ".")
-	file := filepath.Join(dir, "promotions", "latest-to-dev", "latest-to-dev-1.yaml")
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, []byte(strings.Replace(string(data), "state: Succeeded", "state: Failed", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Git(t, dir, nil, "commit", "-qam", "nothing to see here")
-	testutil.Git(t, dir, nil, "push", "-q", "origin", "HEAD:"+DefaultStateBranch)
+	forgeStatePromotion(t, f.srv.HTTPURLWithCredentials("acme.git"))
 	forged := f.stateTip(t)
 	if _, err := c.Pass(ctx); !errors.Is(err, ErrUntrustedState) {
 		t.Fatalf("a pass over a forged state branch: %v", err)

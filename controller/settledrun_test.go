@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vectorflow-dev/vectorflow/gitwriter"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
@@ -27,18 +26,7 @@ func TestRestartedRunLooksAgainAtWhatMoved(t *testing.T) {
 		if _, err := newController(settled).RunUntilStable(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
-		dir := t.TempDir()
-		testutil.Git(t, dir, nil, "clone", "-q", "--branch", DefaultStateBranch, srv.HTTPURLWithCredentials("config.git"), ".")
-		file := filepath.Join(dir, "promotions", "latest-to-dev", "latest-to-dev-1.yaml")
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(strings.Replace(string(data), "state: Succeeded", "state: Failed", 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		testutil.Git(t, dir, nil, "commit", "-qam", "nothing to see here")
-		testutil.Git(t, dir, nil, "push", "-q", "origin", "HEAD:"+DefaultStateBranch)
+		forgeStatePromotion(t, srv.HTTPURLWithCredentials("config.git"))
 
 		restarted := newController(settled)
 		if _, err := restarted.RunUntilStable(ctx, 10); !errors.Is(err, ErrUntrustedState) {
@@ -51,15 +39,7 @@ func TestRestartedRunLooksAgainAtWhatMoved(t *testing.T) {
 		srv.InitRepo(t, quickstartStages(t), "main", "stages.git")
 		srv.InitRepo(t, configRepo(t, latestToDevElsewhere(t, "shared", srv.HTTPURL("stages.git"), "main")), "main", "builds.git")
 		auth := func(string) source.Auth { return source.Auth{Username: srv.Username, Password: srv.Password} }
-		cacheDir, writer := t.TempDir(), oneKeyWriters(t)
-		newController := func() *Controller {
-			c, err := New(Options{URL: srv.HTTPURL("builds.git"), Branch: "main", Writer: writer(), Auth: auth,
-				CacheDir: cacheDir, HoldWrites: true, Settings: "--flags A"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		}
+		newController := restartedRuns(t, Options{URL: srv.HTTPURL("builds.git"), Branch: "main", Auth: auth})
 		if _, err := newController().RunUntilStable(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
@@ -95,15 +75,7 @@ func TestRestartedRunLooksAgainAtWhatMoved(t *testing.T) {
 		f.push(t, "acme/frontend", "1.2.0")
 		f.push(t, "acme/service-a", "1.0.2")
 		f.push(t, "acme/service-b", "1.0.0")
-		cacheDir, writer := t.TempDir(), oneKeyWriters(t)
-		newController := func() *Controller {
-			c, err := New(Options{URL: f.url, Branch: "main", Writer: writer(), Auth: f.auth, Resolver: f.resolver,
-				CacheDir: cacheDir, HoldWrites: true, Settings: "--flags A"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		}
+		newController := restartedRuns(t, Options{URL: f.url, Branch: "main", Auth: f.auth, Resolver: f.resolver})
 		if _, err := newController().RunUntilStable(ctx, 10); err != nil {
 			t.Fatal(err)
 		}
@@ -134,22 +106,39 @@ func TestRestartedRunLooksAgainAtWhatMoved(t *testing.T) {
 	})
 }
 
-// oneKeyWriters makes writers signing with one key: each restarted
-// controller is a new process, with a writer of its own.
-func oneKeyWriters(t *testing.T) func() *gitwriter.Writer {
-	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
-	return func() *gitwriter.Writer {
-		signer, err := gitwriter.NewSigner(key.PrivateArmored, nil)
+// restartedRuns makes controllers as run --once makes them, each a new
+// process over one cache directory, with the flags and signing key of the
+// one before.
+func restartedRuns(t *testing.T, o Options) func() *Controller {
+	o.CacheDir, o.HoldWrites, o.Settings = t.TempDir(), true, "--flags A"
+	writer := oneKeyWriters(t)
+	return func() *Controller {
+		o.Writer = writer()
+		c, err := New(o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{
-			Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return w
+		return c
 	}
+}
+
+// forgeStatePromotion rewrites a promotion on the state branch of the
+// repository at url (with credentials) in an unsigned commit, as someone
+// with push access could.
+func forgeStatePromotion(t *testing.T, url string) {
+	t.Helper()
+	dir := t.TempDir()
+	testutil.Git(t, dir, nil, "clone", "-q", "--branch", DefaultStateBranch, url, ".")
+	file := filepath.Join(dir, "promotions", "latest-to-dev", "latest-to-dev-1.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), "state: Succeeded", "state: Failed", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, dir, nil, "commit", "-qam", "nothing to see here")
+	testutil.Git(t, dir, nil, "push", "-q", "origin", "HEAD:"+DefaultStateBranch)
 }
 
 // runSettled runs c until stable and says whether it loaded and decided.

@@ -12,17 +12,25 @@ import (
 // its own state commits by their signature, so it needs one.
 func signedWriter(t testing.TB) *gitwriter.Writer {
 	t.Helper()
+	return oneKeyWriters(t)()
+}
+
+// oneKeyWriters makes writers signing with one fresh key: each restarted
+// controller is a new process, with a writer of its own.
+func oneKeyWriters(t testing.TB) func() *gitwriter.Writer {
 	key := testutil.NewOpenPGPKey(t, "vectorflow", "vectorflow@vectorflow.dev", nil)
-	signer, err := gitwriter.NewSigner(key.PrivateArmored, nil)
-	if err != nil {
-		t.Fatal(err)
+	return func() *gitwriter.Writer {
+		signer, err := gitwriter.NewSigner(key.PrivateArmored, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := gitwriter.NewWriter(gitwriter.WriterOptions{
+			Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
 	}
-	w, err := gitwriter.NewWriter(gitwriter.WriterOptions{
-		Identity: gitwriter.Identity{Name: "vectorflow", Email: "vectorflow@vectorflow.dev"}, Signer: signer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
 }
 
 // TestNewNeedsAStateSigner: a controller whose writer does not sign, with
