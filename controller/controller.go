@@ -374,7 +374,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	d := pass.Decide(pass.Inputs{Snapshot: snap, State: state, Approvals: approvals, Results: pass.LandedResults(snap, state, landedHistories(histories), c.results, c.rendersVector(state)),
 		Resolved: reg.resolved, RegistryProblems: reg.problems, TargetSequences: sequencesOf(snap, histories),
 		PullRequests: prFacts, OpenedPullRequests: c.opened, Requests: requests, Holds: holds,
-		StageRenders: facts.renders, Reports: facts.reports, Positions: facts.positions}, now)
+		StageRenders: facts.renders, RendersOther: facts.rendersOther, Reports: facts.reports, Positions: facts.positions}, now)
 	c.opts.Metrics.observePromotions(c.name, d.State)
 
 	res := PassResult{Transitions: d.Transitions, RequeueAfter: d.RequeueAfter, Problems: pass.ConfigurationProblems(snap, d.State)}

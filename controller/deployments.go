@@ -36,9 +36,11 @@ const maxLineage = 100_000
 // reports: the overlays to render, and each report resolved to its stages
 // with the vector the overlay names at its revision.
 type stageFacts struct {
-	renders   map[string]reconcilers.StageRender
-	reports   map[string][]reconcilers.StageReport
-	positions func(stage, revision string) (int, bool)
+	renders map[string]reconcilers.StageRender
+	// rendersOther is Inputs.RendersOther.
+	rendersOther map[string]string
+	reports      map[string][]reconcilers.StageReport
+	positions    func(stage, revision string) (int, bool)
 	// later are reports on revisions the branch does not hold yet, to be
 	// tried again by a later pass.
 	later []deployments.Report
@@ -50,18 +52,29 @@ type stageFacts struct {
 // and resolves the reports. An error is for Git failing to answer; the
 // caller puts the reports back.
 func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, reports []deployments.Report, now time.Time) (stageFacts, error) {
-	f := stageFacts{renders: map[string]reconcilers.StageRender{}, reports: map[string][]reconcilers.StageReport{}}
+	f := stageFacts{renders: map[string]reconcilers.StageRender{}, rendersOther: map[string]string{}, reports: map[string][]reconcilers.StageReport{}}
 	keys := pass.NeedsRender(snap, state)
+	undecided := leftToBase(snap, state)
 	// Built on every core first (a cold pass renders every overlay); the
-	// loop below then takes each from the render cache.
+	// loops below then take each from the render cache.
 	if c.renderer != nil {
-		warm := make([]render.Overlay, 0, len(keys))
-		for _, key := range keys {
+		warm := make([]render.Overlay, 0, len(keys)+len(undecided))
+		for _, key := range append(slices.Clone(keys), undecided...) {
 			if ref := snap.StageIndex[key]; ref.Tree != nil {
 				warm = append(warm, render.Overlay{Tree: ref.Tree, Dir: ref.Overlay})
 			}
 		}
 		c.renderer.BuildAll(ctx, warm)
+	}
+	for _, key := range undecided {
+		ref := snap.StageIndex[key]
+		why, err := c.rendersOther(ctx, ref.Tree, ref.Overlay, ref.Vector, state.Vectors[ref.Vector.Vector].Spec.Components)
+		if err != nil {
+			return stageFacts{}, err
+		}
+		if why != "" {
+			f.rendersOther[key] = why
+		}
 	}
 	for _, key := range keys {
 		ref := snap.StageIndex[key]
@@ -126,7 +139,17 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 			// What runs there is what the overlay's entries say, as for
 			// the stage's target (pass.RunningVectors).
 			if v := state.Vectors[sv.Vector]; v != nil {
-				if why := sv.Contradiction(v.Spec.Components); why != "" {
+				why := sv.Contradiction(v.Spec.Components)
+				if why == "" && sv.LeavesToBase(v.Spec.Components) {
+					tree, err := l.tree(revision)
+					if err != nil {
+						return stageFacts{}, err
+					}
+					if why, err = c.rendersOther(ctx, tree, ref.Overlay, sv, v.Spec.Components); err != nil {
+						return stageFacts{}, err
+					}
+				}
+				if why != "" {
 					f.ignored = append(f.ignored, fmt.Sprintf("stage %s: revision %s runs no vector: its overlay names %s, but %s", key, revision, sv.Vector, why))
 					sr.Vector = ""
 				}
@@ -161,6 +184,24 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 		return p, ok
 	}
 	return f, nil
+}
+
+// leftToBase lists the stages (by StageKey) whose overlay names a vector
+// the state holds, contradicts none of its components in its entries, and
+// leaves one of them to the base: only a render tells what they run.
+func leftToBase(snap *source.Snapshot, state *reconcilers.State) []string {
+	var out []string
+	for _, key := range snap.ResolvedStageKeys() {
+		ref := snap.StageIndex[key]
+		v := state.Vectors[ref.Vector.Vector]
+		if ref.Vector.Vector == "" || v == nil || ref.Tree == nil {
+			continue
+		}
+		if ref.Vector.Contradiction(v.Spec.Components) == "" && ref.Vector.LeavesToBase(v.Spec.Components) {
+			out = append(out, key)
+		}
+	}
+	return out
 }
 
 // deploymentIndex finds the stages a deployment deploys.

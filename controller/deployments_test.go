@@ -460,13 +460,65 @@ func TestALateHealthyReportNeverMakesAFailedStageActive(t *testing.T) {
 // vector the annotation names, so dev does not report it active (nor as
 // its target).
 func TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive(t *testing.T) {
+	wantNotRunning(t, "hotfix by hand", func(overlay string) string {
+		return regexp.MustCompile(`newTag: "?[^"\s]+"?`).ReplaceAllString(overlay, `newTag: "9.9.9"`)
+	})
+}
+
+// TestAHealthyRevisionWhoseOverlayLeavesAComponentToItsBaseIsNotActive:
+// the entries alone contradict nothing when a person removes one (the
+// base's image runs) or leaves its tag to the base (an entry that only
+// moves the image to a mirror). The overlay renders another version of
+// that component than the vector it still names, so dev runs no vector.
+// Where the base runs the vector's version, dev still runs the vector.
+func TestAHealthyRevisionWhoseOverlayLeavesAComponentToItsBaseIsNotActive(t *testing.T) {
+	frontend := regexp.MustCompile(`(?m)^  - name: registry.example.com/acme/frontend\n    newTag: "?[^"\s]+"?\n`)
+	t.Run("entry removed", func(t *testing.T) {
+		wantNotRunning(t, "frontend from the base", func(overlay string) string {
+			return frontend.ReplaceAllString(overlay, "")
+		})
+	})
+	t.Run("tag left to the base", func(t *testing.T) {
+		wantNotRunning(t, "frontend from the mirror", func(overlay string) string {
+			return frontend.ReplaceAllString(overlay, "  - name: registry.example.com/acme/frontend\n    newName: mirror.example.com/acme/frontend\n")
+		})
+	})
+	t.Run("the base runs the same version", func(t *testing.T) {
+		serviceB := regexp.MustCompile(`(?m)^  - name: registry.example.com/acme/service-b\n    newTag: "1.0.0".*\n`)
+		vector, dev, edited := handEditDev(t, "service-b from the base, which runs 1.0.0 too", func(overlay string) string {
+			return serviceB.ReplaceAllString(overlay, "")
+		})
+		if dev.Status.ActiveVector != vector || dev.Status.Vector != vector {
+			t.Errorf("dev reports target %q and active %q, want %s: the base runs service-b at 1.0.0 as the vector does:\n%s",
+				dev.Status.Vector, dev.Status.ActiveVector, vector, edited)
+		}
+	})
+}
+
+// wantNotRunning requires that dev, after handEditDev, reports the vector
+// its overlay names neither as its target nor as active.
+func wantNotRunning(t *testing.T, message string, edit func(overlay string) string) {
+	t.Helper()
+	vector, dev, edited := handEditDev(t, message, edit)
+	if dev.Status.ActiveVector == vector || dev.Status.Vector == vector {
+		t.Errorf("dev reports %s as target %q and active %q, but its overlay (%s) does not run it:\n%s",
+			vector, dev.Status.Vector, dev.Status.ActiveVector, message, edited)
+	}
+}
+
+// handEditDev runs the closed loop until dev runs a vector, pushes edit
+// of dev's overlay by hand (the vector annotation kept), has Flux report
+// that revision healthy, runs again and returns the vector, dev as the
+// state branch then holds it, and the edited overlay.
+func handEditDev(t *testing.T, message string, edit func(overlay string) string) (vector string, dev *v1alpha1.Stage, edited string) {
+	t.Helper()
 	l := startClosedLoop(t)
 	srv, name, clock, repo, c := l.srv, l.name, l.clock, l.repo, l.newController()
 	ctx := context.Background()
 	if _, err := c.RunUntilStable(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
-	vector := readDriftState(t, repo).Stages["dev/dev"].Status.Vector
+	vector = readDriftState(t, repo).Stages["dev/dev"].Status.Vector
 	if vector == "" {
 		t.Fatal("dev runs no vector after the first passes")
 	}
@@ -478,14 +530,14 @@ func TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	edited := regexp.MustCompile(`newTag: "?[^"\s]+"?`).ReplaceAllString(string(data), `newTag: "9.9.9"`)
+	edited = edit(string(data))
 	if edited == string(data) || !strings.Contains(edited, vector) {
-		t.Fatalf("dev's overlay has no newTag to edit, or does not name %s:\n%s", vector, data)
+		t.Fatalf("the edit changed nothing in dev's overlay, or it does not name %s:\n%s", vector, data)
 	}
 	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Git(t, work, nil, "-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-qam", "hotfix by hand")
+	testutil.Git(t, work, nil, "-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-qam", message)
 	testutil.Git(t, work, nil, "push", "-q", "origin", "main")
 	revision := strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
 
@@ -495,9 +547,8 @@ func TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive(t *testing.
 	if _, err := c.RunUntilStable(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
-	dev := readDriftState(t, repo).Stages["dev/dev"]
-	if dev.Status.ActiveVector == vector || dev.Status.Vector == vector {
-		t.Errorf("dev reports %s as target %q and active %q at revision %s, whose images entries run 9.9.9",
-			vector, dev.Status.Vector, dev.Status.ActiveVector, revision)
+	if dev = readDriftState(t, repo).Stages["dev/dev"]; dev == nil {
+		t.Fatalf("no stage dev on the state branch after revision %s", revision)
 	}
+	return vector, dev, edited
 }

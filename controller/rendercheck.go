@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -57,6 +58,32 @@ func (c *Controller) rendersVector(state *reconcilers.State) func(p *v1alpha1.Ve
 		}
 		return c.checkRenders(ref.Tree, ref.Overlay, vector.Spec.Components)
 	}
+}
+
+// rendersOther says why overlay in tree, whose entries sv name a vector of
+// components but leave one of them to the base (LeavesToBase), does not
+// run that vector: what its render runs instead, or that it does not
+// build. "" when the entries show it all, or the render runs every
+// component at its version (the base has the same tag).
+func (c *Controller) rendersOther(ctx context.Context, tree repofs.Tree, overlay string, sv overlays.StageVector, components []v1alpha1.VectorComponent) (string, error) {
+	if tree == nil || !sv.LeavesToBase(components) {
+		return "", nil
+	}
+	out, err := c.overlayRenderer().BuildContext(ctx, tree, overlay)
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if err != nil {
+		return fmt.Sprintf("it does not build: %v", err), nil
+	}
+	images, err := overlays.Images(out)
+	if err != nil {
+		return fmt.Sprintf("its render cannot be read: %v", err), nil
+	}
+	if err := render.CheckComponents(images, sv, components); err != nil {
+		return fmt.Sprintf("its entries leave the base to say, and %v", err), nil
+	}
+	return "", nil
 }
 
 // overlayBuildError is an edited overlay kustomize cannot build.

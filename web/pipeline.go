@@ -101,7 +101,7 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 	landscapes := map[string]bool{}
 	// A stage the state does not hold yet shows what its overlay runs, as
 	// the next pass will record it.
-	running, _ := pass.RunningVectors(snap.Config, state.Vectors)
+	running, _ := pass.RunningVectors(snap.Config, state.Vectors, nil)
 	for key, st := range snap.Config.Stages {
 		n := &Node{URL: stageURL(snap.ID, key), Kind: v1alpha1.StageKind, Name: st.Name, Landscape: st.Spec.Landscape, Key: key}
 		landscapes[st.Spec.Landscape] = true

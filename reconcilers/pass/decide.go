@@ -48,6 +48,11 @@ type Inputs struct {
 	// snapshot's commit, for stages that have no StageVersion yet of the
 	// vector their overlay names (see NeedsRender).
 	StageRenders map[string]reconcilers.StageRender
+	// RendersOther says, by StageKey, why a stage runs another version of
+	// a component than the vector its overlay names: the shell renders
+	// the overlays whose entries leave a component of that vector to the
+	// base (overlays.StageVector.LeavesToBase), and only those.
+	RendersOther map[string]string
 	// Reports are the deployers' reports by StageKey, each with the vector
 	// the overlay names at its revision, read from Git.
 	Reports map[string][]reconcilers.StageReport
@@ -104,7 +109,7 @@ type Decision struct {
 func Decide(in Inputs, now time.Time) Decision {
 	d := Decision{State: in.State.CloneSharing(), owned: map[string]bool{}, keptConfigs: map[string]bool{}, ownedStages: map[string]bool{}}
 	pruneAllowed := len(in.Snapshot.Problems) == 0
-	in.Snapshot, d.notRunning = RunningVectors(in.Snapshot, in.State.Vectors)
+	in.Snapshot, d.notRunning = RunningVectors(in.Snapshot, in.State.Vectors, in.RendersOther)
 	d.observeStages(in.Snapshot, now, pruneAllowed)
 	d.assembleVectors(in.Snapshot, in.Resolved, in.RegistryProblems, now)
 	d.recordApprovals(in.Approvals, now)
@@ -355,10 +360,12 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 // runs, so such a stage runs none: a config into it offers its source's
 // vector, which sets the entries, and none out of it offers what it never
 // ran. A vector vectors does not hold is what the first overlay naming it
-// says, as observeStages records it. why says, by stage key, what each
-// cleared stage's overlay sets. snap itself comes back when no stage is
+// says, as observeStages records it. rendersOther clears the stages whose
+// render shows another version than their entries leave to the base
+// (Inputs.RendersOther). why says, by stage key, what each cleared stage's
+// overlay sets or renders. snap itself comes back when no stage is
 // cleared; otherwise a copy sharing all but its StageIndex.
-func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector) (running *source.Snapshot, why map[string]string) {
+func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector, rendersOther map[string]string) (running *source.Snapshot, why map[string]string) {
 	recorded := map[string][]v1alpha1.VectorComponent{} // vectors the pass records from overlays
 	for _, key := range snap.ResolvedStageKeys() {
 		ref := snap.StageIndex[key]
@@ -376,6 +383,9 @@ func RunningVectors(snap *source.Snapshot, vectors map[string]*v1alpha1.Vector) 
 			continue
 		}
 		contradiction := ref.Vector.Contradiction(components)
+		if contradiction == "" {
+			contradiction = rendersOther[key]
+		}
 		if contradiction == "" {
 			continue
 		}

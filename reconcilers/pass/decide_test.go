@@ -596,3 +596,41 @@ func TestDecideDoesNotBelieveAnOverlayNamingAVectorItDoesNotRun(t *testing.T) {
 		state = passtest.RoundTrip(t, d.State)
 	}
 }
+
+// TestDecideBelievesTheRenderOfAnOverlayThatLeavesAComponentToItsBase:
+// test's entries match acme:v1, but the shell rendered test's overlay and
+// found frontend left to the base at another version (RendersOther). test
+// runs no vector, says why, and test-to-prod offers prod nothing.
+func TestDecideBelievesTheRenderOfAnOverlayThatLeavesAComponentToItsBase(t *testing.T) {
+	spec := passtest.DefaultSnapshotSpec()
+	spec.DevVector, spec.TestVector, spec.ProdVector = "acme:v1", "acme:v1", "acme:v0"
+	v1 := []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.2.0"},
+		{Name: "registry.example.com/acme/service-a", Tag: "1.0.1"}}
+	spec.DevImages, spec.TestImages = v1, v1
+	spec.ProdImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.0.0"},
+		{Name: "registry.example.com/acme/service-a", Tag: "1.0.0"}}
+	const why = "its entries leave the base to say, and component registry.example.com/acme/frontend renders nowhere at 1.2.0"
+	state := reconcilers.NewState()
+	for pass := 1; pass <= 2; pass++ {
+		d := decide(t, Inputs{Snapshot: spec.Build(), State: state, RendersOther: map[string]string{"test/test": why}},
+			t0.Add(time.Duration(pass)*time.Minute))
+		if test := d.State.Stages["test/test"]; test.Status.Vector != "" || test.Status.ActiveVector != "" {
+			t.Errorf("pass %d: test reports vector %q, active %q; its render runs another frontend",
+				pass, test.Status.Vector, test.Status.ActiveVector)
+		}
+		if dev := d.State.Stages["dev/dev"]; dev.Status.Vector != "acme:v1" {
+			t.Errorf("pass %d: dev reports %q, want acme:v1: only test's render was contradicted", pass, dev.Status.Vector)
+		}
+		for name, p := range d.State.Promotions {
+			if p.Spec.VectorPromotionConfigName == "test-to-prod" {
+				t.Errorf("pass %d: %s promotes %s to prod from test, which never ran it", pass, name, p.Spec.Vector)
+			}
+		}
+		if pass == 1 && !slices.ContainsFunc(d.Transitions, func(n string) bool {
+			return strings.Contains(n, "stage test/test") && strings.Contains(n, why)
+		}) {
+			t.Errorf("no transition says why test runs no vector: %q", d.Transitions)
+		}
+		state = passtest.RoundTrip(t, d.State)
+	}
+}

@@ -92,7 +92,7 @@ func BenchmarkRunningVectors(b *testing.B) {
 	snap := wideSnapshot(10000)
 	state := Decide(Inputs{Snapshot: snap, State: reconcilers.NewState()}, t0).State
 	for b.Loop() {
-		if running, why := RunningVectors(snap, state.Vectors); running != snap || why != nil {
+		if running, why := RunningVectors(snap, state.Vectors, nil); running != snap || why != nil {
 			b.Fatalf("stages of a settled chain cleared: %v", why)
 		}
 	}

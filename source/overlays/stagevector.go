@@ -60,6 +60,21 @@ func (sv StageVector) Contradiction(components []v1alpha1.VectorComponent) strin
 	return ""
 }
 
+// LeavesToBase says whether the overlay's entries alone cannot show that
+// it runs components (the vector it names): a component has no entry (or
+// two), or its entry leaves a field the component sets to the base (a
+// newName alone, a newTag without the digest). Only a render can tell
+// what such an overlay runs.
+func (sv StageVector) LeavesToBase(components []v1alpha1.VectorComponent) bool {
+	for _, c := range components {
+		e, ok := sv.Entry(c.ImageName())
+		if !ok || c.Tag != "" && e.Tag == "" || c.Digest != "" && e.Digest == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Entries are all the images entries that match image by Entry's rule.
 func (sv StageVector) Entries(image string) []v1alpha1.VectorComponent {
 	var out []v1alpha1.VectorComponent

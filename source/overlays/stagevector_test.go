@@ -123,3 +123,39 @@ func TestStageVectorEntry(t *testing.T) {
 		})
 	}
 }
+
+// TestStageVectorLeavesToBase: an overlay's entries show what it runs
+// only where each sets every field the vector's component sets; a missing
+// entry, two entries, or an entry without the tag or digest the component
+// has leaves the answer to the base.
+func TestStageVectorLeavesToBase(t *testing.T) {
+	api := v1alpha1.VectorComponent{Name: "registry.example.com/shop/api", Tag: "1.1.0"}
+	pinned := v1alpha1.VectorComponent{Name: "registry.example.com/shop/api", Tag: "1.1.0", Digest: "sha256:b"}
+	tests := []struct {
+		name      string
+		overlay   string
+		component v1alpha1.VectorComponent
+		want      bool
+	}{
+		{"the tag set", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\n", api, false},
+		{"another tag set: a contradiction, not silence", "images:\n- name: registry.example.com/shop/api\n  newTag: 9.9.9\n", api, false},
+		{"through a placeholder", "images:\n- name: api\n  newName: registry.example.com/shop/api\n  newTag: 1.1.0\n", api, false},
+		{"tag and digest set", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\n  digest: sha256:b\n", pinned, false},
+		{"no entry", "images:\n- name: busybox\n  newTag: '1'\n", api, true},
+		{"no images at all", "namespace: dev\n", api, true},
+		{"a mirror without the tag", "images:\n- name: registry.example.com/shop/api\n  newName: mirror.example.com/shop/api\n", api, true},
+		{"the tag without the digest", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\n", pinned, true},
+		{"two entries", "images:\n- name: api\n  newName: registry.example.com/shop/api\n  newTag: 1.1.0\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\n", api, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sv, err := ParseStageVector("dev/kustomization.yaml", []byte(tt.overlay))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sv.LeavesToBase([]v1alpha1.VectorComponent{tt.component}); got != tt.want {
+				t.Errorf("LeavesToBase = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
