@@ -396,7 +396,10 @@ func TestALateHealthyReportNeverMakesAFailedStageActive(t *testing.T) {
 	srv, name, clock, repo, newController := l.srv, l.name, l.clock, l.repo, l.newController
 	c := newController()
 	ctx := context.Background()
+	// The reports below are made within these ten minutes and arrive
+	// after them: a report cannot arrive before it was made.
 	start := clock.now()
+	clock.advance(10 * time.Minute)
 	report := func(outcome deployments.Outcome, made time.Duration, revision string) {
 		t.Helper()
 		r := deployments.Report{Deployment: devKustomization, Revision: revision, Outcome: outcome, Reason: "ReconciliationSucceeded",
@@ -551,4 +554,43 @@ func handEditDev(t *testing.T, message string, edit func(overlay string) string)
 		t.Fatalf("no stage dev on the state branch after revision %s", revision)
 	}
 	return vector, dev, edited
+}
+
+// TestAReportFromAClockAheadDoesNotHoldItsRevision: dev's deployer runs on
+// a clock a day ahead and reports the revision healthy; an hour later
+// (by the controller's clock) a deployer with a true clock reports it
+// failed. A report cannot have been made after it arrived, so the failure
+// is the newer word: dev is not Active, and its version is not Ready.
+func TestAReportFromAClockAheadDoesNotHoldItsRevision(t *testing.T) {
+	l := startClosedLoop(t)
+	clock, c := l.clock, l.newController()
+	ctx := context.Background()
+	run := func(what string) *reconcilers.State {
+		t.Helper()
+		if _, err := c.RunUntilStable(ctx, 10); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return readDriftState(t, l.repo)
+	}
+	vector := run("first passes").Stages["dev/dev"].Status.Vector
+	revision := strings.TrimSpace(testutil.Git(t, t.TempDir(), nil, "--git-dir", l.srv.BarePath(l.name), "rev-parse", "main"))
+
+	c.ReportDeployment(deployments.Report{Deployment: devKustomization, Revision: revision, Outcome: deployments.Healthy,
+		Reason: "ReconciliationSucceeded", At: clock.now().Add(24 * time.Hour), Channel: deployments.ChannelFlux})
+	if dev := run("healthy report from a day ahead").Stages["dev/dev"]; dev.Status.ActiveVector != vector {
+		t.Fatalf("dev active %q after a healthy report, want %s", dev.Status.ActiveVector, vector)
+	}
+
+	clock.advance(time.Hour)
+	c.ReportDeployment(deployments.Report{Deployment: devKustomization, Revision: revision, Outcome: deployments.Failed,
+		Reason: "HealthCheckFailed", Message: "timeout waiting for: [Deployment/acme-dev/frontend status: 'InProgress']",
+		At: clock.now(), Channel: deployments.ChannelFlux})
+	s := run("failed report an hour later")
+	if a := meta.FindStatusCondition(s.Stages["dev/dev"].Status.Conditions, v1alpha1.ActiveCondition); a == nil || a.Status != metav1.ConditionFalse {
+		t.Errorf("dev's Active condition %+v after the later failure, want False", a)
+	}
+	sv := s.StageVersions[reconcilers.StageVersionName("dev", "dev", vector)]
+	if r := meta.FindStatusCondition(sv.Status.Conditions, v1alpha1.ReadyCondition); r == nil || r.Status != metav1.ConditionFalse {
+		t.Errorf("StageVersion %s Ready %+v after the later failure, want False", sv.Name, r)
+	}
 }

@@ -96,7 +96,13 @@ func (q *reportQueue) take() []deployments.Report {
 
 // ReportDeployment queues a deployer's report for the next pass, which
 // applies it; it does not trigger that pass (Runner.ReportDeployment does).
+// A report cannot have been made after it arrived: one dated later (its
+// deployer's clock runs ahead) counts from its arrival, or it would
+// outrank every true report of its revision until that date.
 func (c *Controller) ReportDeployment(r deployments.Report) {
+	if now := c.opts.Clock(); r.At.After(now) {
+		r.At = now
+	}
 	c.reportsMu.Lock()
 	defer c.reportsMu.Unlock()
 	c.reports.add(r)

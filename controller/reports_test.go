@@ -17,7 +17,7 @@ func TestReportQueueKeepsTheNewestReportPerRevision(t *testing.T) {
 	stale := deployments.Report{Deployment: dev, Revision: "a", Outcome: deployments.Healthy, At: t0}
 	other := deployments.Report{Deployment: dev, Revision: "b", Outcome: deployments.Healthy, At: t0}
 
-	var c Controller
+	c := Controller{opts: Options{Clock: func() time.Time { return t0.Add(time.Hour) }}}
 	c.ReportDeployment(failed)
 	c.ReportDeployment(other)
 	c.ReportDeployment(stale) // older than failed: ignored
@@ -50,7 +50,7 @@ func TestReportQueueDropsAReportOlderThanOneAPassTook(t *testing.T) {
 		return deployments.Report{Deployment: dev, Revision: "a", Outcome: outcome, At: t0.Add(d)}
 	}
 
-	var c Controller
+	c := Controller{opts: Options{Clock: func() time.Time { return t0.Add(time.Hour) }}}
 	c.ReportDeployment(report(deployments.Failed, 0))
 	c.takeDeploymentReports()
 	again := report(deployments.Failed, 2*time.Minute)
@@ -74,7 +74,7 @@ func TestReportQueueDropsAReportOlderThanOneAPassTook(t *testing.T) {
 }
 
 func TestReportQueueIsBounded(t *testing.T) {
-	var c Controller
+	c := Controller{opts: Options{Clock: time.Now}}
 	dev := v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps-dev"}
 	for i := range maxQueuedReports + 5 {
 		c.ReportDeployment(deployments.Report{Deployment: dev, Revision: string(rune('a'+i%26)) + time.Duration(i).String()})
@@ -84,5 +84,28 @@ func TestReportQueueIsBounded(t *testing.T) {
 	}
 	if got := len(c.reports.newest); got != maxQueuedReports {
 		t.Errorf("queue remembered the time of %d reports, want the bound %d", got, maxQueuedReports)
+	}
+}
+
+// TestReportQueueTakesAReportFromAClockAheadAsMadeOnArrival: a report
+// dated after it arrived (its deployer's clock runs ahead) is queued as
+// made when it arrived, so a true report of its revision made since is
+// not dropped as older.
+func TestReportQueueTakesAReportFromAClockAheadAsMadeOnArrival(t *testing.T) {
+	dev := v1alpha1.DeploymentReference{Kind: "Kustomization", Name: "apps-dev", Namespace: "flux-system"}
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	c := Controller{opts: Options{Clock: func() time.Time { return now }}}
+	ahead := deployments.Report{Deployment: dev, Revision: "a", Outcome: deployments.Healthy, At: now.Add(24 * time.Hour)}
+	c.ReportDeployment(ahead)
+	arrived := ahead
+	arrived.At = now
+	if diff := cmp.Diff([]deployments.Report{arrived}, c.takeDeploymentReports()); diff != "" {
+		t.Errorf("queued (-want +got):\n%s", diff)
+	}
+	now = now.Add(time.Minute)
+	failed := deployments.Report{Deployment: dev, Revision: "a", Outcome: deployments.Failed, At: now}
+	c.ReportDeployment(failed)
+	if diff := cmp.Diff([]deployments.Report{failed}, c.takeDeploymentReports()); diff != "" {
+		t.Errorf("the failure made after the early report arrived (-want +got):\n%s", diff)
 	}
 }

@@ -229,6 +229,9 @@ func (o *stageObserver) activeFromReports() {
 			o.note("report of %s on revision %s ignored: the overlay names no vector there", dep, ShortRevision(r.Revision))
 			continue
 		}
+		if r.At.After(o.now) {
+			r.At = o.now // not made after it arrived: see reportedSince
+		}
 		reports = append(reports, placed{r, pos})
 	}
 	slices.SortStableFunc(reports, func(a, b placed) int {
@@ -260,10 +263,13 @@ func (o *stageObserver) activeFromReports() {
 // what r's revision's version says, when that is after r was made: r
 // arrived late (a retried delivery) or was sent again, and the deployer's
 // newer word stands. The version of r's vector holds it, since the
-// overlay names that vector at r's revision.
+// overlay names that vector at r's revision. A time after now is a
+// deployer's clock running ahead, which would outrank every true report
+// until then: it holds nothing.
 func (o *stageObserver) reportedSince(r StageReport) (time.Time, bool) {
 	sv := o.s.StageVersions[StageVersionName(o.obs.Landscape, o.obs.Name, r.Vector)]
-	if sv == nil || sv.Status.Revision != r.Revision || sv.Status.ReportedAt == nil || !r.At.Before(sv.Status.ReportedAt.Time) {
+	if sv == nil || sv.Status.Revision != r.Revision || sv.Status.ReportedAt == nil || !r.At.Before(sv.Status.ReportedAt.Time) ||
+		sv.Status.ReportedAt.Time.After(o.now) {
 		return time.Time{}, false
 	}
 	return sv.Status.ReportedAt.Time, true

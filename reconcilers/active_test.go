@@ -184,6 +184,13 @@ func TestObserveStageActiveFromReports(t *testing.T) {
 				Usages: map[string]string{"target": "app:3"}},
 		},
 		{
+			name:    "a report from a clock ahead does not outrank a later failure of its revision",
+			batches: [][]StageReport{{healthy("r3", "app:3", 5*time.Hour)}, {unhealthy("r3", "app:3", 61*time.Minute)}},
+			want: activeOf{Vector: "app:3", Revision: "r3", Active: metav1.ConditionFalse, ActiveReason: "HealthCheckFailed",
+				Ready:  map[string]string{"app:3": "False/HealthCheckFailed@r3"},
+				Usages: map[string]string{"target": "app:3", "active": "app:3"}},
+		},
+		{
 			name:    "a report in the future counts from now",
 			batches: [][]StageReport{{healthy("r2", "app:1", 5*time.Hour)}},
 			want: activeOf{Vector: "app:1", Revision: "r2", Since: since(time.Hour), Active: metav1.ConditionTrue,
@@ -281,5 +288,39 @@ func TestObserveStageRecordsRenderAndLandedCommit(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{v1alpha1.StageNameLabel: "web", v1alpha1.VectorLabel: "app:3"}, sv.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+}
+
+// TestObserveStageAReportTimeAheadOnTheStateBranchHoldsNothing: a state
+// branch written when a deployer's clock ran ahead holds a version's
+// report time after now; a failure made since still counts.
+func TestObserveStageAReportTimeAheadOnTheStateBranchHoldsNothing(t *testing.T) {
+	s := stageState(devDeployment, "app:3")
+	obs := func(r StageReport) StageObservation {
+		return StageObservation{Landscape: "dev", Name: "web", Vector: "app:3", Commit: "r5", Reports: []StageReport{r}, Position: position}
+	}
+	ObserveStage(s, obs(healthy("r3", "app:3", 5*time.Hour)), at(5*time.Hour))
+	if got := summarize(s); got.Active != metav1.ConditionTrue {
+		t.Fatalf("the healthy report made the stage %s, want True", got.Active)
+	}
+	ObserveStage(s, obs(unhealthy("r3", "app:3", 61*time.Minute)), at(62*time.Minute))
+	want := activeOf{Vector: "app:3", Revision: "r3", Active: metav1.ConditionFalse, ActiveReason: "HealthCheckFailed",
+		Ready:  map[string]string{"app:3": "False/HealthCheckFailed@r3"},
+		Usages: map[string]string{"target": "app:3", "active": "app:3"}}
+	if diff := cmp.Diff(want, summarize(s)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestObserveStageRecordsNoReportTimeAfterNow: a report dated after the
+// pass that applies it is recorded as made then, so the state branch
+// never holds a report time from the future.
+func TestObserveStageRecordsNoReportTimeAfterNow(t *testing.T) {
+	s := stageState(devDeployment, "app:3")
+	ObserveStage(s, StageObservation{Landscape: "dev", Name: "web", Vector: "app:3", Commit: "r5",
+		Reports: []StageReport{healthy("r3", "app:3", 5*time.Hour)}, Position: position}, at(time.Hour))
+	sv := s.StageVersions[StageVersionName("dev", "web", "app:3")]
+	if sv == nil || sv.Status.ReportedAt == nil || !sv.Status.ReportedAt.Time.Equal(at(time.Hour)) {
+		t.Errorf("StageVersion %+v, want its report recorded at %s, when the pass applied it", sv, at(time.Hour))
 	}
 }
