@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 	"github.com/vectorflow-dev/vectorflow/render"
 )
@@ -88,5 +89,70 @@ func TestOverlaysOfOneContentBuildOnWhatTheirOwnPlaceNames(t *testing.T) {
 		if prod || !qa {
 			t.Errorf("%s: indexed prod %v, qa %v; want qa only (problems %v)", process, prod, qa, snap.Problems)
 		}
+	}
+}
+
+// TestAStageBuiltOnAnotherStagesOverlayThroughADirectoryInBetweenIsNotIndexed:
+// prod builds on apps/shared, a plain directory, which a person then makes
+// build on test's overlay: prod's own file did not change, yet it now runs
+// what promotions into test write. The load follows directories in between
+// (a cycle among them ends), and indexes prod again once shared builds on
+// the base.
+func TestAStageBuiltOnAnotherStagesOverlayThroughADirectoryInBetweenIsNotIndexed(t *testing.T) {
+	dir := t.TempDir()
+	stage := func(name string) string {
+		return "---\napiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: " + name + "\nspec:\n  landscape: l\n  path: overlays/" + name + "\n"
+	}
+	testutil.WriteFiles(t, dir, map[string]string{
+		"vectorflow/objects.yaml": "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: l\nspec: {}\n" +
+			stage("test") + stage("prod"),
+		"base/kustomization.yaml":          "resources: [deployment.yaml]\n",
+		"base/deployment.yaml":             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\n",
+		"shared/kustomization.yaml":        "resources: [../base]\n",
+		"overlays/test/kustomization.yaml": "resources: [../../base]\nimages: [{name: ghcr.io/acme/app, newTag: 2.0.0}]\n",
+		"overlays/prod/kustomization.yaml": "resources: [../../shared, namespace.yaml]\nimages: [{name: ghcr.io/acme/app, newTag: 1.0.0}]\n",
+		"overlays/prod/namespace.yaml":     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: prod\n",
+	})
+	commitDir(t, dir)
+	loader := NewLoader(Options{Renderer: render.NewRenderer(render.Options{})})
+	load := func(what string) *Snapshot {
+		t.Helper()
+		snap, err := loader.Load(context.Background(), dir, "main")
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return snap
+	}
+	if snap := load("on the base"); len(snap.StageIndex) != 2 || len(snap.Problems) != 0 {
+		t.Fatalf("prod through shared on the base: stages %v, problems %v; want both indexed, no problem", keys.Sorted(snap.StageIndex), snap.Problems)
+	}
+
+	for _, tt := range []struct{ name, shared, other, through string }{
+		{"shared on test", "resources: [../overlays/test]\n", "", ""},
+		{"through a cycle to test", "resources: [../more]\n", "resources: [../shared, ../overlays/test]\n", "more, which builds on "},
+	} {
+		files := map[string]string{"shared/kustomization.yaml": tt.shared}
+		if tt.other != "" {
+			files["more/kustomization.yaml"] = tt.other
+		}
+		testutil.WriteFiles(t, dir, files)
+		commitDir(t, dir)
+		snap := load(tt.name)
+		if _, ok := snap.StageIndex["l/prod"]; ok {
+			t.Errorf("%s: stage l/prod, built on l/test's overlay through shared, is indexed", tt.name)
+		}
+		if _, ok := snap.StageIndex["l/test"]; !ok {
+			t.Errorf("%s: stage l/test is not indexed", tt.name)
+		}
+		if len(snap.Problems) != 1 || snap.Problems[0].Name != "prod" || snap.Problems[0].Field != "spec.path" ||
+			!strings.Contains(snap.Problems[0].Reason, `"overlays/prod" builds on shared, which builds on `+tt.through+`overlays/test, the overlay of Stage l/test`) {
+			t.Errorf("%s: problems %v, want one on Stage prod's spec.path naming shared and l/test's overlay", tt.name, snap.Problems)
+		}
+	}
+
+	testutil.WriteFiles(t, dir, map[string]string{"shared/kustomization.yaml": "resources: [../base]\n"})
+	commitDir(t, dir)
+	if snap := load("back on the base"); len(snap.StageIndex) != 2 || len(snap.Problems) != 0 {
+		t.Errorf("shared on the base again: stages %v, problems %v; want both indexed, no problem", keys.Sorted(snap.StageIndex), snap.Problems)
 	}
 }

@@ -259,10 +259,13 @@ func (r *resolver) resolveStages() {
 
 // dropStagesBuiltOnStages takes out of the index, with a problem, each
 // stage whose overlay's kustomization names another stage's overlay to
-// build on (see builtOnStage). validate's builds find it through a
-// directory in between too (BuildStages).
+// build on (see builtOnStage), itself or through directories in between:
+// a change to one of those moves the stage as much as one to its own
+// file. validate's builds find it from what each build read too
+// (BuildStages).
 func (r *resolver) dropStagesBuiltOnStages() {
 	stageAt := r.snap.stageAt()
+	between := betweenDirs{stageAt: stageAt, reached: map[betweenDir]reachedStage{}}
 	for _, o := range r.snap.Objects {
 		if o.Kind != v1alpha1.StageKind {
 			continue
@@ -274,14 +277,81 @@ func (r *resolver) dropStagesBuiltOnStages() {
 		}
 		for _, rel := range ref.Vector.BuildsOn {
 			dir := path.Join(ref.Overlay, rel)
-			if other, ok := stageAt(ref, dir); ok && dir != ref.Overlay {
-				r.problem(o, "spec.path", builtOnStage(ref.Overlay, dir+", the overlay", other, k))
+			if dir == ref.Overlay {
+				continue
+			}
+			what := ""
+			if other, ok := stageAt(ref, dir); ok {
+				what = builtOnStage(ref.Overlay, dir+", the overlay", other, k)
+			} else if via := between.stageUnder(ref, dir); via.stage != "" && via.stage != k {
+				what = builtOnStage(ref.Overlay, via.path+", which builds on "+via.overlay+", the overlay", via.stage, k)
+			}
+			if what != "" {
+				r.problem(o, "spec.path", what)
 				delete(r.snap.StageIndex, k)
 				delete(r.reusable, k)
 				break
 			}
 		}
 	}
+}
+
+// betweenDirs follows the directories an overlay builds on that are no
+// stage's overlay, each once per load, to the first stage overlay one of
+// them builds on. A file resource (.yaml, .yml, .json) is not followed,
+// nor is a directory without a kustomization file that reads: kustomize
+// would not build it, and validate says so.
+type betweenDirs struct {
+	stageAt func(ref StageRef, dir string) (string, bool)
+	reached map[betweenDir]reachedStage
+}
+
+type betweenDir struct{ url, branch, dir string }
+
+// reachedStage is the stage whose overlay a directory builds on, and the
+// directories in between, from the first ("a, which builds on b").
+type reachedStage struct {
+	stage, overlay, path string
+}
+
+func (b *betweenDirs) stageUnder(ref StageRef, dir string) reachedStage {
+	key := betweenDir{ref.URL, ref.Branch, dir}
+	if got, done := b.reached[key]; done {
+		return got
+	}
+	b.reached[key] = reachedStage{} // a cycle back here reaches nothing more
+	switch path.Ext(dir) {
+	case ".yaml", ".yml", ".json":
+		return reachedStage{}
+	}
+	if ref.Tree == nil {
+		return reachedStage{}
+	}
+	file, data, err := overlays.ReadKustomization(ref.Tree, dir)
+	if err != nil {
+		return reachedStage{}
+	}
+	sv, err := overlays.ParseStageVector(file, data)
+	if err != nil {
+		return reachedStage{}
+	}
+	var got reachedStage
+	for _, rel := range sv.BuildsOn {
+		next := path.Join(dir, rel)
+		if next == dir {
+			continue
+		}
+		if other, ok := b.stageAt(ref, next); ok {
+			got = reachedStage{stage: other, overlay: next, path: dir}
+			break
+		}
+		if via := b.stageUnder(ref, next); via.stage != "" {
+			got = reachedStage{stage: via.stage, overlay: via.overlay, path: dir + ", which builds on " + via.path}
+			break
+		}
+	}
+	b.reached[key] = got
+	return got
 }
 
 // stageAt finds the stage whose overlay is dir of the repository and
