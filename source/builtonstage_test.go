@@ -18,12 +18,8 @@ import (
 // the last one resolved, and is indexed again once it builds on a base.
 func TestAStageBuiltOnAnotherStagesOverlayIsNotIndexed(t *testing.T) {
 	dir := t.TempDir()
-	stage := func(name string) string {
-		return "---\napiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: " + name + "\nspec:\n  landscape: l\n  path: overlays/" + name + "\n"
-	}
 	testutil.WriteFiles(t, dir, map[string]string{
-		"vectorflow/objects.yaml": "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: l\nspec: {}\n" +
-			stage("test") + stage("prod"),
+		"vectorflow/objects.yaml":          landscapeWithStages("test", "prod"),
 		"base/kustomization.yaml":          "resources: []\n",
 		"overlays/test/kustomization.yaml": "resources: [../../base]\nimages: [{name: ghcr.io/acme/app, newTag: 2.0.0}]\n",
 		"overlays/prod/kustomization.yaml": "resources:\n  - ../test/\nimages: [{name: ghcr.io/acme/app, newTag: 1.0.0}]\n",
@@ -100,12 +96,8 @@ func TestOverlaysOfOneContentBuildOnWhatTheirOwnPlaceNames(t *testing.T) {
 // the base.
 func TestAStageBuiltOnAnotherStagesOverlayThroughADirectoryInBetweenIsNotIndexed(t *testing.T) {
 	dir := t.TempDir()
-	stage := func(name string) string {
-		return "---\napiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: " + name + "\nspec:\n  landscape: l\n  path: overlays/" + name + "\n"
-	}
 	testutil.WriteFiles(t, dir, map[string]string{
-		"vectorflow/objects.yaml": "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: l\nspec: {}\n" +
-			stage("test") + stage("prod"),
+		"vectorflow/objects.yaml":          landscapeWithStages("test", "prod"),
 		"base/kustomization.yaml":          "resources: [deployment.yaml]\n",
 		"base/deployment.yaml":             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\n",
 		"shared/kustomization.yaml":        "resources: [../base]\n",
@@ -155,4 +147,14 @@ func TestAStageBuiltOnAnotherStagesOverlayThroughADirectoryInBetweenIsNotIndexed
 	if snap := load("back on the base"); len(snap.StageIndex) != 2 || len(snap.Problems) != 0 {
 		t.Errorf("shared on the base again: stages %v, problems %v; want both indexed, no problem", keys.Sorted(snap.StageIndex), snap.Problems)
 	}
+}
+
+// landscapeWithStages is a config file holding landscape l and a stage of
+// each name, whose overlay is overlays/<name>.
+func landscapeWithStages(names ...string) string {
+	out := "apiVersion: vectorflow.dev/v1alpha1\nkind: Landscape\nmetadata:\n  name: l\nspec: {}\n"
+	for _, name := range names {
+		out += "---\napiVersion: vectorflow.dev/v1alpha1\nkind: Stage\nmetadata:\n  name: " + name + "\nspec:\n  landscape: l\n  path: overlays/" + name + "\n"
+	}
+	return out
 }
