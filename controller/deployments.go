@@ -54,7 +54,7 @@ type stageFacts struct {
 func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, reports []deployments.Report, now time.Time) (stageFacts, error) {
 	f := stageFacts{renders: map[string]reconcilers.StageRender{}, rendersOther: map[string]string{}, reports: map[string][]reconcilers.StageReport{}}
 	keys := pass.NeedsRender(snap, state)
-	undecided := leftToBase(snap, state)
+	undecided := undecidedStages(snap, state)
 	// Built on every core first (a cold pass renders every overlay); the
 	// loops below then take each from the render cache.
 	if c.renderer != nil {
@@ -140,7 +140,7 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 			// the stage's target (pass.RunningVectors).
 			if v := state.Vectors[sv.Vector]; v != nil {
 				why := sv.Contradiction(v.Spec.Components)
-				if why == "" && sv.LeavesToBase(v.Spec.Components) {
+				if why == "" && sv.Undecided(v.Spec.Components) {
 					tree, err := l.tree(revision)
 					if err != nil {
 						return stageFacts{}, err
@@ -186,10 +186,11 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 	return f, nil
 }
 
-// leftToBase lists the stages (by StageKey) whose overlay names a vector
-// the state holds, contradicts none of its components in its entries, and
-// leaves one of them to the base: only a render tells what they run.
-func leftToBase(snap *source.Snapshot, state *reconcilers.State) []string {
+// undecidedStages lists the stages (by StageKey) whose overlay names a
+// vector the state holds, contradicts none of its components in its
+// entries, but cannot show alone that it runs it (StageVector.Undecided):
+// only a render tells what they run.
+func undecidedStages(snap *source.Snapshot, state *reconcilers.State) []string {
 	var out []string
 	for _, key := range snap.ResolvedStageKeys() {
 		ref := snap.StageIndex[key]
@@ -197,7 +198,7 @@ func leftToBase(snap *source.Snapshot, state *reconcilers.State) []string {
 		if ref.Vector.Vector == "" || v == nil || ref.Tree == nil {
 			continue
 		}
-		if ref.Vector.Contradiction(v.Spec.Components) == "" && ref.Vector.LeavesToBase(v.Spec.Components) {
+		if ref.Vector.Contradiction(v.Spec.Components) == "" && ref.Vector.Undecided(v.Spec.Components) {
 			out = append(out, key)
 		}
 	}

@@ -463,7 +463,7 @@ func TestALateHealthyReportNeverMakesAFailedStageActive(t *testing.T) {
 // vector the annotation names, so dev does not report it active (nor as
 // its target).
 func TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive(t *testing.T) {
-	wantNotRunning(t, "hotfix by hand", func(overlay string) string {
+	wantNotRunning(t, "hotfix by hand", nil, func(overlay string) string {
 		return regexp.MustCompile(`newTag: "?[^"\s]+"?`).ReplaceAllString(overlay, `newTag: "9.9.9"`)
 	})
 }
@@ -477,18 +477,25 @@ func TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive(t *testing.
 func TestAHealthyRevisionWhoseOverlayLeavesAComponentToItsBaseIsNotActive(t *testing.T) {
 	frontend := regexp.MustCompile(`(?m)^  - name: registry.example.com/acme/frontend\n    newTag: "?[^"\s]+"?\n`)
 	t.Run("entry removed", func(t *testing.T) {
-		wantNotRunning(t, "frontend from the base", func(overlay string) string {
+		wantNotRunning(t, "frontend from the base", nil, func(overlay string) string {
 			return frontend.ReplaceAllString(overlay, "")
 		})
 	})
 	t.Run("tag left to the base", func(t *testing.T) {
-		wantNotRunning(t, "frontend from the mirror", func(overlay string) string {
+		wantNotRunning(t, "frontend from the mirror", nil, func(overlay string) string {
 			return frontend.ReplaceAllString(overlay, "  - name: registry.example.com/acme/frontend\n    newName: mirror.example.com/acme/frontend\n")
+		})
+	})
+	t.Run("a transformer after the entries", func(t *testing.T) {
+		retag := "apiVersion: builtin\nkind: ImageTagTransformer\nmetadata:\n  name: hotfix\n" +
+			"imageTag:\n  name: registry.example.com/acme/frontend\n  newTag: \"9.9.9\"\n"
+		wantNotRunning(t, "frontend retagged by a transformer", map[string]string{"hotfix.yaml": retag}, func(overlay string) string {
+			return overlay + "transformers:\n  - hotfix.yaml\n"
 		})
 	})
 	t.Run("the base runs the same version", func(t *testing.T) {
 		serviceB := regexp.MustCompile(`(?m)^  - name: registry.example.com/acme/service-b\n    newTag: "1.0.0".*\n`)
-		vector, dev, edited := handEditDev(t, "service-b from the base, which runs 1.0.0 too", func(overlay string) string {
+		vector, dev, edited := handEditDev(t, "service-b from the base, which runs 1.0.0 too", nil, func(overlay string) string {
 			return serviceB.ReplaceAllString(overlay, "")
 		})
 		if dev.Status.ActiveVector != vector || dev.Status.Vector != vector {
@@ -500,9 +507,9 @@ func TestAHealthyRevisionWhoseOverlayLeavesAComponentToItsBaseIsNotActive(t *tes
 
 // wantNotRunning requires that dev, after handEditDev, reports the vector
 // its overlay names neither as its target nor as active.
-func wantNotRunning(t *testing.T, message string, edit func(overlay string) string) {
+func wantNotRunning(t *testing.T, message string, files map[string]string, edit func(overlay string) string) {
 	t.Helper()
-	vector, dev, edited := handEditDev(t, message, edit)
+	vector, dev, edited := handEditDev(t, message, files, edit)
 	if dev.Status.ActiveVector == vector || dev.Status.Vector == vector {
 		t.Errorf("dev reports %s as target %q and active %q, but its overlay (%s) does not run it:\n%s",
 			vector, dev.Status.Vector, dev.Status.ActiveVector, message, edited)
@@ -510,10 +517,11 @@ func wantNotRunning(t *testing.T, message string, edit func(overlay string) stri
 }
 
 // handEditDev runs the closed loop until dev runs a vector, pushes edit
-// of dev's overlay by hand (the vector annotation kept), has Flux report
-// that revision healthy, runs again and returns the vector, dev as the
-// state branch then holds it, and the edited overlay.
-func handEditDev(t *testing.T, message string, edit func(overlay string) string) (vector string, dev *v1alpha1.Stage, edited string) {
+// of dev's overlay by hand (the vector annotation kept) with files added
+// to its directory, has Flux report that revision healthy, runs again and
+// returns the vector, dev as the state branch then holds it, and the
+// edited overlay.
+func handEditDev(t *testing.T, message string, files map[string]string, edit func(overlay string) string) (vector string, dev *v1alpha1.Stage, edited string) {
 	t.Helper()
 	l := startClosedLoop(t)
 	srv, name, clock, repo, c := l.srv, l.name, l.clock, l.repo, l.newController()
@@ -540,7 +548,9 @@ func handEditDev(t *testing.T, message string, edit func(overlay string) string)
 	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Git(t, work, nil, "-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-qam", message)
+	testutil.WriteFiles(t, filepath.Dir(file), files)
+	testutil.Git(t, work, nil, "add", "-A")
+	testutil.Git(t, work, nil, "-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-qm", message)
 	testutil.Git(t, work, nil, "push", "-q", "origin", "main")
 	revision := strings.TrimSpace(testutil.Git(t, work, nil, "rev-parse", "HEAD"))
 

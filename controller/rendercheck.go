@@ -60,13 +60,13 @@ func (c *Controller) rendersVector(state *reconcilers.State) func(p *v1alpha1.Ve
 	}
 }
 
-// rendersOther says why overlay in tree, whose entries sv name a vector of
-// components but leave one of them to the base (LeavesToBase), does not
-// run that vector: what its render runs instead, or that it does not
-// build. "" when the entries show it all, or the render runs every
-// component at its version (the base has the same tag).
+// rendersOther says why overlay in tree, whose entries sv cannot show
+// alone that it runs a vector of components (StageVector.Undecided: an
+// entry left to the base, a transformer after the entries), does not run
+// it: what its render runs instead, or that it does not build. "" when
+// the entries decide, or the render runs every component at its version.
 func (c *Controller) rendersOther(ctx context.Context, tree repofs.Tree, overlay string, sv overlays.StageVector, components []v1alpha1.VectorComponent) (string, error) {
-	if tree == nil || !sv.LeavesToBase(components) {
+	if tree == nil || !sv.Undecided(components) {
 		return "", nil
 	}
 	out, err := c.overlayRenderer().BuildContext(ctx, tree, overlay)
@@ -81,7 +81,7 @@ func (c *Controller) rendersOther(ctx context.Context, tree repofs.Tree, overlay
 		return fmt.Sprintf("its render cannot be read: %v", err), nil
 	}
 	if err := render.CheckComponents(images, sv, components); err != nil {
-		return fmt.Sprintf("its entries leave the base to say, and %v", err), nil
+		return fmt.Sprintf("its render does not run it: %v", err), nil
 	}
 	return "", nil
 }

@@ -48,10 +48,10 @@ type Inputs struct {
 	// snapshot's commit, for stages that have no StageVersion yet of the
 	// vector their overlay names (see NeedsRender).
 	StageRenders map[string]reconcilers.StageRender
-	// RendersOther says, by StageKey, why a stage runs another version of
-	// a component than the vector its overlay names: the shell renders
-	// the overlays whose entries leave a component of that vector to the
-	// base (overlays.StageVector.LeavesToBase), and only those.
+	// RendersOther says, by StageKey, why a stage does not run the vector
+	// its overlay names: the shell renders the overlays whose entries
+	// cannot show it alone (a component left to the base, a transformer
+	// after the entries: overlays.StageVector.Undecided), and only those.
 	RendersOther map[string]string
 	// Reports are the deployers' reports by StageKey, each with the vector
 	// the overlay names at its revision, read from Git.
@@ -361,7 +361,7 @@ func (d *Decision) observeStages(snap *source.Snapshot, now time.Time, prune boo
 // vector, which sets the entries, and none out of it offers what it never
 // ran. A vector vectors does not hold is what the first overlay naming it
 // says, as observeStages records it. rendersOther clears the stages whose
-// render shows another version than their entries leave to the base
+// render does not run the vector their entries cannot decide alone
 // (Inputs.RendersOther). why says, by stage key, what each cleared stage's
 // overlay sets or renders. snap itself comes back when no stage is
 // cleared; otherwise a copy sharing all but its StageIndex.

@@ -609,7 +609,7 @@ func TestDecideBelievesTheRenderOfAnOverlayThatLeavesAComponentToItsBase(t *test
 	spec.DevImages, spec.TestImages = v1, v1
 	spec.ProdImages = []v1alpha1.VectorComponent{{Name: "registry.example.com/acme/frontend", Tag: "1.0.0"},
 		{Name: "registry.example.com/acme/service-a", Tag: "1.0.0"}}
-	const why = "its entries leave the base to say, and component registry.example.com/acme/frontend renders nowhere at 1.2.0"
+	const why = "its render does not run it: component registry.example.com/acme/frontend renders nowhere at 1.2.0"
 	state := reconcilers.NewState()
 	for pass := 1; pass <= 2; pass++ {
 		d := decide(t, Inputs{Snapshot: spec.Build(), State: state, RendersOther: map[string]string{"test/test": why}},

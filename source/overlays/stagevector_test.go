@@ -124,11 +124,12 @@ func TestStageVectorEntry(t *testing.T) {
 	}
 }
 
-// TestStageVectorLeavesToBase: an overlay's entries show what it runs
-// only where each sets every field the vector's component sets; a missing
-// entry, two entries, or an entry without the tag or digest the component
-// has leaves the answer to the base.
-func TestStageVectorLeavesToBase(t *testing.T) {
+// TestStageVectorUndecided: an overlay's entries show what it runs
+// only where each sets every field the vector's component sets and nothing
+// transforms after them; a missing entry, two entries, an entry without the
+// tag or digest the component has, or replacements or transformers (which
+// kustomize runs after the images entries) leave the answer to a render.
+func TestStageVectorUndecided(t *testing.T) {
 	api := v1alpha1.VectorComponent{Name: "registry.example.com/shop/api", Tag: "1.1.0"}
 	pinned := v1alpha1.VectorComponent{Name: "registry.example.com/shop/api", Tag: "1.1.0", Digest: "sha256:b"}
 	tests := []struct {
@@ -146,6 +147,10 @@ func TestStageVectorLeavesToBase(t *testing.T) {
 		{"a mirror without the tag", "images:\n- name: registry.example.com/shop/api\n  newName: mirror.example.com/shop/api\n", api, true},
 		{"the tag without the digest", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\n", pinned, true},
 		{"two entries", "images:\n- name: api\n  newName: registry.example.com/shop/api\n  newTag: 1.1.0\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\n", api, true},
+		{"replacements after the entries", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\nreplacements:\n- path: hotfix.yaml\n", api, true},
+		{"a transformer after the entries", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\ntransformers: [retag.yaml]\n", api, true},
+		{"patches run before the entries", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\npatches:\n- path: p.yaml\n", api, false},
+		{"an empty transformers list", "images:\n- name: registry.example.com/shop/api\n  newTag: 1.1.0\ntransformers: []\n", api, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,8 +158,8 @@ func TestStageVectorLeavesToBase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := sv.LeavesToBase([]v1alpha1.VectorComponent{tt.component}); got != tt.want {
-				t.Errorf("LeavesToBase = %v, want %v", got, tt.want)
+			if got := sv.Undecided([]v1alpha1.VectorComponent{tt.component}); got != tt.want {
+				t.Errorf("Undecided = %v, want %v", got, tt.want)
 			}
 		})
 	}
