@@ -468,13 +468,14 @@ func TestAHealthyRevisionWhoseOverlayContradictsItsVectorIsNotActive(t *testing.
 	})
 }
 
-// TestAHealthyRevisionWhoseOverlayLeavesAComponentToItsBaseIsNotActive:
+// TestAHealthyRevisionRunsWhatItsRenderRunsWhereItsEntriesCannotTell:
 // the entries alone contradict nothing when a person removes one (the
-// base's image runs) or leaves its tag to the base (an entry that only
-// moves the image to a mirror). The overlay renders another version of
-// that component than the vector it still names, so dev runs no vector.
-// Where the base runs the vector's version, dev still runs the vector.
-func TestAHealthyRevisionWhoseOverlayLeavesAComponentToItsBaseIsNotActive(t *testing.T) {
+// base's image runs), leaves its tag to the base (an entry that only moves
+// the image to a mirror), or adds a transformer that kustomize runs after
+// them. The overlay renders another version of that component than the
+// vector it still names, so dev runs no vector. Where the base runs the
+// vector's version, dev still runs the vector.
+func TestAHealthyRevisionRunsWhatItsRenderRunsWhereItsEntriesCannotTell(t *testing.T) {
 	frontend := regexp.MustCompile(`(?m)^  - name: registry.example.com/acme/frontend\n    newTag: "?[^"\s]+"?\n`)
 	t.Run("entry removed", func(t *testing.T) {
 		wantNotRunning(t, "frontend from the base", nil, func(overlay string) string {
