@@ -136,8 +136,9 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 				return stageFacts{}, err
 			}
 			sr.Vector = sv.Vector
-			// What runs there is what the overlay's entries say, as for
-			// the stage's target (pass.RunningVectors).
+			// What runs there is what the overlay's entries say, or its
+			// render where they cannot tell, as for the stage's target
+			// (pass.RunningVectors, Inputs.RendersOther).
 			if v := state.Vectors[sv.Vector]; v != nil {
 				why := sv.Contradiction(v.Spec.Components)
 				if why == "" && sv.Undecided(v.Spec.Components) {
