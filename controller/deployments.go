@@ -136,12 +136,15 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 				return stageFacts{}, err
 			}
 			sr.Vector = sv.Vector
-			// What runs there is what the overlay's entries say, or its
-			// render where they cannot tell, as for the stage's target
-			// (pass.RunningVectors, Inputs.RendersOther).
+			// What runs there is what the overlay's render runs: a
+			// report is a deployment, rare beside passes, so its revision
+			// is rendered (from the cache when it was before) even where
+			// the entries seem to decide, since a change outside the
+			// overlay (a base running the image from another repository)
+			// can leave them matching no container.
 			if v := state.Vectors[sv.Vector]; v != nil {
 				why := sv.Contradiction(v.Spec.Components)
-				if why == "" && sv.Undecided(v.Spec.Components) {
+				if why == "" {
 					tree, err := l.tree(revision)
 					if err != nil {
 						return stageFacts{}, err

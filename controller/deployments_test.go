@@ -496,7 +496,7 @@ func TestAHealthyRevisionRunsWhatItsRenderRunsWhereItsEntriesCannotTell(t *testi
 	})
 	t.Run("the base runs the same version", func(t *testing.T) {
 		serviceB := regexp.MustCompile(`(?m)^  - name: registry.example.com/acme/service-b\n    newTag: "1.0.0".*\n`)
-		vector, dev, edited := handEditDev(t, "service-b from the base, which runs 1.0.0 too", nil, func(overlay string) string {
+		vector, dev, edited := handEditDev(t, "service-b from the base, which runs 1.0.0 too", devOverlayFile, nil, func(overlay string) string {
 			return serviceB.ReplaceAllString(overlay, "")
 		})
 		if dev.Status.ActiveVector != vector || dev.Status.Vector != vector {
@@ -510,19 +510,22 @@ func TestAHealthyRevisionRunsWhatItsRenderRunsWhereItsEntriesCannotTell(t *testi
 // its overlay names neither as its target nor as active.
 func wantNotRunning(t *testing.T, message string, files map[string]string, edit func(overlay string) string) {
 	t.Helper()
-	vector, dev, edited := handEditDev(t, message, files, edit)
+	vector, dev, edited := handEditDev(t, message, devOverlayFile, files, edit)
 	if dev.Status.ActiveVector == vector || dev.Status.Vector == vector {
 		t.Errorf("dev reports %s as target %q and active %q, but its overlay (%s) does not run it:\n%s",
 			vector, dev.Status.Vector, dev.Status.ActiveVector, message, edited)
 	}
 }
 
-// handEditDev runs the closed loop until dev runs a vector, pushes edit
-// of dev's overlay by hand (the vector annotation kept) with files added
-// to its directory, has Flux report that revision healthy, runs again and
-// returns the vector, dev as the state branch then holds it, and the
-// edited overlay.
-func handEditDev(t *testing.T, message string, files map[string]string, edit func(overlay string) string) (vector string, dev *v1alpha1.Stage, edited string) {
+// devOverlayFile is dev's kustomization file in the closed loop's repository.
+const devOverlayFile = "apps/overlays/dev/kustomization.yaml"
+
+// handEditDev runs the closed loop until dev runs a vector, pushes edit of
+// file by hand (dev's overlay keeps its vector annotation) with files
+// added to its directory, has Flux report that revision healthy, runs
+// again and returns the vector, dev as the state branch then holds it,
+// and the edited file.
+func handEditDev(t *testing.T, message, file string, files map[string]string, edit func(content string) string) (vector string, dev *v1alpha1.Stage, edited string) {
 	t.Helper()
 	l := startClosedLoop(t)
 	srv, name, clock, repo, c := l.srv, l.name, l.clock, l.repo, l.newController()
@@ -537,19 +540,19 @@ func handEditDev(t *testing.T, message string, files map[string]string, edit fun
 
 	work := t.TempDir()
 	testutil.Git(t, work, nil, "clone", "-q", "--branch", "main", srv.HTTPURLWithCredentials(name), ".")
-	file := filepath.Join(work, "apps", "overlays", "dev", "kustomization.yaml")
-	data, err := os.ReadFile(file)
+	path := filepath.Join(work, filepath.FromSlash(file))
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	edited = edit(string(data))
-	if edited == string(data) || !strings.Contains(edited, vector) {
-		t.Fatalf("the edit changed nothing in dev's overlay, or it does not name %s:\n%s", vector, data)
+	if edited == string(data) || file == devOverlayFile && !strings.Contains(edited, vector) {
+		t.Fatalf("the edit changed nothing in %s, or dev's overlay no longer names %s:\n%s", file, vector, data)
 	}
-	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WriteFiles(t, filepath.Dir(file), files)
+	testutil.WriteFiles(t, filepath.Dir(path), files)
 	testutil.Git(t, work, nil, "add", "-A")
 	testutil.Git(t, work, nil, "-c", "user.name=Pat", "-c", "user.email=pat@example.com", "commit", "-qm", message)
 	testutil.Git(t, work, nil, "push", "-q", "origin", "main")
@@ -565,6 +568,20 @@ func handEditDev(t *testing.T, message string, files map[string]string, edit fun
 		t.Fatalf("no stage dev on the state branch after revision %s", revision)
 	}
 	return vector, dev, edited
+}
+
+// TestAHealthyRevisionWhoseBaseMovesTheImageAwayIsNotActive: a person
+// makes the base run frontend from another repository. dev's overlay is
+// untouched and still names the vector, but its entry for frontend now
+// matches no container. Flux applies that revision and reports it healthy:
+// what runs there is not the vector, so dev does not report it active.
+func TestAHealthyRevisionWhoseBaseMovesTheImageAwayIsNotActive(t *testing.T) {
+	vector, dev, edited := handEditDev(t, "frontend from its next repository", "apps/base/frontend.yaml", nil, func(base string) string {
+		return strings.Replace(base, "image: registry.example.com/acme/frontend:", "image: registry.example.com/acme/frontend-next:", 1)
+	})
+	if dev.Status.ActiveVector == vector {
+		t.Errorf("dev reports %s active at a revision whose base runs frontend from another repository:\n%s", vector, edited)
+	}
 }
 
 // TestAReportFromAClockAheadDoesNotHoldItsRevision: dev's deployer runs on

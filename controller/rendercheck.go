@@ -60,13 +60,12 @@ func (c *Controller) rendersVector(state *reconcilers.State) func(p *v1alpha1.Ve
 	}
 }
 
-// rendersOther says why overlay in tree, whose entries sv cannot show
-// alone that it runs a vector of components (StageVector.Undecided: an
-// entry left to the base, a transformer after the entries), does not run
-// it: what its render runs instead, or that it does not build. "" when
-// the entries decide, or the render runs every component at its version.
+// rendersOther says why overlay in tree, whose entries sv name a vector of
+// components and contradict none of them, does not run it: what its
+// render runs instead, or that it does not build. "" when the render runs
+// every component at its version.
 func (c *Controller) rendersOther(ctx context.Context, tree repofs.Tree, overlay string, sv overlays.StageVector, components []v1alpha1.VectorComponent) (string, error) {
-	if tree == nil || !sv.Undecided(components) {
+	if tree == nil {
 		return "", nil
 	}
 	out, err := c.overlayRenderer().BuildContext(ctx, tree, overlay)
