@@ -54,19 +54,22 @@ type stageFacts struct {
 func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, state *reconcilers.State, reports []deployments.Report, now time.Time) (stageFacts, error) {
 	f := stageFacts{renders: map[string]reconcilers.StageRender{}, rendersOther: map[string]string{}, reports: map[string][]reconcilers.StageReport{}}
 	keys := pass.NeedsRender(snap, state)
-	undecided := undecidedStages(snap, state)
+	named := stagesNamingVectors(snap, state)
 	// Built on every core first (a cold pass renders every overlay); the
-	// loops below then take each from the render cache.
+	// loops below then take each from the render cache, so a later pass
+	// builds only the overlays whose build reads something that changed.
 	if c.renderer != nil {
-		warm := make([]render.Overlay, 0, len(keys)+len(undecided))
-		for _, key := range append(slices.Clone(keys), undecided...) {
-			if ref := snap.StageIndex[key]; ref.Tree != nil {
+		warm := make([]render.Overlay, 0, len(named)+len(keys))
+		seen := map[string]bool{}
+		for _, key := range append(slices.Clone(named), keys...) {
+			if ref := snap.StageIndex[key]; ref.Tree != nil && !seen[key] {
+				seen[key] = true
 				warm = append(warm, render.Overlay{Tree: ref.Tree, Dir: ref.Overlay})
 			}
 		}
 		c.renderer.BuildAll(ctx, warm)
 	}
-	for _, key := range undecided {
+	for _, key := range named {
 		ref := snap.StageIndex[key]
 		why, err := c.rendersOther(ctx, ref.Tree, ref.Overlay, ref.Vector, state.Vectors[ref.Vector.Vector].Spec.Components)
 		if err != nil {
@@ -190,11 +193,12 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 	return f, nil
 }
 
-// undecidedStages lists the stages (by StageKey) whose overlay names a
-// vector the state holds, contradicts none of its components in its
-// entries, but cannot show alone that it runs it (StageVector.Undecided):
-// only a render tells what they run.
-func undecidedStages(snap *source.Snapshot, state *reconcilers.State) []string {
+// stagesNamingVectors lists the stages (by StageKey) whose overlay names a
+// vector the state holds and contradicts none of its components in its
+// entries. Whether they run it only their render tells: a base, a patch, a
+// transformer or a missing entry can run something else, with no entry
+// saying so.
+func stagesNamingVectors(snap *source.Snapshot, state *reconcilers.State) []string {
 	var out []string
 	for _, key := range snap.ResolvedStageKeys() {
 		ref := snap.StageIndex[key]
@@ -202,7 +206,7 @@ func undecidedStages(snap *source.Snapshot, state *reconcilers.State) []string {
 		if ref.Vector.Vector == "" || v == nil || ref.Tree == nil {
 			continue
 		}
-		if ref.Vector.Contradiction(v.Spec.Components) == "" && ref.Vector.Undecided(v.Spec.Components) {
+		if ref.Vector.Contradiction(v.Spec.Components) == "" {
 			out = append(out, key)
 		}
 	}

@@ -579,9 +579,23 @@ func TestAHealthyRevisionWhoseBaseMovesTheImageAwayIsNotActive(t *testing.T) {
 	vector, dev, edited := handEditDev(t, "frontend from its next repository", "apps/base/frontend.yaml", nil, func(base string) string {
 		return strings.Replace(base, "image: registry.example.com/acme/frontend:", "image: registry.example.com/acme/frontend-next:", 1)
 	})
-	if dev.Status.ActiveVector == vector {
-		t.Errorf("dev reports %s active at a revision whose base runs frontend from another repository:\n%s", vector, edited)
+	if dev.Status.ActiveVector == vector || dev.Status.Vector == vector {
+		t.Errorf("dev reports %s as target %q and active %q at a revision whose base runs frontend from another repository:\n%s",
+			vector, dev.Status.Vector, dev.Status.ActiveVector, edited)
 	}
+}
+
+// TestAPatchThatMovesTheImageAwayLeavesTheStageRunningNone: dev's overlay
+// keeps every entry and adds a patch (kustomize applies patches before the
+// entries) that runs frontend from another repository. No entry names
+// another version, yet dev runs none of the vector.
+func TestAPatchThatMovesTheImageAwayLeavesTheStageRunningNone(t *testing.T) {
+	patch := "patches:\n  - target: {kind: Deployment, name: frontend}\n    patch: |-\n" +
+		"      - op: replace\n        path: /spec/template/spec/containers/0/image\n" +
+		"        value: registry.example.com/acme/frontend-next:9.9.9\n"
+	wantNotRunning(t, "frontend from its next repository, by a patch", nil, func(overlay string) string {
+		return overlay + patch
+	})
 }
 
 // TestAReportFromAClockAheadDoesNotHoldItsRevision: dev's deployer runs on

@@ -28,7 +28,7 @@ func (c *Controller) renderCheck(overlay string, components []v1alpha1.VectorCom
 // checkRenders builds overlay in tree and checks that it runs every
 // component at its tag or digest (see renderCheck).
 func (c *Controller) checkRenders(tree repofs.Tree, overlay string, components []v1alpha1.VectorComponent) error {
-	images, err := c.renderedImages(context.Background(), tree, overlay)
+	images, err := c.overlayRenderer().Images(context.Background(), tree, overlay)
 	if err != nil {
 		return &overlayBuildError{overlay: overlay, err: err}
 	}
@@ -63,7 +63,7 @@ func (c *Controller) rendersOther(ctx context.Context, tree repofs.Tree, overlay
 	if tree == nil {
 		return "", nil
 	}
-	images, err := c.renderedImages(ctx, tree, overlay)
+	images, err := c.overlayRenderer().Images(ctx, tree, overlay)
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -74,16 +74,6 @@ func (c *Controller) rendersOther(ctx context.Context, tree repofs.Tree, overlay
 		return fmt.Sprintf("its render does not run it: %v", err), nil
 	}
 	return "", nil
-}
-
-// renderedImages builds overlay in tree with kustomize and reads the
-// images its containers run: what both render checks compare.
-func (c *Controller) renderedImages(ctx context.Context, tree repofs.Tree, overlay string) ([]overlays.RenderedImage, error) {
-	out, err := c.overlayRenderer().BuildContext(ctx, tree, overlay)
-	if err != nil {
-		return nil, err
-	}
-	return overlays.Images(out)
 }
 
 // overlayBuildError is an edited overlay kustomize cannot build.

@@ -34,13 +34,16 @@ type buildFS struct {
 	work        *workMemo
 	mappingWork int64 // mapping work of the files read (Limits.MaxMappingWork)
 
-	deps     map[string]dep // tree name -> what the build learnt about it
-	loaded   map[string]bool
-	escape   *repofs.EscapeError // the first refusal; the build fails with it
-	limit    *repofs.LimitError  // the first file refused by Limits; the build fails with it
-	remote   bool                // the build used a remote base: its output is not cacheable
-	lastKust string              // the last kustomization file read, to name in escape errors
-	lastRead string              // the last file read, to name in build errors
+	deps   map[string]dep // tree name -> what the build learnt about it
+	loaded map[string]bool
+	escape *repofs.EscapeError // the first refusal; the build fails with it
+	limit  *repofs.LimitError  // the first file refused by Limits; the build fails with it
+	remote bool                // the build used a remote base: its output is not cacheable
+	// unsure is set when the tree failed to answer (not "no such file"):
+	// a failure of the build is not what its reads decide.
+	unsure   bool
+	lastKust string // the last kustomization file read, to name in escape errors
+	lastRead string // the last file read, to name in build errors
 	// schemaAlone is set when the build holds schemaMu alone and may let
 	// kustomize set the OpenAPI schema; wantsSchema records that a shared
 	// build stopped at a kustomization with an openapi: field.
@@ -147,12 +150,28 @@ func (b *buildFS) stat(name string) (fs.FileInfo, error) {
 		b.record(dep{name: name, kind: depDir})
 	case err == nil:
 		b.record(dep{name: name, kind: depFile})
-	case errors.Is(err, fs.ErrNotExist):
-		b.record(dep{name: name, kind: depAbsent})
 	default:
-		b.noteEscape(err)
+		b.noteTreeError(name, err)
 	}
 	return info, err
+}
+
+// noteTreeError records what a failed answer of the tree about name says:
+// that name is absent, that it leaves the repository, or, for any other
+// failure, that the build's result is not what its reads decide.
+func (b *buildFS) noteTreeError(name string, err error) {
+	var esc *repofs.EscapeError
+	var le *repofs.LimitError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		b.record(dep{name: name, kind: depAbsent})
+	case errors.As(err, &esc):
+		b.noteEscape(err)
+	case errors.As(err, &le):
+		b.noteLimit(err)
+	default:
+		b.unsure = true
+	}
 }
 
 func (b *buildFS) noteLimit(err error) {
@@ -199,15 +218,12 @@ func (b *buildFS) load(name string) ([]byte, error) {
 		}
 	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			b.record(dep{name: name, kind: depAbsent})
-		}
-		b.noteEscape(err)
-		b.noteLimit(err)
+		b.noteTreeError(name, err)
 		return nil, err
 	}
 	h, err := b.tree.Hash(name)
 	if err != nil {
+		b.noteTreeError(name, err)
 		return nil, err
 	}
 	b.record(dep{name: name, kind: depHash, hash: h})
@@ -282,12 +298,13 @@ func (b *buildFS) checkRefs(file string, refs []string) error {
 func (b *buildFS) fill(name string) error {
 	h, err := b.tree.Hash(name)
 	if err != nil {
-		b.noteEscape(err)
+		b.noteTreeError(name, err)
 		return err
 	}
 	b.record(dep{name: name, kind: depHash, hash: h})
 	return fs.WalkDir(b.tree, name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			b.noteTreeError(p, err)
 			return err
 		}
 		if d.IsDir() {
@@ -413,12 +430,13 @@ func (b *buildFS) ReadDir(p string) ([]string, error) {
 	}
 	h, err := b.tree.Hash(name)
 	if err != nil {
-		b.noteEscape(err)
+		b.noteTreeError(name, err)
 		return nil, err
 	}
 	b.record(dep{name: name, kind: depHash, hash: h})
 	entries, err := b.tree.ReadDir(name)
 	if err != nil {
+		b.noteTreeError(name, err)
 		return nil, err
 	}
 	names := make([]string, len(entries))

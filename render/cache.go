@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -49,7 +50,16 @@ type rendering struct {
 	dir  string
 	deps []dep // sorted by name
 	out  []byte
+	// err is a build's failure: the same reads fail the same way. Only
+	// memory holds failures.
+	err  error
 	size int64
+	// images is out's overlays.Images, read on first demand (Images).
+	images struct {
+		once sync.Once
+		list []overlays.RenderedImage
+		err  error
+	}
 }
 
 func newRenderCache(max int64, disk *diskCache) *renderCache {
@@ -133,13 +143,12 @@ func depsHold(tree repofs.Tree, deps []dep) bool {
 // rendering of a tree that may change while it is read (a directory on
 // disk) is not persisted: its recorded hashes may be newer than what the
 // build read.
-func (c *renderCache) store(dir string, deps []dep, out []byte, persist bool) {
-	r := newRendering(dir, deps, out)
+func (c *renderCache) store(r *rendering, persist bool) {
 	c.mu.Lock()
 	c.add(r)
 	c.mu.Unlock()
 	if c.disk != nil && persist {
-		c.disk.store(dir, r)
+		c.disk.store(r.dir, r)
 	}
 }
 

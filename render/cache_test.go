@@ -1,14 +1,17 @@
 package render
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -142,5 +145,95 @@ func TestBuildConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestCacheKeepsAFailureUntilWhatItReadChanges: a build that fails fails
+// again for the same reads, so asking again answers from the cache (a
+// controller asks on every pass) until a file it read, or looked for,
+// changes.
+func TestCacheKeepsAFailureUntilWhatItReadChanges(t *testing.T) {
+	files := cacheFixture()
+	files["apps/overlays/dev/kustomization.yaml"] = file{content: "resources:\n- ../../base\n- extra.yaml\n"}
+	r := NewRenderer(Options{})
+	build := func(step string, wantHit, wantErr bool) {
+		t.Helper()
+		before := r.Stats()
+		_, err := r.Build(commitDir(t, writeFiles(t, files)), "apps/overlays/dev")
+		var be *repofs.BuildError
+		if wantErr != errors.As(err, &be) {
+			t.Fatalf("%s: Build = %v, want a *BuildError: %v", step, err, wantErr)
+		}
+		if wantErr && !strings.Contains(err.Error(), "extra.yaml") {
+			t.Errorf("%s: %v does not name the missing file", step, err)
+		}
+		if hit := r.Stats().Hits == before.Hits+1; hit != wantHit {
+			t.Errorf("%s: cache hit = %v, want %v", step, hit, wantHit)
+		}
+	}
+	build("first build", false, true)
+	build("again", true, true)
+	files["README.md"] = file{content: "v2\n"}
+	build("an unrelated file changed", true, true)
+	files["apps/overlays/dev/extra.yaml"] = file{content: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n"}
+	build("the missing file added", false, false)
+}
+
+// failingTree fails every read of one file as a broken store would: not
+// "no such file", so nothing the build read explains the failure.
+type failingTree struct {
+	repofs.Tree
+	name string
+}
+
+func (t failingTree) ReadFile(name string) ([]byte, error) {
+	if name == t.name {
+		return nil, errors.New("object store: unexpected EOF")
+	}
+	return t.Tree.ReadFile(name)
+}
+
+// TestCacheForgetsAFailureTheStoreCaused: a build that failed because the
+// tree could not answer is built again next time.
+func TestCacheForgetsAFailureTheStoreCaused(t *testing.T) {
+	tree := commitDir(t, writeFiles(t, cacheFixture()))
+	r := NewRenderer(Options{})
+	if _, err := r.Build(failingTree{Tree: tree, name: "apps/base/deploy.yaml"}, "apps/overlays/dev"); err == nil {
+		t.Fatal("Build over a failing store succeeded")
+	}
+	if _, err := r.Build(tree, "apps/overlays/dev"); err != nil {
+		t.Fatalf("Build once the store answers = %v, want the rendering", err)
+	}
+}
+
+// TestImagesReadsACachedRenderingOnce: Images answers what overlays.Images
+// reads from Build's output, and an unchanged overlay's images are read
+// once, whatever tree object asks.
+func TestImagesReadsACachedRenderingOnce(t *testing.T) {
+	files := cacheFixture()
+	files["apps/base/deploy.yaml"] = file{content: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: registry.example.com/app:1.0.0\n"}
+	dir := writeFiles(t, files)
+	r := NewRenderer(Options{})
+	out, err := NewRenderer(Options{}).Build(commitDir(t, dir), "apps/overlays/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := overlays.Images(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := r.Images(context.Background(), commitDir(t, dir), "apps/overlays/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, first); diff != "" {
+		t.Errorf("Images (-overlays.Images +got):\n%s", diff)
+	}
+	again, err := r.Images(context.Background(), commitDir(t, dir), "apps/overlays/dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) == 0 || &first[0] != &again[0] {
+		t.Errorf("Images read the same rendering twice: %p, %p", first, again)
 	}
 }

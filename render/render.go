@@ -6,6 +6,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/vectorflow-dev/vectorflow/internal/parallel"
+	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
 )
 
@@ -65,35 +67,54 @@ func (r *Renderer) Build(tree repofs.Tree, dir string) ([]byte, error) {
 // its next file read (which fails once ctx is done) or its end, both
 // bounded by the Limits.
 func (r *Renderer) BuildContext(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
-	out, _, err := r.build(ctx, tree, dir, false)
-	return out, err
+	built, err := r.build(ctx, tree, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(built.out), nil
+}
+
+// Images is BuildContext followed by overlays.Images: the images the
+// output's containers run. A cached output is read once, so asking again
+// for an unchanged overlay costs a cache lookup. The slice is shared:
+// read it, do not change it.
+func (r *Renderer) Images(ctx context.Context, tree repofs.Tree, dir string) ([]overlays.RenderedImage, error) {
+	built, err := r.build(ctx, tree, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	built.images.once.Do(func() { built.images.list, built.images.err = overlays.Images(built.out) })
+	return built.images.list, built.images.err
 }
 
 // BuildReads is BuildContext that also names, sorted, the files of tree
 // the build read: what its output depends on, bases and components
 // included.
 func (r *Renderer) BuildReads(ctx context.Context, tree repofs.Tree, dir string) ([]byte, []string, error) {
-	out, deps, err := r.build(ctx, tree, dir, false)
+	built, err := r.build(ctx, tree, dir, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	var read []string
-	for _, d := range deps {
+	for _, d := range built.deps {
 		if d.kind == depHash {
 			read = append(read, d.name)
 		}
 	}
-	return out, read, nil
+	return slices.Clone(built.out), read, nil
 }
 
-// build returns dir's output and what it depends on, sorted by name.
-func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, origins bool) ([]byte, []dep, error) {
+// build returns dir's rendering: its output (shared with the cache: do
+// not change it) and what it depends on. A build that fails for what it
+// read fails again for the same reads, so the failure is cached too, in
+// memory only; one given up with ctx is not.
+func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, origins bool) (*rendering, error) {
 	dir, err := repofs.CleanDir(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("build %s: %w", dir, err)
+		return nil, fmt.Errorf("build %s: %w", dir, err)
 	}
 	// Only a commit's tree may be kept on disk; ask before the memo wraps it.
 	persist := repofs.Immutable(tree)
@@ -103,7 +124,7 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 		key += "\x00origins" // a different output of the same directory
 	}
 	if cached, ok := r.cache.lookup(tree, key); ok {
-		return slices.Clone(cached.out), cached.deps, nil
+		return cached, cached.err
 	}
 	type result struct {
 		out  []byte
@@ -119,16 +140,21 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		return nil, nil, fmt.Errorf("build %s: %w", dir, ctx.Err())
+		return nil, fmt.Errorf("build %s: %w", dir, ctx.Err())
 	}
-	if res.err != nil {
-		return nil, nil, res.err
+	built := newRendering(key, res.fsys.sortedDeps(), res.out)
+	switch {
+	case res.err != nil && (res.fsys.unsure || res.fsys.remote || ctx.Err() != nil ||
+		errors.Is(res.err, context.Canceled) || errors.Is(res.err, context.DeadlineExceeded)):
+		return nil, res.err
+	case res.err != nil:
+		built.err = res.err
+		r.cache.store(built, false)
+		return nil, res.err
+	case !res.fsys.remote:
+		r.cache.store(built, persist)
 	}
-	deps := res.fsys.sortedDeps()
-	if !res.fsys.remote {
-		r.cache.store(key, deps, res.out, persist)
-	}
-	return slices.Clone(res.out), deps, nil
+	return built, nil
 }
 
 // DeferCacheWrites holds back what builds store in the on-disk cache
@@ -294,8 +320,11 @@ func (e *kustomizeError) Unwrap() error { return e.cause }
 // from (see repofs.OriginFile). The output differs from `kubectl kustomize` by
 // these annotations; it is for telling users where an object is written.
 func (r *Renderer) BuildWithOrigins(ctx context.Context, tree repofs.Tree, dir string) ([]byte, error) {
-	out, _, err := r.build(ctx, tree, dir, true)
-	return out, err
+	built, err := r.build(ctx, tree, dir, true)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(built.out), nil
 }
 
 // withOriginAnnotations adds originAnnotations to a kustomization's

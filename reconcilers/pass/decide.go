@@ -49,9 +49,9 @@ type Inputs struct {
 	// vector their overlay names (see NeedsRender).
 	StageRenders map[string]reconcilers.StageRender
 	// RendersOther says, by StageKey, why a stage does not run the vector
-	// its overlay names: the shell renders the overlays whose entries
-	// cannot show it alone (a component left to the base, a transformer
-	// after the entries: overlays.StageVector.Undecided), and only those.
+	// its overlay names although no entry contradicts it: the shell
+	// renders every such overlay (a base, a patch, a transformer or a
+	// missing entry may run another version) and checks its images.
 	RendersOther map[string]string
 	// Reports are the deployers' reports by StageKey, each with the vector
 	// the overlay names at its revision, read from Git.

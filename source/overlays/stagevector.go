@@ -23,10 +23,6 @@ type StageVector struct {
 	// (absolute ones are left out). Relative, so that a vector read once
 	// serves every overlay of the same content wherever it is.
 	BuildsOn []string `json:"BuildsOn,omitempty"`
-	// TransformsAfterImages is a kustomization whose replacements: or
-	// transformers: run after its images entries, and may set an image
-	// again.
-	TransformsAfterImages bool `json:"TransformsAfterImages,omitempty"`
 }
 
 // Entry is the images entry that sets the version of the component whose
@@ -62,25 +58,6 @@ func (sv StageVector) Contradiction(components []v1alpha1.VectorComponent) strin
 		return fmt.Sprintf("its images entry for %s sets %s, not %s", c.ImageName(), e.Version(), c.Version())
 	}
 	return ""
-}
-
-// Undecided says whether the overlay's entries alone cannot show that it
-// runs components (the vector it names): a component has no entry (or
-// two), its entry leaves a field the component sets to the base (a
-// newName alone, a newTag without the digest), or the kustomization
-// transforms after its entries (TransformsAfterImages). Only a render can
-// tell what such an overlay runs.
-func (sv StageVector) Undecided(components []v1alpha1.VectorComponent) bool {
-	if sv.TransformsAfterImages && len(components) > 0 {
-		return true
-	}
-	for _, c := range components {
-		e, ok := sv.Entry(c.ImageName())
-		if !ok || c.Tag != "" && e.Tag == "" || c.Digest != "" && e.Digest == "" {
-			return true
-		}
-	}
-	return false
 }
 
 // Entries are all the images entries that match image by Entry's rule.
@@ -163,13 +140,6 @@ func ParseStageVector(file string, data []byte) (StageVector, error) {
 		}
 	}
 	sv.BuildsOn = buildsOn(node)
-	// kustomize runs replacements, then the transformers: files, after
-	// the images entries.
-	for _, key := range []string{"replacements", "transformers"} {
-		if f := node.Field(key); f != nil && !f.Value.IsNilOrEmpty() {
-			sv.TransformsAfterImages = true
-		}
-	}
 	images := node.Field("images")
 	if images == nil || images.Value.IsNilOrEmpty() {
 		return sv, nil
