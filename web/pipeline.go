@@ -11,7 +11,6 @@ import (
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/internal/keys"
 	"github.com/vectorflow-dev/vectorflow/reconcilers"
-	"github.com/vectorflow-dev/vectorflow/reconcilers/pass"
 	"github.com/vectorflow-dev/vectorflow/source"
 )
 
@@ -99,9 +98,6 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 		nodes[key] = n
 	}
 	landscapes := map[string]bool{}
-	// A stage the state does not hold yet shows what its overlay runs, as
-	// the next pass will record it.
-	running, _ := pass.RunningVectors(snap.Config, state.Vectors, nil)
 	for key, st := range snap.Config.Stages {
 		n := &Node{URL: stageURL(snap.ID, key), Kind: v1alpha1.StageKind, Name: st.Name, Landscape: st.Spec.Landscape, Key: key}
 		landscapes[st.Spec.Landscape] = true
@@ -113,8 +109,10 @@ func BuildPipeline(snap *Snapshot, now time.Time) Pipeline {
 					n.Conditions = append(n.Conditions, c)
 				}
 			}
-		} else if ref, ok := running.StageIndex[key]; ok {
-			n.Vector = ref.Vector.Vector
+		} else {
+			// Only a pass, which renders the overlay, says what it runs.
+			n.Conditions = []Condition{{Type: "Recorded", Status: string(metav1.ConditionFalse), Reason: "NotRecorded",
+				Message: "no pass has recorded this stage yet: what its overlay runs is known once one renders it"}}
 		}
 		nodes[key] = n
 		p.Stages++

@@ -180,3 +180,28 @@ func TestApproveCommand(t *testing.T) {
 		t.Errorf("ApproveCommand =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestAStageTheStateDoesNotHoldShowsNoTarget: a stage added since the last
+// pass names a vector in its overlay, but only a pass, which renders the
+// overlay, can say whether it runs it. Until then the page shows no target
+// and says why.
+func TestAStageTheStateDoesNotHoldShowsNoTarget(t *testing.T) {
+	snap := pipelineSnapshot(1, 2)
+	key := source.StageKey("l1", "c0-s1")
+	delete(snap.State.State.Stages, key)
+	ref := snap.Config.StageIndex[key]
+	ref.Vector.Vector = "acme:2026.12.1-100000000Z"
+	snap.Config.StageIndex[key] = ref
+	for _, c := range BuildPipeline(snap, fixtureNow).Columns {
+		for _, n := range c.Nodes {
+			if n.Key != key {
+				continue
+			}
+			if n.Vector != "" || len(n.Conditions) != 1 || n.Conditions[0].Reason != "NotRecorded" {
+				t.Errorf("node of a stage the state does not hold: target %q, conditions %+v; want none, and why", n.Vector, n.Conditions)
+			}
+			return
+		}
+	}
+	t.Fatalf("no node for %s", key)
+}
