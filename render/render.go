@@ -124,7 +124,10 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 		key += "\x00origins" // a different output of the same directory
 	}
 	if cached, ok := r.cache.lookup(tree, key); ok {
-		return cached, cached.err
+		if cached.err != nil {
+			return nil, cached.err
+		}
+		return cached, nil
 	}
 	type result struct {
 		out  []byte
