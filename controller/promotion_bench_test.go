@@ -12,16 +12,23 @@ import (
 	"github.com/vectorflow-dev/vectorflow/internal/testutil"
 )
 
-// BenchmarkPromotionPassApps10000 is the pass of a running run that makes
-// one promotion in make bench's apps shape at 10,000 stages (1,000
-// applications of 10 stages): one application's template bumped and
-// pushed, the pass that fetches it, decides, and pushes the promotion with
-// the state commit starting it. The pass after it, which records the
-// result, is not timed: the promotion is on the server before it starts.
-// It is what live-promote measures, without the webhook and the polling.
-func BenchmarkPromotionPassApps10000(b *testing.B) {
+// BenchmarkPromotionPass10000 is the pass of a running run that makes one
+// promotion in make bench's shapes at 10,000 stages (chain: one template,
+// 10,000 stages; apps: 1,000 applications of 10 stages): a template
+// bumped and pushed, the pass that fetches it, decides, and pushes the
+// promotion with the state commit starting it. The pass after it, which
+// records the result, is not timed: the promotion is on the server before
+// it starts. It is what live-promote measures, without the webhook and
+// the polling.
+func BenchmarkPromotionPass10000(b *testing.B) {
+	for _, shape := range []bench.Shape{bench.Chain, bench.Apps} {
+		b.Run(string(shape), func(b *testing.B) { benchmarkPromotionPass(b, shape, 10000) })
+	}
+}
+
+func benchmarkPromotionPass(b *testing.B, shape bench.Shape, stages int) {
 	testutil.RequireGit(b)
-	repo, dir := bench.WriteTemp(b, bench.Apps, 10000, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored)
+	repo, dir := bench.WriteTemp(b, shape, stages, testutil.NewOpenPGPKey(b, "alice", "alice@example.com", nil).PublicArmored)
 	f := &benchFixture{srv: testutil.StartGitServer(b)}
 	f.srv.InitRepo(b, dir, "main", "apps.git")
 	f.url = f.srv.HTTPURL("apps.git")

@@ -18,7 +18,7 @@ func TestChecked(t *testing.T) {
 	}{
 		{"", true},   // go test
 		{".", false}, // go test -bench .
-		{"BenchmarkPromotionPassApps10000", false},
+		{"BenchmarkPromotionPass10000", false},
 	} {
 		if err := bench.Value.Set(tc.bench); err != nil {
 			t.Fatal(err)
