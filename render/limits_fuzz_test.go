@@ -107,7 +107,12 @@ func FuzzBuild(f *testing.F) {
 	r := NewRenderer(Options{Limits: repofs.Limits{MaxFileSize: 1 << 20}})
 	f.Fuzz(func(t *testing.T, kustomization, resource []byte) {
 		tree := repofs.DirTree(writeFiles(t, map[string]file{"k/kustomization.yaml": {content: string(kustomization)}, "k/r.yaml": {content: string(resource)}}))
-		_, err := r.BuildWithOrigins(t.Context(), tree, "k")
+		out, err := r.BuildWithOrigins(t.Context(), tree, "k")
+		// Asked again, the cache answers as the build did, a failure too.
+		again, againErr := r.BuildWithOrigins(t.Context(), tree, "k")
+		if (err == nil) != (againErr == nil) || err != nil && err.Error() != againErr.Error() || !bytes.Equal(out, again) {
+			t.Fatalf("built again: %q, %v; first: %q, %v", again, againErr, out, err)
+		}
 		var le *repofs.LimitError
 		if errors.As(err, &le) && le.File != "k/kustomization.yaml" && le.File != "k/r.yaml" {
 			t.Fatalf("limit error names %q, not a file of the tree: %v", le.File, err)
