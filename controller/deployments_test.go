@@ -598,6 +598,15 @@ func TestAPatchThatMovesTheImageAwayLeavesTheStageRunningNone(t *testing.T) {
 	})
 }
 
+// TestAnOverlayThatDoesNotBuildRunsNone: a person adds a resource that is
+// not there to dev's overlay. Flux cannot apply it, and nothing can say
+// what it runs: dev names no vector as its target, nor as active.
+func TestAnOverlayThatDoesNotBuildRunsNone(t *testing.T) {
+	wantNotRunning(t, "add a resource that is not there", nil, func(overlay string) string {
+		return strings.Replace(overlay, "  - namespace.yaml\n", "  - namespace.yaml\n  - missing.yaml\n", 1)
+	})
+}
+
 // TestAReportFromAClockAheadDoesNotHoldItsRevision: dev's deployer runs on
 // a clock a day ahead and reports the revision healthy; an hour later
 // (by the controller's clock) a deployer with a true clock reports it
