@@ -52,8 +52,11 @@ type rendering struct {
 	out  []byte
 	// err is a build's failure: the same reads fail the same way. Only
 	// memory holds failures.
-	err  error
-	size int64
+	err error
+	// remote is a build that read a remote base: not cached, as its
+	// dependencies do not say what it read.
+	remote bool
+	size   int64
 	// images is out's overlays.Images, read on first demand (Images).
 	images struct {
 		once sync.Once

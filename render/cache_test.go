@@ -237,3 +237,30 @@ func TestImagesReadsACachedRenderingOnce(t *testing.T) {
 		t.Errorf("Images read the same rendering twice: %p, %p", first, again)
 	}
 }
+
+// TestImagesOutlastTheOutputs: the images of an overlay are remembered
+// apart from its output, so a controller that checks every overlay on
+// every pass does not build again the overlays whose outputs the cache
+// had no room for; a change to what the build read is still seen.
+func TestImagesOutlastTheOutputs(t *testing.T) {
+	files := cacheFixture()
+	files["apps/base/deploy.yaml"] = file{content: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: registry.example.com/app:1.0.0\n"}
+	r := NewRenderer(Options{CacheBytes: 1}) // no room for any output
+	images := func(step string) []overlays.RenderedImage {
+		t.Helper()
+		got, err := r.Images(context.Background(), commitDir(t, writeFiles(t, files)), "apps/overlays/dev")
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		return got
+	}
+	images("first")
+	images("again")
+	if got := r.Stats(); got.Misses != 1 || got.Entries != 0 {
+		t.Errorf("Stats = %+v, want one build and no output kept", got)
+	}
+	files["apps/base/deploy.yaml"] = file{content: strings.Replace(files["apps/base/deploy.yaml"].content, "app:1.0.0", "app:2.0.0", 1)}
+	if got := images("base changed"); len(got) != 1 || got[0].Image != "registry.example.com/app:2.0.0" {
+		t.Errorf("after the base changed: %+v, want the app at 2.0.0", got)
+	}
+}

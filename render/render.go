@@ -42,15 +42,20 @@ type Options struct {
 type Renderer struct {
 	opts  Options
 	cache *renderCache
-	memos treeMemos
-	work  workMemo
+	// images holds what Images read from each output, with the output's
+	// dependencies but not the output: a check of every overlay on every
+	// pass stays a lookup even where the outputs outgrow cache.
+	images *renderCache
+	memos  treeMemos
+	work   workMemo
 }
 
 // NewRenderer returns a Renderer with an empty cache.
 func NewRenderer(opts Options) *Renderer {
 	return &Renderer{
-		opts:  opts,
-		cache: newRenderCache(opts.CacheBytes, newDiskCache(opts.CacheDir, opts)),
+		opts:   opts,
+		cache:  newRenderCache(opts.CacheBytes, newDiskCache(opts.CacheDir, opts)),
+		images: newRenderCache(imagesCacheBytes, nil),
 	}
 }
 
@@ -74,16 +79,36 @@ func (r *Renderer) BuildContext(ctx context.Context, tree repofs.Tree, dir strin
 	return slices.Clone(built.out), nil
 }
 
+// imagesCacheBytes bounds what Images remembers: about a kilobyte per
+// overlay, so room for tens of thousands whatever their outputs weigh.
+const imagesCacheBytes = 32 << 20
+
 // Images is BuildContext followed by overlays.Images: the images the
-// output's containers run. A cached output is read once, so asking again
-// for an unchanged overlay costs a cache lookup. The slice is shared:
+// output's containers run. They are remembered apart from the output, with
+// what the build read, so asking again for an unchanged overlay costs a
+// lookup even once its output has left the cache. The slice is shared:
 // read it, do not change it.
 func (r *Renderer) Images(ctx context.Context, tree repofs.Tree, dir string) ([]overlays.RenderedImage, error) {
-	built, err := r.build(ctx, tree, dir, false)
+	key, err := repofs.CleanDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if known, ok := r.images.lookup(r.memos.of(tree), key); ok {
+		return known.images.list, known.images.err
+	}
+	built, err := r.build(ctx, tree, key, false)
 	if err != nil {
 		return nil, err
 	}
 	built.images.once.Do(func() { built.images.list, built.images.err = overlays.Images(built.out) })
+	if !built.remote {
+		read := newRendering(key, built.deps, nil)
+		read.images.once.Do(func() { read.images.list, read.images.err = built.images.list, built.images.err })
+		for _, img := range read.images.list {
+			read.size += int64(len(img.Object)+len(img.Container)+len(img.Image)) + 48
+		}
+		r.images.store(read, false)
+	}
 	return built.images.list, built.images.err
 }
 
@@ -146,6 +171,7 @@ func (r *Renderer) build(ctx context.Context, tree repofs.Tree, dir string, orig
 		return nil, fmt.Errorf("build %s: %w", dir, ctx.Err())
 	}
 	built := newRendering(key, res.fsys.sortedDeps(), res.out)
+	built.remote = res.fsys.remote
 	switch {
 	case res.err != nil && (res.fsys.unsure || res.fsys.remote || ctx.Err() != nil ||
 		errors.Is(res.err, context.Canceled) || errors.Is(res.err, context.DeadlineExceeded)):
