@@ -58,16 +58,10 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 	// Built on every core first (a cold pass renders every overlay); the
 	// loops below then take each from the render cache, so a later pass
 	// builds only the overlays whose build reads something that changed.
+	// The StageVersions need the outputs, the checks only their images.
 	if c.renderer != nil {
-		warm := make([]render.Overlay, 0, len(named)+len(keys))
-		seen := map[string]bool{}
-		for _, key := range append(slices.Clone(named), keys...) {
-			if ref := snap.StageIndex[key]; ref.Tree != nil && !seen[key] {
-				seen[key] = true
-				warm = append(warm, render.Overlay{Tree: ref.Tree, Dir: ref.Overlay})
-			}
-		}
-		c.renderer.BuildAll(ctx, warm)
+		c.renderer.BuildAll(ctx, overlaysOf(snap, keys))
+		c.renderer.ImagesAll(ctx, overlaysOf(snap, named))
 	}
 	for _, key := range named {
 		ref := snap.StageIndex[key]
@@ -191,6 +185,17 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 		return p, ok
 	}
 	return f, nil
+}
+
+// overlaysOf lists the overlays of the stages keys names that were read.
+func overlaysOf(snap *source.Snapshot, keys []string) []render.Overlay {
+	out := make([]render.Overlay, 0, len(keys))
+	for _, key := range keys {
+		if ref := snap.StageIndex[key]; ref.Tree != nil {
+			out = append(out, render.Overlay{Tree: ref.Tree, Dir: ref.Overlay})
+		}
+	}
+	return out
 }
 
 // stagesNamingVectors lists the stages (by StageKey) whose overlay names a

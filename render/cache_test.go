@@ -264,3 +264,25 @@ func TestImagesOutlastTheOutputs(t *testing.T) {
 		t.Errorf("after the base changed: %+v, want the app at 2.0.0", got)
 	}
 }
+
+// TestImagesAllAnswersAsImages: each overlay's answer is at its index, a
+// failure too.
+func TestImagesAllAnswersAsImages(t *testing.T) {
+	files := cacheFixture()
+	files["apps/overlays/broken/kustomization.yaml"] = file{content: "resources:\n- missing.yaml\n"}
+	files["apps/base/deploy.yaml"] = file{content: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: registry.example.com/app:1.0.0\n"}
+	files["apps/overlays/prod/kustomization.yaml"] = file{content: "resources:\n- ../../base\nimages:\n- name: registry.example.com/app\n  newTag: 2.0.0\n"}
+	tree := commitDir(t, writeFiles(t, files))
+	dirs := []Overlay{{tree, "apps/overlays/dev"}, {tree, "apps/overlays/broken"}, {tree, "apps/overlays/prod"}}
+	r := NewRenderer(Options{})
+	got, errs := r.ImagesAll(context.Background(), dirs)
+	for i, d := range dirs {
+		want, wantErr := NewRenderer(Options{}).Images(context.Background(), d.Tree, d.Dir)
+		if (errs[i] == nil) != (wantErr == nil) || !cmp.Equal(want, got[i]) {
+			t.Errorf("%s: ImagesAll gave %+v, %v; Images gives %+v, %v", d.Dir, got[i], errs[i], want, wantErr)
+		}
+	}
+	if errs[1] == nil || len(got[0]) != 1 || len(got[2]) != 1 || got[2][0].Image != "registry.example.com/app:2.0.0" {
+		t.Errorf("ImagesAll = %+v, %v; want dev's and prod's images, and the broken overlay's failure", got, errs)
+	}
+}

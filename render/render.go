@@ -386,6 +386,26 @@ type Overlay struct {
 	Dir  string
 }
 
+// ImagesAll runs Images for each of dirs on GOMAXPROCS goroutines and
+// returns each answer at its index. Once ctx is done no further build
+// starts (those left have ctx's error).
+func (r *Renderer) ImagesAll(ctx context.Context, dirs []Overlay) ([][]overlays.RenderedImage, []error) {
+	defer r.DeferCacheWrites()()
+	images, started := make([][]overlays.RenderedImage, len(dirs)), make([]bool, len(dirs))
+	errs := parallel.EachContext(ctx, len(dirs), func(i int) error {
+		started[i] = true
+		var err error
+		images[i], err = r.Images(ctx, dirs[i].Tree, dirs[i].Dir)
+		return err
+	})
+	for i, ok := range started {
+		if !ok {
+			errs[i] = fmt.Errorf("build %s: %w", dirs[i].Dir, ctx.Err())
+		}
+	}
+	return images, errs
+}
+
 // BuildAll builds overlays on GOMAXPROCS goroutines and returns each
 // output and error at its index, as BuildContext would one after another.
 // Once ctx is done no further build starts (those left have ctx's error).
