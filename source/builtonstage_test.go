@@ -118,6 +118,20 @@ func TestAStageBuiltOnAnotherStagesOverlayThroughADirectoryInBetweenIsNotIndexed
 	if snap := load("on the base"); len(snap.StageIndex) != 2 || len(snap.Problems) != 0 {
 		t.Fatalf("prod through shared on the base: stages %v, problems %v; want both indexed, no problem", keys.Sorted(snap.StageIndex), snap.Problems)
 	}
+	// A change that reaches no overlay nor directory in between leaves the
+	// answer as it was; one to a directory in between has it found again.
+	for _, tt := range []struct {
+		file  string
+		taken int
+	}{{"README.md", 1}, {"base/README.md", 0}} {
+		testutil.WriteFiles(t, dir, map[string]string{tt.file: "changed\n"})
+		commitDir(t, dir)
+		before := loader.builtOnReused
+		if snap := load(tt.file + " changed"); len(snap.StageIndex) != 2 || loader.builtOnReused-before != tt.taken {
+			t.Errorf("%s changed: stages %v, the answer taken from the load before %d times, want both indexed, %d",
+				tt.file, keys.Sorted(snap.StageIndex), loader.builtOnReused-before, tt.taken)
+		}
+	}
 
 	for _, tt := range []struct{ name, shared, other, through string }{
 		{"shared on test", "resources: [../overlays/test]\n", "", ""},

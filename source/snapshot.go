@@ -275,8 +275,9 @@ type Loader struct {
 	snaps map[string]loadedSnapshot
 	// snapshotsReused counts the loads that were, for tests,
 	// stagesReused the stages loads took from the load before, and
-	// conflictsReused the loads that took its configs' conflicts.
-	snapshotsReused, stagesReused, conflictsReused int
+	// conflictsReused the loads that took its configs' conflicts, and
+	// builtOnReused those that took which stages build on another's overlay.
+	snapshotsReused, stagesReused, conflictsReused, builtOnReused int
 	// vectorsSaved is when the stage vectors of each repository and
 	// branch were last written to disk, and unsaved the caches of later
 	// loads whose vectors wait to be (see saveVectors).
@@ -310,6 +311,9 @@ type loadedSnapshot struct {
 	roots    map[string]landscapeRoot
 	cache    *loadCache
 	reusable map[string]bool
+	// betweenSeen is resolver.betweenSeen: what dropStagesBuiltOnStages
+	// read beyond the overlays.
+	betweenSeen map[betweenDir]string
 	// pristine is a copy of snap to check it against, kept in a test
 	// binary when snap is handed out read-only.
 	pristine *Snapshot
@@ -480,6 +484,9 @@ func (l *Loader) load(ctx context.Context, url, branch string, read func() (repo
 	l.vectorsRead += r.vectorsRead
 	l.overlaysOpened += r.overlaysOpened
 	l.stagesReused += r.stagesReused
+	if r.builtOnReused {
+		l.builtOnReused++
+	}
 	if r.conflictsReused {
 		l.conflictsReused++
 	}
@@ -699,7 +706,7 @@ func (l *Loader) remember(cacheKey string, snap *Snapshot, r *resolver) {
 		last.landscape = append(last.landscape, landscapeCommit{url: lr.url, branch: lr.branch, commit: lr.commit, tree: lr.tree})
 	}
 	last.snap = snap
-	last.roots, last.cache, last.reusable = landscapes, r.next, r.reusable
+	last.roots, last.cache, last.reusable, last.betweenSeen = landscapes, r.next, r.reusable, r.betweenSeen
 	if l.opts.ReadOnlySnapshots && l.checkSnapshots {
 		last.pristine = snap.copyThrough(&Snapshot{}, nil)
 	}
