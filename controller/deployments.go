@@ -61,15 +61,14 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 	// The StageVersions need the outputs, the checks only their images.
 	if c.renderer != nil {
 		c.renderer.BuildAll(ctx, overlaysOf(snap, keys))
-		c.renderer.ImagesAll(ctx, overlaysOf(snap, named))
 	}
-	for _, key := range named {
+	images, errs := c.overlayRenderer().ImagesAll(ctx, overlaysOf(snap, named))
+	if err := ctx.Err(); err != nil {
+		return stageFacts{}, err
+	}
+	for i, key := range named {
 		ref := snap.StageIndex[key]
-		why, err := c.rendersOther(ctx, ref.Tree, ref.Overlay, ref.Vector, state.Vectors[ref.Vector.Vector].Spec.Components)
-		if err != nil {
-			return stageFacts{}, err
-		}
-		if why != "" {
+		if why := rendersOtherThan(images[i], errs[i], ref.Vector, state.Vectors[ref.Vector.Vector].Spec.Components); why != "" {
 			f.rendersOther[key] = why
 		}
 	}
@@ -187,7 +186,8 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 	return f, nil
 }
 
-// overlaysOf lists the overlays of the stages keys names that were read.
+// overlaysOf lists the overlays of the stages keys names, each read
+// (stagesNamingVectors names only those).
 func overlaysOf(snap *source.Snapshot, keys []string) []render.Overlay {
 	out := make([]render.Overlay, 0, len(keys))
 	for _, key := range keys {

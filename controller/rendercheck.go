@@ -67,13 +67,19 @@ func (c *Controller) rendersOther(ctx context.Context, tree repofs.Tree, overlay
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
+	return rendersOtherThan(images, err, sv, components), nil
+}
+
+// rendersOtherThan is rendersOther's answer for an overlay whose build
+// ran the images (or failed with err).
+func rendersOtherThan(images []overlays.RenderedImage, err error, sv overlays.StageVector, components []v1alpha1.VectorComponent) string {
 	if err != nil {
-		return fmt.Sprintf("it does not build: %v", err), nil
+		return fmt.Sprintf("it does not build: %v", err)
 	}
 	if err := render.CheckComponents(images, sv, components); err != nil {
-		return fmt.Sprintf("its render does not run it: %v", err), nil
+		return fmt.Sprintf("its render does not run it: %v", err)
 	}
-	return "", nil
+	return ""
 }
 
 // overlayBuildError is an edited overlay kustomize cannot build.
