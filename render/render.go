@@ -387,15 +387,28 @@ type Overlay struct {
 }
 
 // ImagesAll runs Images for each of dirs on GOMAXPROCS goroutines and
-// returns each answer at its index. Once ctx is done no further build
-// starts (those left have ctx's error).
+// returns each answer at its index, as BuildAll does builds.
 func (r *Renderer) ImagesAll(ctx context.Context, dirs []Overlay) ([][]overlays.RenderedImage, []error) {
+	return eachOverlay(ctx, r, dirs, r.Images)
+}
+
+// BuildAll builds overlays on GOMAXPROCS goroutines and returns each
+// output and error at its index, as BuildContext would one after another.
+// Once ctx is done no further build starts (those left have ctx's error).
+// What the builds store on disk is written before it returns.
+func (r *Renderer) BuildAll(ctx context.Context, dirs []Overlay) ([][]byte, []error) {
+	return eachOverlay(ctx, r, dirs, r.BuildContext)
+}
+
+// eachOverlay answers do for every overlay, on GOMAXPROCS goroutines, with
+// the disk cache's writes held until all are done.
+func eachOverlay[T any](ctx context.Context, r *Renderer, dirs []Overlay, do func(context.Context, repofs.Tree, string) (T, error)) ([]T, []error) {
 	defer r.DeferCacheWrites()()
-	images, started := make([][]overlays.RenderedImage, len(dirs)), make([]bool, len(dirs))
+	answers, started := make([]T, len(dirs)), make([]bool, len(dirs))
 	errs := parallel.EachContext(ctx, len(dirs), func(i int) error {
 		started[i] = true
 		var err error
-		images[i], err = r.Images(ctx, dirs[i].Tree, dirs[i].Dir)
+		answers[i], err = do(ctx, dirs[i].Tree, dirs[i].Dir)
 		return err
 	})
 	for i, ok := range started {
@@ -403,26 +416,5 @@ func (r *Renderer) ImagesAll(ctx context.Context, dirs []Overlay) ([][]overlays.
 			errs[i] = fmt.Errorf("build %s: %w", dirs[i].Dir, ctx.Err())
 		}
 	}
-	return images, errs
-}
-
-// BuildAll builds overlays on GOMAXPROCS goroutines and returns each
-// output and error at its index, as BuildContext would one after another.
-// Once ctx is done no further build starts (those left have ctx's error).
-// What the builds store on disk is written before it returns.
-func (r *Renderer) BuildAll(ctx context.Context, overlays []Overlay) ([][]byte, []error) {
-	defer r.DeferCacheWrites()()
-	outs, started := make([][]byte, len(overlays)), make([]bool, len(overlays))
-	errs := parallel.EachContext(ctx, len(overlays), func(i int) error {
-		started[i] = true
-		var err error
-		outs[i], err = r.BuildContext(ctx, overlays[i].Tree, overlays[i].Dir)
-		return err
-	})
-	for i, ok := range started {
-		if !ok {
-			errs[i] = fmt.Errorf("build %s: %w", overlays[i].Dir, ctx.Err())
-		}
-	}
-	return outs, errs
+	return answers, errs
 }
