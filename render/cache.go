@@ -57,12 +57,10 @@ type rendering struct {
 	// dependencies do not say what it read.
 	remote bool
 	size   int64
-	// images is out's overlays.Images, read on first demand (Images).
-	images struct {
-		once sync.Once
-		list []overlays.RenderedImage
-		err  error
-	}
+	// images and imagesErr are what Images read from an output, in the
+	// images cache (whose renderings hold no output).
+	images    []overlays.RenderedImage
+	imagesErr error
 }
 
 func newRenderCache(max int64, disk *diskCache) *renderCache {

@@ -94,22 +94,22 @@ func (r *Renderer) Images(ctx context.Context, tree repofs.Tree, dir string) ([]
 		return nil, err
 	}
 	if known, ok := r.images.lookup(r.memos.of(tree), key); ok {
-		return known.images.list, known.images.err
+		return known.images, known.imagesErr
 	}
 	built, err := r.build(ctx, tree, key, false)
 	if err != nil {
 		return nil, err
 	}
-	built.images.once.Do(func() { built.images.list, built.images.err = overlays.Images(built.out) })
+	images, err := overlays.Images(built.out)
 	if !built.remote {
 		read := newRendering(key, built.deps, nil)
-		read.images.once.Do(func() { read.images.list, read.images.err = built.images.list, built.images.err })
-		for _, img := range read.images.list {
+		read.images, read.imagesErr = images, err
+		for _, img := range images {
 			read.size += int64(len(img.Object)+len(img.Container)+len(img.Image)) + 48
 		}
 		r.images.store(read, false)
 	}
-	return built.images.list, built.images.err
+	return images, err
 }
 
 // BuildReads is BuildContext that also names, sorted, the files of tree
