@@ -147,6 +147,9 @@ type Controller struct {
 	// unindexed are promotions whose pull request waits for the forge to
 	// index the branch pushed for it.
 	unindexed map[string]*unindexedBranch
+	// imageNames are the image names the render checks parsed: each pass
+	// checks every stage naming a vector against the same few names.
+	imageNames render.ImageNames
 	// inputs identifies what the last decision was made from; a pass whose
 	// inputs are the same, before due, decides nothing.
 	inputs    string

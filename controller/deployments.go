@@ -68,7 +68,7 @@ func (c *Controller) readStageFacts(ctx context.Context, snap *source.Snapshot, 
 	}
 	for i, key := range named {
 		ref := snap.StageIndex[key]
-		if why := rendersOtherThan(images[i], errs[i], ref.Vector, state.Vectors[ref.Vector.Vector].Spec.Components); why != "" {
+		if why := rendersOtherThan(images[i], errs[i], ref.Vector, state.Vectors[ref.Vector.Vector].Spec.Components, c.imageNames.Parts); why != "" {
 			f.rendersOther[key] = why
 		}
 	}

@@ -37,7 +37,7 @@ func (c *Controller) checkRenders(tree repofs.Tree, overlay string, components [
 	if err != nil {
 		return &overlayBuildError{overlay: overlay, err: err}
 	}
-	return render.CheckComponents(images, entries, components)
+	return render.CheckComponentsParsed(images, entries, components, c.imageNames.Parts)
 }
 
 // rendersVector checks that a stage's overlay, as a snapshot read it, runs
@@ -67,16 +67,17 @@ func (c *Controller) rendersOther(ctx context.Context, tree repofs.Tree, overlay
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
-	return rendersOtherThan(images, err, sv, components), nil
+	return rendersOtherThan(images, err, sv, components, c.imageNames.Parts), nil
 }
 
 // rendersOtherThan is rendersOther's answer for an overlay whose build
 // ran the images (or failed with err).
-func rendersOtherThan(images []overlays.RenderedImage, err error, sv overlays.StageVector, components []v1alpha1.VectorComponent) string {
+func rendersOtherThan(images []overlays.RenderedImage, err error, sv overlays.StageVector, components []v1alpha1.VectorComponent,
+	parts func(image string) overlays.ImageParts) string {
 	if err != nil {
 		return fmt.Sprintf("it does not build: %v", err)
 	}
-	if err := render.CheckComponents(images, sv, components); err != nil {
+	if err := render.CheckComponentsParsed(images, sv, components, parts); err != nil {
 		return fmt.Sprintf("its render does not run it: %v", err)
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
@@ -27,6 +28,18 @@ func (e *NoEffectError) Error() string { return strings.Join(e.Problems, "; ") }
 // container may run it at anything else. It returns a *NoEffectError, or
 // nil.
 func CheckComponents(images []overlays.RenderedImage, overlay overlays.StageVector, components []v1alpha1.VectorComponent) error {
+	return CheckComponentsParsed(images, overlay, components, overlays.PartsOf)
+}
+
+// CheckComponentsParsed is CheckComponents with parts giving each image
+// name's parts: a caller that checks many stages on every pass remembers
+// them (ImageNames), since parsing is most of a check's time.
+func CheckComponentsParsed(images []overlays.RenderedImage, overlay overlays.StageVector, components []v1alpha1.VectorComponent,
+	parts func(image string) overlays.ImageParts) error {
+	rendered := make([]overlays.ImageParts, len(images))
+	for i, r := range images {
+		rendered[i] = parts(r.Image)
+	}
 	var problems []string
 	for _, c := range components {
 		image := c.ImageName()
@@ -41,14 +54,14 @@ func CheckComponents(images []overlays.RenderedImage, overlay overlays.StageVect
 		if c.Digest != "" {
 			want += "@" + c.Digest
 		}
+		runs := parts(runsAs)
 		var at, other []string
-		for _, r := range images {
-			_, tag, digest := overlays.SplitImage(r.Image)
-			switch {
+		for i, r := range images {
+			switch p := rendered[i]; {
 			// Docker Hub's short and long names are one repository: a
 			// container under the other name runs the component too.
-			case !overlays.SameRepository(r.Image, runsAs):
-			case tag == c.Tag && digest == c.Digest:
+			case !p.SameRepository(runs):
+			case p.Tag == c.Tag && p.Digest == c.Digest:
 				at = append(at, r.Image)
 			default:
 				other = append(other, fmt.Sprintf("%s (container %s of %s)", r.Image, r.Container, r.Object))
@@ -107,4 +120,34 @@ func summarize(items []string) string {
 		return strings.Join(items[:most], ", ") + fmt.Sprintf(" and %d more", len(items)-most)
 	}
 	return strings.Join(items, ", ")
+}
+
+// maxImageNames bounds ImageNames: far more distinct names than 10,000
+// stages' containers use, a few megabytes.
+const maxImageNames = 1 << 16
+
+// ImageNames remembers the parts of the image names it parsed, for a
+// caller that checks every stage on every pass: most names are the same
+// from one pass to the next. Safe for concurrent use.
+type ImageNames struct {
+	mu    sync.Mutex
+	parts map[string]overlays.ImageParts
+}
+
+// Parts are image's parts (overlays.PartsOf), remembered.
+func (n *ImageNames) Parts(image string) overlays.ImageParts {
+	n.mu.Lock()
+	p, ok := n.parts[image]
+	n.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = overlays.PartsOf(image)
+	n.mu.Lock()
+	if n.parts == nil || len(n.parts) >= maxImageNames {
+		n.parts = map[string]overlays.ImageParts{}
+	}
+	n.parts[image] = p
+	n.mu.Unlock()
+	return p
 }

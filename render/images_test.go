@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -214,9 +215,16 @@ func TestCheckComponents(t *testing.T) {
 			"component db (postgres) renders nowhere: no container uses postgres; the overlay's containers use registry.example.com/shop/api:1.1.0",
 		},
 	}}
+	var names ImageNames // shared: a name remembered from one case answers as parsed in the next
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := CheckComponents(tt.images, overlays.StageVector{Images: tt.entries}, tt.components)
+			for range 2 { // parsed, then remembered
+				remembered := CheckComponentsParsed(tt.images, overlays.StageVector{Images: tt.entries}, tt.components, names.Parts)
+				if diff := cmp.Diff(fmt.Sprint(err), fmt.Sprint(remembered)); diff != "" {
+					t.Errorf("with ImageNames (-CheckComponents +CheckComponentsParsed):\n%s", diff)
+				}
+			}
 			var got []string
 			if err != nil {
 				ne, ok := err.(*NoEffectError)
@@ -233,4 +241,36 @@ func TestCheckComponents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkCheckComponents checks a two-component vector against a render
+// of four containers, as a pass checks each stage naming a vector: parsing
+// every name (CheckComponents) and with the names remembered across passes
+// (ImageNames), side by side.
+func BenchmarkCheckComponents(b *testing.B) {
+	images := []overlays.RenderedImage{
+		{Object: "Deployment dev/shop", Container: "api", Image: "registry.example.com/shop/api:1.1.0"},
+		{Object: "Deployment dev/shop", Container: "sidecar", Image: "docker.io/library/envoy:1.30"},
+		{Object: "Deployment dev/worker", Container: "worker", Image: "registry.example.com/shop/worker@" + imgDigestA},
+		{Object: "CronJob report", Container: "report", Image: "busybox"},
+	}
+	components := []v1alpha1.VectorComponent{
+		{Name: "api", Image: "registry.example.com/shop/api", Tag: "1.1.0"},
+		{Name: "worker", Image: "registry.example.com/shop/worker", Digest: imgDigestA},
+	}
+	b.Run("parsed", func(b *testing.B) {
+		for b.Loop() {
+			if err := CheckComponents(images, overlays.StageVector{}, components); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("remembered", func(b *testing.B) {
+		var names ImageNames
+		for b.Loop() {
+			if err := CheckComponentsParsed(images, overlays.StageVector{}, components, names.Parts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -60,12 +60,36 @@ func RepositoryOf(image string) (repository string, ok bool) {
 // either is no image reference, both are compared as kustomize splits them,
 // as written.
 func SameRepository(a, b string) bool {
-	ra, okA := RepositoryOf(a)
-	rb, okB := RepositoryOf(b)
-	if okA && okB {
-		return ra == rb
+	return PartsOf(a).SameRepository(PartsOf(b))
+}
+
+// ImageParts is an image name parsed once for what SplitImage and
+// SameRepository answer: a check that compares every container of a
+// render with every component parses each name once, not once per pair.
+type ImageParts struct {
+	// Name, Tag and Digest are SplitImage's.
+	Name, Tag, Digest string
+	// repository is RepositoryOf's, when parsed says the name package
+	// took the image; split is the name as kustomize splits it.
+	repository, split string
+	parsed            bool
+}
+
+// PartsOf parses image once.
+func PartsOf(image string) ImageParts {
+	split, tag, digest := kustomizeSplit(image)
+	ref, err := ParseImage(image)
+	if err != nil {
+		return ImageParts{Name: split, Tag: tag, Digest: digest, split: split}
 	}
-	na, _, _ := kustomizeSplit(a)
-	nb, _, _ := kustomizeSplit(b)
-	return na == nb
+	return ImageParts{Name: ref.Name, Tag: ref.Tag, Digest: ref.Digest, repository: ref.Repository, split: split, parsed: true}
+}
+
+// SameRepository is SameRepository for the images a and b are the parts
+// of.
+func (a ImageParts) SameRepository(b ImageParts) bool {
+	if a.parsed && b.parsed {
+		return a.repository == b.repository
+	}
+	return a.split == b.split
 }

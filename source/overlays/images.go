@@ -95,10 +95,8 @@ func ImageMatcher(name string) func(image string) bool {
 // kustomize placeholder such as app:${TAG}) is split as kustomize splits
 // it: a colon or at sign after the first slash ends the name.
 func SplitImage(image string) (name, tag, digest string) {
-	if ref, err := ParseImage(image); err == nil {
-		return ref.Name, ref.Tag, ref.Digest
-	}
-	return kustomizeSplit(image)
+	p := PartsOf(image)
+	return p.Name, p.Tag, p.Digest
 }
 
 func kustomizeSplit(image string) (name, tag, digest string) {
