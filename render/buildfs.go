@@ -79,6 +79,8 @@ const (
 	depFile
 	depDir
 	depHash
+	// depTree is a directory's tree hash, only in rendering.checks.
+	depTree
 )
 
 // errSchemaAlone stops a shared build at a kustomization that sets the

@@ -4,8 +4,11 @@ import (
 	"container/list"
 	"errors"
 	"io/fs"
+	"path"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 	"github.com/vectorflow-dev/vectorflow/source/repofs"
@@ -61,6 +64,12 @@ type rendering struct {
 	// images cache (whose renderings hold no output).
 	images    []overlays.RenderedImage
 	imagesErr error
+	// checks are deps as a lookup checks them: each directory whose every
+	// entry is a dependency, none a link, is one dependency on its tree
+	// hash, found in an immutable tree the deps held in. Overlays are
+	// checked on every pass, and this is a lookup or two where there were
+	// nine. nil until then.
+	checks atomic.Pointer[[]dep]
 }
 
 func newRenderCache(max int64, disk *diskCache) *renderCache {
@@ -89,7 +98,7 @@ func (c *renderCache) lookup(tree repofs.Tree, dir string) (*rendering, bool) {
 	}
 	c.mu.Unlock()
 	for _, r := range candidates {
-		if !depsHold(tree, r.deps) {
+		if !r.holds(tree) {
 			continue
 		}
 		c.mu.Lock()
@@ -118,10 +127,96 @@ func (c *renderCache) lookup(tree repofs.Tree, dir string) (*rendering, bool) {
 	return nil, false
 }
 
+// holds says whether r's dependencies hold in tree: its checks when they
+// do, else its deps, from which new checks are made.
+func (r *rendering) holds(tree repofs.Tree) bool {
+	if checks := r.checks.Load(); checks != nil && depsHold(tree, *checks) {
+		return true
+	}
+	if !depsHold(tree, r.deps) {
+		return false
+	}
+	if immutable(tree) {
+		checks := compactDeps(tree, r.deps)
+		r.checks.Store(&checks)
+	}
+	return true
+}
+
+// compactDeps are deps, which hold in tree, with the deps directly in each
+// directory whose every entry is one of them, none a link, replaced by one
+// on the directory's hash in tree. The same hash is the same entries, so
+// those deps hold wherever it does. A directory with an entry that is no
+// dependency stays as its deps, so that a README edited beside an overlay
+// does not send every lookup back to the deps.
+func compactDeps(tree repofs.Tree, deps []dep) []dep {
+	byDir := map[string][]dep{}
+	var dirs []string
+	for _, d := range deps {
+		dir := path.Dir(d.name)
+		if _, ok := byDir[dir]; !ok {
+			dirs = append(dirs, dir)
+		}
+		byDir[dir] = append(byDir[dir], d)
+	}
+	trees := map[string]string{}
+	for _, dir := range dirs {
+		if h, ok := dirHolds(tree, dir, byDir[dir]); ok {
+			trees[dir] = h
+		}
+	}
+	out := make([]dep, 0, len(deps))
+	for _, dir := range dirs {
+		if h, ok := trees[dir]; ok {
+			out = append(out, dep{name: dir, kind: depTree, hash: h})
+			continue
+		}
+		for _, d := range byDir[dir] {
+			if _, ok := trees[d.name]; ok && d.kind == depDir {
+				continue // a tree's hash is a directory's
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// dirHolds is dir's hash in tree when every entry of dir is one of deps
+// (the deps directly in dir) and none is a link.
+func dirHolds(tree repofs.Tree, dir string, deps []dep) (string, bool) {
+	if dir == "." {
+		return "", false // the root changes with every commit
+	}
+	entries, err := tree.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	present := 0
+	for _, d := range deps {
+		if d.kind != depAbsent {
+			present++
+		}
+	}
+	if len(entries) != present {
+		return "", false
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return "", false
+		}
+		i, found := slices.BinarySearchFunc(deps, path.Join(dir, e.Name()), func(d dep, name string) int { return strings.Compare(d.name, name) })
+		if !found || deps[i].kind == depAbsent {
+			return "", false
+		}
+	}
+	h, err := tree.Hash(dir)
+	return h, err == nil
+}
+
 func depsHold(tree repofs.Tree, deps []dep) bool {
 	for _, d := range deps {
 		switch d.kind {
-		case depHash:
+		case depHash, depTree:
 			h, err := tree.Hash(d.name)
 			if err != nil || h != d.hash {
 				return false

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -284,5 +285,103 @@ func TestImagesAllAnswersAsImages(t *testing.T) {
 	}
 	if errs[1] == nil || len(got[0]) != 1 || len(got[2]) != 1 || got[2][0].Image != "registry.example.com/app:2.0.0" {
 		t.Errorf("ImagesAll = %+v, %v; want dev's and prod's images, and the broken overlay's failure", got, errs)
+	}
+}
+
+// countingTree counts the names a lookup asks the tree about.
+type countingTree struct {
+	repofs.Tree
+	asked *[]string
+}
+
+func (t countingTree) Stat(name string) (fs.FileInfo, error) {
+	*t.asked = append(*t.asked, "stat "+name)
+	return t.Tree.Stat(name)
+}
+
+func (t countingTree) Hash(name string) (string, error) {
+	*t.asked = append(*t.asked, "hash "+name)
+	return t.Tree.Hash(name)
+}
+
+func (t countingTree) ReadDir(name string) ([]fs.DirEntry, error) {
+	*t.asked = append(*t.asked, "readdir "+name)
+	return t.Tree.ReadDir(name)
+}
+
+// TestCacheChecksADirectoryByItsHash: a rendering is looked up on every
+// pass, so once its dependencies held in a commit, a directory whose every
+// entry the build read (or looked for) is checked by its tree hash alone,
+// and what is not a dependency (a file added beside them) still costs no
+// build.
+func TestCacheChecksADirectoryByItsHash(t *testing.T) {
+	files := cacheFixture()
+	r := NewRenderer(Options{})
+	const dev = "apps/overlays/dev"
+	lookup := func(step string, wantHit bool) []string {
+		t.Helper()
+		var asked []string
+		tree := &memoTree{Tree: countingTree{Tree: commitDir(t, writeFiles(t, files)), asked: &asked}}
+		if _, hit := r.cache.lookup(tree, dev); hit != wantHit {
+			t.Fatalf("%s: hit = %v, want %v", step, hit, wantHit)
+		}
+		return asked
+	}
+	if _, err := r.Build(commitDir(t, writeFiles(t, files)), dev); err != nil {
+		t.Fatal(err)
+	}
+	files["README.md"] = file{content: "v2\n"}
+	lookup("an unrelated file changed", true)
+	files["README.md"] = file{content: "v3\n"}
+	asked := lookup("the same again", true)
+	if diff := cmp.Diff([]string{"hash apps/base", "hash apps/overlays/dev"}, asked); diff != "" {
+		t.Errorf("a lookup where the directories are unchanged asks (-want +got):\n%s", diff)
+	}
+	files["apps/base/NOTES.md"] = file{content: "not read by the build\n"}
+	lookup("a file beside the base's", true)
+	files["apps/base/deploy.yaml"] = file{content: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  replicas: 3\n"}
+	lookup("a file the base reads changed", false)
+}
+
+// TestCacheChecksWhatALinkInADirectoryPointsAt: a directory holding a link
+// is not checked by its hash, which names only the link's target: a change
+// to what the link points at is a change to the build. Here the overlay's
+// kustomization file is a link, as teams share one between overlays.
+func TestCacheChecksWhatALinkInADirectoryPointsAt(t *testing.T) {
+	files := cacheFixture()
+	files["apps/kustomizations/dev.yaml"] = file{content: "resources:\n- ../../base\nnamePrefix: dev-\n"}
+	files["apps/overlays/dev/kustomization.yaml"] = file{link: "../../kustomizations/dev.yaml"}
+	r := NewRenderer(Options{})
+	for i, step := range []struct {
+		name     string
+		change   func()
+		wantHit  bool
+		wantName string
+	}{
+		{name: "first build", wantName: "dev-app"},
+		{name: "an unrelated file changed", change: func() { files["README.md"] = file{content: "v2\n"} }, wantHit: true, wantName: "dev-app"},
+		{name: "again", change: func() { files["README.md"] = file{content: "v3\n"} }, wantHit: true, wantName: "dev-app"},
+		{name: "the linked file changed", change: func() {
+			files["apps/kustomizations/dev.yaml"] = file{content: "resources:\n- ../../base\nnamePrefix: development-\n"}
+		}, wantName: "development-app"},
+	} {
+		if step.change != nil {
+			step.change()
+		}
+		dir := writeFiles(t, files)
+		before := r.Stats()
+		got, err := r.Build(commitDir(t, dir), "apps/overlays/dev")
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if hit := r.Stats().Hits == before.Hits+1; hit != step.wantHit {
+			t.Errorf("step %d, %s: cache hit = %v, want %v", i, step.name, hit, step.wantHit)
+		}
+		// (The kustomize CLI refuses a kustomization file linked from
+		// outside its directory; Flux's builds, without load restrictions,
+		// take it, as the renderer does.)
+		if !strings.Contains(string(got), "name: "+step.wantName+"\n") {
+			t.Errorf("%s: the render names no %s:\n%s", step.name, step.wantName, got)
+		}
 	}
 }

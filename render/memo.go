@@ -57,6 +57,15 @@ func (m *treeMemos) of(tree repofs.Tree) repofs.Tree {
 	return t
 }
 
+// immutable says whether tree never changes: a commit's, or one the memo
+// wraps (treeMemos.of wraps only those).
+func immutable(tree repofs.Tree) bool {
+	if _, ok := tree.(*memoTree); ok {
+		return true
+	}
+	return repofs.Immutable(tree)
+}
+
 // memoTree is an immutable tree whose answers are remembered. Concurrent
 // builds read it; sync.Map suits keys written once and read many times.
 type memoTree struct {
