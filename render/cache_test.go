@@ -3,9 +3,12 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -384,4 +387,80 @@ func TestCacheChecksWhatALinkInADirectoryPointsAt(t *testing.T) {
 			t.Errorf("%s: the render names no %s:\n%s", step.name, step.wantName, got)
 		}
 	}
+}
+
+// TestChecksAnswerAsTheDeps changes a small repository at random, commit
+// after commit, and requires a rendering's checks, made in earlier
+// commits, to answer every lookup as its dependencies do: a directory's
+// hash must never vouch for what it does not hold (a link's target), and
+// never refuse what they accept.
+func TestChecksAnswerAsTheDeps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 1))
+	names := []string{"o/kustomization.yaml", "o/patch.yaml", "b/kustomization.yaml", "b/app.yaml", "b/sub/x.yaml", "s/shared.yaml"}
+	targets := []string{"../s/shared.yaml", "../s/shared.yaml", "app.yaml", "../b/app.yaml", "nothing-here"}
+	// What a build of o on b reads, looks for and stats, as buildFS records it.
+	read := []string{"o/kustomization.yaml", "o/patch.yaml", "b/kustomization.yaml", "b/app.yaml"}
+	absent := []string{"o/Kustomization", "o/kustomization.yml", "b/Kustomization", "b/kustomization.yml"}
+	files := map[string]file{}
+	for _, n := range read {
+		files[n] = file{content: n + " v0\n"}
+	}
+	files["s/shared.yaml"] = file{content: "shared v0\n"}
+	depsOf := func(tree repofs.Tree) ([]dep, bool) {
+		var deps []dep
+		for _, d := range []string{"o", "b"} {
+			if info, err := tree.Stat(d); err != nil || !info.IsDir() {
+				return nil, false
+			}
+			deps = append(deps, dep{name: d, kind: depDir})
+		}
+		for _, n := range read {
+			h, err := tree.Hash(n)
+			if err != nil {
+				return nil, false
+			}
+			deps = append(deps, dep{name: n, kind: depHash, hash: h})
+		}
+		for _, n := range absent {
+			if _, err := tree.Stat(n); !errors.Is(err, fs.ErrNotExist) {
+				return nil, false
+			}
+			deps = append(deps, dep{name: n, kind: depAbsent})
+		}
+		slices.SortFunc(deps, func(a, b dep) int { return strings.Compare(a.name, b.name) })
+		return deps, true
+	}
+	var renderings []*rendering
+	for step := range 600 {
+		n := names[rng.IntN(len(names))]
+		switch rng.IntN(5) {
+		case 0:
+			files[n] = file{content: fmt.Sprintf("%s v%d\n", n, step)}
+		case 1:
+			files[n] = file{link: targets[rng.IntN(len(targets))]}
+		case 2:
+			delete(files, n)
+		case 3:
+			files["s/shared.yaml"] = file{content: fmt.Sprintf("shared v%d\n", step)}
+		default: // the same files in a new commit: lookups that hold make checks
+		}
+		tree := commitDir(t, writeFiles(t, files))
+		for i, r := range renderings {
+			if got, want := r.holds(tree), depsHold(tree, r.deps); got != want {
+				t.Fatalf("step %d, rendering %d: holds = %v, the deps say %v (files %v)", step, i, got, want, files)
+			}
+		}
+		if deps, ok := depsOf(tree); ok {
+			renderings = append(renderings, newRendering("o", deps, nil))
+			if len(renderings) > 20 {
+				renderings = renderings[1:]
+			}
+		}
+	}
+	for _, r := range renderings {
+		if checks := r.checks.Load(); checks != nil && slices.ContainsFunc(*checks, func(d dep) bool { return d.kind == depTree }) {
+			return
+		}
+	}
+	t.Fatal("no rendering was checked by a directory's hash")
 }
