@@ -128,15 +128,18 @@ func (c *renderCache) lookup(tree repofs.Tree, dir string) (*rendering, bool) {
 }
 
 // holds says whether r's dependencies hold in tree: its checks when they
-// do, else its deps, from which new checks are made.
+// do, else its deps, from which new checks are made. Only a commit's tree
+// is checked by its directories' hashes: a directory on disk is hashed by
+// reading everything below it.
 func (r *rendering) holds(tree repofs.Tree) bool {
-	if checks := r.checks.Load(); checks != nil && depsHold(tree, *checks) {
+	fixed := immutable(tree)
+	if checks := r.checks.Load(); fixed && checks != nil && depsHold(tree, *checks) {
 		return true
 	}
 	if !depsHold(tree, r.deps) {
 		return false
 	}
-	if immutable(tree) {
+	if fixed {
 		checks := compactDeps(tree, r.deps)
 		r.checks.Store(&checks)
 	}
