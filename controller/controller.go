@@ -149,7 +149,7 @@ type Controller struct {
 	unindexed map[string]*unindexedBranch
 	// imageNames are the image names the render checks parsed: each pass
 	// checks every stage naming a vector against the same few names.
-	imageNames render.ImageNames
+	imageNames *render.ImageNames
 	// inputs identifies what the last decision was made from; a pass whose
 	// inputs are the same, before due, decides nothing.
 	inputs    string
@@ -253,7 +253,7 @@ func New(o Options) (*Controller, error) {
 	}
 	c := &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewSharingCodec(), lineages: map[string]*lineage{},
-		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: renderer,
+		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: renderer, imageNames: render.NewImageNames(),
 		stateMemo: newStateMemo(o, trust.keys)}
 	c.shareFetches()
 	return c, nil

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/vectorflow-dev/vectorflow/api/v1alpha1"
+	"github.com/vectorflow-dev/vectorflow/internal/memo"
 	"github.com/vectorflow-dev/vectorflow/source/overlays"
 )
 
@@ -130,24 +130,24 @@ const maxImageNames = 1 << 16
 // caller that checks every stage on every pass: most names are the same
 // from one pass to the next. Safe for concurrent use.
 type ImageNames struct {
-	mu    sync.Mutex
-	parts map[string]overlays.ImageParts
+	parts memo.Bounded[string, overlays.ImageParts]
 }
 
-// Parts are image's parts (overlays.PartsOf), remembered.
+// NewImageNames remembers up to maxImageNames names.
+func NewImageNames() *ImageNames {
+	return &ImageNames{parts: memo.Bounded[string, overlays.ImageParts]{Max: maxImageNames}}
+}
+
+// Parts are image's parts (overlays.PartsOf), remembered. A nil
+// ImageNames parses the name every time.
 func (n *ImageNames) Parts(image string) overlays.ImageParts {
-	n.mu.Lock()
-	p, ok := n.parts[image]
-	n.mu.Unlock()
-	if ok {
+	if n == nil {
+		return overlays.PartsOf(image)
+	}
+	if p, ok := n.parts.Get(image); ok {
 		return p
 	}
-	p = overlays.PartsOf(image)
-	n.mu.Lock()
-	if n.parts == nil || len(n.parts) >= maxImageNames {
-		n.parts = map[string]overlays.ImageParts{}
-	}
-	n.parts[image] = p
-	n.mu.Unlock()
+	p := overlays.PartsOf(image)
+	n.parts.Put(image, p)
 	return p
 }

@@ -215,7 +215,7 @@ func TestCheckComponents(t *testing.T) {
 			"component db (postgres) renders nowhere: no container uses postgres; the overlay's containers use registry.example.com/shop/api:1.1.0",
 		},
 	}}
-	var names ImageNames // shared: a name remembered from one case answers as parsed in the next
+	names := NewImageNames() // shared: a name remembered from one case answers as parsed in the next
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := CheckComponents(tt.images, overlays.StageVector{Images: tt.entries}, tt.components)
@@ -266,7 +266,7 @@ func BenchmarkCheckComponents(b *testing.B) {
 		}
 	})
 	b.Run("remembered", func(b *testing.B) {
-		var names ImageNames
+		names := NewImageNames()
 		for b.Loop() {
 			if err := CheckComponentsParsed(images, overlays.StageVector{}, components, names.Parts); err != nil {
 				b.Fatal(err)

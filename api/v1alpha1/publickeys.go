@@ -2,7 +2,8 @@ package v1alpha1
 
 import (
 	"crypto/sha256"
-	"sync"
+
+	"github.com/vectorflow-dev/vectorflow/internal/memo"
 )
 
 // KeyVerdicts remembers the verdict on each distinct public key, for
@@ -16,15 +17,13 @@ import (
 //
 // +kubebuilder:object:generate=false
 type KeyVerdicts struct {
-	mu       sync.Mutex
-	max      int
 	check    func(trimmed string) string
-	verdicts map[[sha256.Size]byte]string
+	verdicts memo.Bounded[[sha256.Size]byte, string]
 }
 
 // NewKeyVerdicts remembers the verdicts on up to 4096 keys.
 func NewKeyVerdicts() *KeyVerdicts {
-	return &KeyVerdicts{max: 4096, check: publicKeyProblem}
+	return &KeyVerdicts{check: publicKeyProblem, verdicts: memo.Bounded[[sha256.Size]byte, string]{Max: 4096}}
 }
 
 // of is the problem of a trimmed, non-empty key, "" when it has none. A nil
@@ -34,18 +33,10 @@ func (k *KeyVerdicts) of(trimmed string) string {
 		return publicKeyProblem(trimmed)
 	}
 	sum := sha256.Sum256([]byte(trimmed))
-	k.mu.Lock()
-	v, ok := k.verdicts[sum]
-	k.mu.Unlock()
-	if ok {
+	if v, ok := k.verdicts.Get(sum); ok {
 		return v
 	}
-	v = k.check(trimmed)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.verdicts == nil || len(k.verdicts) >= k.max {
-		k.verdicts = map[[sha256.Size]byte]string{} // start over rather than grow
-	}
-	k.verdicts[sum] = v
+	v := k.check(trimmed)
+	k.verdicts.Put(sum, v)
 	return v
 }

@@ -1,11 +1,14 @@
 package v1alpha1
 
 import (
+	"crypto/sha256"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vectorflow-dev/vectorflow/internal/memo"
 )
 
 // TestKeyVerdictsParseEachKeyOnce: thousands of configs naming one
@@ -13,7 +16,7 @@ import (
 // bounded.
 func TestKeyVerdictsParseEachKeyOnce(t *testing.T) {
 	parsed := map[string]int{}
-	k := &KeyVerdicts{max: 2, check: func(key string) string {
+	k := &KeyVerdicts{verdicts: memo.Bounded[[sha256.Size]byte, string]{Max: 2}, check: func(key string) string {
 		parsed[key]++
 		if strings.HasPrefix(key, "bad") {
 			return "is bad"
@@ -32,8 +35,8 @@ func TestKeyVerdictsParseEachKeyOnce(t *testing.T) {
 		t.Errorf("parsed %v, want each key once", parsed)
 	}
 	k.of("carol")
-	if len(k.verdicts) > 2 {
-		t.Errorf("%d verdicts remembered, want at most 2", len(k.verdicts))
+	if k.verdicts.Len() > 2 {
+		t.Errorf("%d verdicts remembered, want at most 2", k.verdicts.Len())
 	}
 }
 
@@ -56,7 +59,7 @@ func TestValidatePublicKeyVerdictRemembered(t *testing.T) {
 // problems as Validate.
 func TestValidateWithKeysParsesEachKeyOnce(t *testing.T) {
 	parsed := 0
-	keys := &KeyVerdicts{max: 16, check: func(key string) string {
+	keys := &KeyVerdicts{verdicts: memo.Bounded[[sha256.Size]byte, string]{Max: 16}, check: func(key string) string {
 		parsed++
 		return publicKeyProblem(key)
 	}}
