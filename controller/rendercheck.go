@@ -37,7 +37,7 @@ func (c *Controller) checkRenders(tree repofs.Tree, overlay string, components [
 	if err != nil {
 		return &overlayBuildError{overlay: overlay, err: err}
 	}
-	return render.CheckComponentsParsed(images, entries, components, c.imageNames.Parts)
+	return render.CheckComponents(images, entries, components, c.imageNames.Parts)
 }
 
 // rendersVector checks that a stage's overlay, as a snapshot read it, runs
@@ -77,7 +77,7 @@ func rendersOtherThan(images []overlays.RenderedImage, err error, sv overlays.St
 	if err != nil {
 		return fmt.Sprintf("it does not build: %v", err)
 	}
-	if err := render.CheckComponentsParsed(images, sv, components, parts); err != nil {
+	if err := render.CheckComponents(images, sv, components, parts); err != nil {
 		return fmt.Sprintf("its render does not run it: %v", err)
 	}
 	return ""

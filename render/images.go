@@ -26,15 +26,10 @@ func (e *NoEffectError) Error() string { return strings.Join(e.Problems, "; ") }
 // when no entry takes it. At least one container must run that name at
 // exactly the component's tag and digest, as kustomize writes them, and no
 // container may run it at anything else. It returns a *NoEffectError, or
-// nil.
-func CheckComponents(images []overlays.RenderedImage, overlay overlays.StageVector, components []v1alpha1.VectorComponent) error {
-	return CheckComponentsParsed(images, overlay, components, overlays.PartsOf)
-}
-
-// CheckComponentsParsed is CheckComponents with parts giving each image
-// name's parts: a caller that checks many stages on every pass remembers
-// them (ImageNames), since parsing is most of a check's time.
-func CheckComponentsParsed(images []overlays.RenderedImage, overlay overlays.StageVector, components []v1alpha1.VectorComponent,
+// nil. parts gives each image name's parts (overlays.PartsOf): a caller
+// that checks every stage on every pass remembers them (ImageNames.Parts),
+// since parsing is most of a check's time.
+func CheckComponents(images []overlays.RenderedImage, overlay overlays.StageVector, components []v1alpha1.VectorComponent,
 	parts func(image string) overlays.ImageParts) error {
 	rendered := make([]overlays.ImageParts, len(images))
 	for i, r := range images {

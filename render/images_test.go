@@ -218,11 +218,11 @@ func TestCheckComponents(t *testing.T) {
 	names := NewImageNames() // shared: a name remembered from one case answers as parsed in the next
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckComponents(tt.images, overlays.StageVector{Images: tt.entries}, tt.components)
+			err := CheckComponents(tt.images, overlays.StageVector{Images: tt.entries}, tt.components, overlays.PartsOf)
 			for range 2 { // parsed, then remembered
-				remembered := CheckComponentsParsed(tt.images, overlays.StageVector{Images: tt.entries}, tt.components, names.Parts)
+				remembered := CheckComponents(tt.images, overlays.StageVector{Images: tt.entries}, tt.components, names.Parts)
 				if diff := cmp.Diff(fmt.Sprint(err), fmt.Sprint(remembered)); diff != "" {
-					t.Errorf("with ImageNames (-CheckComponents +CheckComponentsParsed):\n%s", diff)
+					t.Errorf("with ImageNames (-parsed +remembered):\n%s", diff)
 				}
 			}
 			var got []string
@@ -245,7 +245,7 @@ func TestCheckComponents(t *testing.T) {
 
 // BenchmarkCheckComponents checks a two-component vector against a render
 // of four containers, as a pass checks each stage naming a vector: parsing
-// every name (CheckComponents) and with the names remembered across passes
+// every name (overlays.PartsOf) and with the names remembered across passes
 // (ImageNames), side by side.
 func BenchmarkCheckComponents(b *testing.B) {
 	images := []overlays.RenderedImage{
@@ -260,7 +260,7 @@ func BenchmarkCheckComponents(b *testing.B) {
 	}
 	b.Run("parsed", func(b *testing.B) {
 		for b.Loop() {
-			if err := CheckComponents(images, overlays.StageVector{}, components); err != nil {
+			if err := CheckComponents(images, overlays.StageVector{}, components, overlays.PartsOf); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -268,7 +268,7 @@ func BenchmarkCheckComponents(b *testing.B) {
 	b.Run("remembered", func(b *testing.B) {
 		names := NewImageNames()
 		for b.Loop() {
-			if err := CheckComponentsParsed(images, overlays.StageVector{}, components, names.Parts); err != nil {
+			if err := CheckComponents(images, overlays.StageVector{}, components, names.Parts); err != nil {
 				b.Fatal(err)
 			}
 		}
