@@ -5,18 +5,15 @@ package memo
 
 import "sync"
 
-// Bounded remembers values by key, at most Max of them (DefaultMax when
-// zero). When full it forgets everything rather than grow or keep an
-// order: what is asked next is mostly what was asked last, so the few
-// answers lost are computed again once. Safe for concurrent use.
+// Bounded remembers values by key, at most Max of them (the last one put
+// when Max is not positive). When full it forgets everything rather than
+// grow or keep an order: what is asked next is mostly what was asked last,
+// so the few answers lost are computed again once. Safe for concurrent use.
 type Bounded[K comparable, V any] struct {
 	Max int
 	mu  sync.Mutex
 	m   map[K]V
 }
-
-// DefaultMax bounds a Bounded whose Max is zero.
-const DefaultMax = 4096
 
 // Get returns the value remembered for key.
 func (b *Bounded[K, V]) Get(key K) (V, bool) {
@@ -30,11 +27,7 @@ func (b *Bounded[K, V]) Get(key K) (V, bool) {
 func (b *Bounded[K, V]) Put(key K, v V) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	max := b.Max
-	if max <= 0 {
-		max = DefaultMax
-	}
-	if b.m == nil || len(b.m) >= max {
+	if b.m == nil || len(b.m) >= b.Max {
 		b.m = make(map[K]V)
 	}
 	b.m[key] = v

@@ -28,16 +28,6 @@ func TestBoundedRemembersUpToMax(t *testing.T) {
 	}
 }
 
-func TestBoundedZeroValueUsesDefaultMax(t *testing.T) {
-	var b Bounded[int, int]
-	for i := range DefaultMax {
-		b.Put(i, i)
-	}
-	if b.Len() != DefaultMax {
-		t.Errorf("%d remembered, want %d", b.Len(), DefaultMax)
-	}
-}
-
 func TestBoundedConcurrentUse(t *testing.T) {
 	b := Bounded[int, int]{Max: 64}
 	var wg sync.WaitGroup
