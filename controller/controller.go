@@ -295,12 +295,27 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 		}
 	}()
 	start := c.opts.Clock()
-	// What an earlier process remembered serves the state's read and
-	// decode; it is read beside the load, which does not use it.
+	// The load's fetch brings the state branch along: it is read and
+	// decoded while the load resolves the snapshot, which neither reads
+	// nor changes what the decode uses. What an earlier process
+	// remembered serves the decode; it is read beside the fetch.
 	imported := c.importStateMemo()
-	snap, err := c.load(ctx)
-	imported()
+	var read stateRead
+	var reading chan struct{}
+	snap, err := c.load(ctx, func() {
+		reading = make(chan struct{})
+		go func() {
+			defer close(reading)
+			imported()
+			read = c.readDecodedState(ctx)
+		}()
+	})
 	c.opts.Metrics.observeFetch(c.name, start, c.opts.Clock(), err)
+	if reading != nil {
+		<-reading
+	} else {
+		imported()
+	}
 	if err != nil {
 		return PassResult{}, fmt.Errorf("read config repository: %w", err)
 	}
@@ -310,17 +325,16 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	c.watchMu.Unlock()
 	c.pollCommitStatusesInBackground(snap)
 	c.shareStageStores(snap)
-	tip, files, err := c.readState(ctx)
-	if err != nil {
-		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, err)
+	if read.err != nil {
+		return PassResult{}, fmt.Errorf("read state branch %s: %w", c.opts.StateBranch, read.err)
 	}
+	tip, files, state := read.tip, read.files, read.state
 	if c.held != nil {
 		c.held.passes++
 		c.held.read, c.held.config, c.held.state = true, plumbing.NewHash(snap.Commit), tip
 	}
-	state, errs := c.codec.Decode(files)
 	c.exportStateMemo(false)
-	for _, e := range errs {
+	for _, e := range read.skipped {
 		c.opts.Log.Info("state file skipped", "error", e.Error())
 	}
 	reg := resolveComponents(ctx, c.opts.Resolver, snap, state, c.opts.Progress)

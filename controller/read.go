@@ -410,6 +410,26 @@ func (c *Controller) readState(ctx context.Context) (plumbing.Hash, map[string][
 	return tip, files, nil
 }
 
+// stateRead is the state branch as a pass read it: its tip, its files,
+// and the state they decode to, with the files skipped.
+type stateRead struct {
+	tip     plumbing.Hash
+	files   map[string][]byte
+	state   *reconcilers.State
+	skipped []error
+	err     error
+}
+
+// readDecodedState reads the state branch (readState) and decodes it.
+func (c *Controller) readDecodedState(ctx context.Context) stateRead {
+	tip, files, err := c.readState(ctx)
+	if err != nil {
+		return stateRead{err: err}
+	}
+	state, skipped := c.codec.Decode(files)
+	return stateRead{tip: tip, files: files, state: state, skipped: skipped}
+}
+
 // errNotAlong declines to write a promotion with the state commit.
 var errNotAlong = errors.New("the promotion's target is not on the state branch's remote")
 

@@ -386,6 +386,22 @@ func (l *Loader) Load(ctx context.Context, url, branch string) (*Snapshot, error
 	return l.load(ctx, url, branch, func() (repofs.Tree, string, error) { return l.tree(ctx, url, branch) })
 }
 
+// LoadThen is Load calling fetched once the fetch has brought the branch,
+// and what it fetches along (Repository.FetchAlso), while the snapshot is
+// still to be resolved: the caller reads what came along meanwhile, on
+// the core the resolving leaves idle. fetched is not called when the
+// fetch fails. It runs under the loader's lock: it must not wait for the
+// loader.
+func (l *Loader) LoadThen(ctx context.Context, url, branch string, fetched func()) (*Snapshot, error) {
+	return l.load(ctx, url, branch, func() (repofs.Tree, string, error) {
+		tree, commit, err := l.tree(ctx, url, branch)
+		if err == nil {
+			fetched()
+		}
+		return tree, commit, err
+	})
+}
+
 // LoadAt reads commit of the repository at url as Load reads branch's
 // tip, without fetching: the commit must be in the store already, as one
 // this process fetched or wrote is. It is how a run that holds its own
