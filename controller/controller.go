@@ -304,7 +304,7 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 	// pass at 10,000 stages takes 0.97x the time. A process's first pass
 	// and a held run's passes read it after the load, as the two then
 	// walk large parts of the store side by side: run --once promoting
-	// measured 2-11 % slower with them overlapped.
+	// measured 2-12 % slower with them overlapped.
 	beside := c.held == nil && c.loads > 0
 	var read stateRead
 	var reading chan struct{}
