@@ -52,14 +52,14 @@ func (c *Controller) heldURL() string { return c.remote(c.opts.URL).URL }
 
 // load reads the config branch: fetched, or in a held run after its first
 // pass at the commit the run's writes left (a fetch would bring back the
-// remote's older tip). fetched is called once the branches the pass reads
-// are in the store, before the snapshot is resolved (Loader.LoadThen).
+// remote's older tip). fetched is called once a fetch has brought the
+// branches the pass reads, before the snapshot is resolved
+// (Loader.LoadThen); a load that fetches nothing does not call it.
 func (c *Controller) load(ctx context.Context, fetched func()) (*source.Snapshot, error) {
 	c.loads++
 	if c.held == nil || !c.held.read {
 		return c.opts.Loader.LoadThen(ctx, c.opts.URL, c.opts.Branch, fetched)
 	}
-	fetched() // a held run reads what it holds: nothing to fetch
 	commit := c.held.config
 	if tip, ok := c.opts.Writer.Held(c.heldURL(), c.opts.Branch); ok {
 		commit = tip
