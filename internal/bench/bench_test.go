@@ -46,7 +46,7 @@ import (
 // Without settings it is the small version `make test` runs (10 and 100
 // stages once, 8 MB of blobs), which checks that every cell is measured.
 // VECTORFLOW_BENCH_SIZES (e.g. 10,100,1000,10000), VECTORFLOW_BENCH_SHAPES
-// (chain,apps,auto,blobs), VECTORFLOW_BENCH_REPS (runs per repository below
+// (chain,apps,apps-auto,auto,blobs), VECTORFLOW_BENCH_REPS (runs per repository below
 // 1,000 stages; larger ones and blobs run once), VECTORFLOW_BENCH_BLOB_MB and
 // VECTORFLOW_BENCH_OUT (a file for the table) scale it;
 // VECTORFLOW_BENCH_PROFILE=1 profiles every vectorflow step and prints the
@@ -64,6 +64,10 @@ func TestBench(t *testing.T) {
 			sizes = []int{10}
 		case Auto:
 			sizes = autoSizes(o)
+		case AppsAuto:
+			if !o.sizesSet {
+				sizes = []int{10} // its cold run is one pass a stage of an application
+			}
 		}
 		for _, n := range sizes {
 			repo, err := Generate(shape, n, h.approver, o.blobBytes)
@@ -144,7 +148,7 @@ type options struct {
 
 func benchOptions(t *testing.T) options {
 	t.Helper()
-	o := options{sizes: []int{10, 100}, shapes: []Shape{Chain, Apps, Auto, Blobs}, reps: 1, blobBytes: 8 << 20,
+	o := options{sizes: []int{10, 100}, shapes: []Shape{Chain, Apps, AppsAuto, Auto, Blobs}, reps: 1, blobBytes: 8 << 20,
 		out: os.Getenv("VECTORFLOW_BENCH_OUT"), profile: os.Getenv("VECTORFLOW_BENCH_PROFILE") == "1",
 		profileDir: os.Getenv("VECTORFLOW_BENCH_PROFILE_DIR")}
 	if v := os.Getenv("VECTORFLOW_BENCH_SIZES"); v != "" {
@@ -446,7 +450,7 @@ func livePromotions(repo Repository, rep int) []string {
 // (the median of three, each triggered by a push webhook, read from
 // /metrics) and promotions (the median): the template bumped from one
 // version to the next and pushed, then the webhook, timed until
-// repo.Overlay (the first stage's; Auto's last) on the server names the
+// repo.Overlay (the first stage's; an automatic shape's last) on the server names the
 // new version; the process is idle again before the next.
 func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, cache, from string, to []string) liveFigures {
 	t.Helper()

@@ -35,7 +35,15 @@ const (
 	// template change has to reach the last stage, Overlay, in one
 	// run --once however deep.
 	Auto Shape = "auto"
+	// AppsAuto is Apps where every stage follows on its own: the cold
+	// run promotes every stage of every application, and a template
+	// change has to reach the first application's last stage, Overlay.
+	AppsAuto Shape = "apps-auto"
 )
+
+// Automatic is a shape whose stages all follow on their own: a template
+// change is as many promotions as its chain has stages, not one.
+func (s Shape) Automatic() bool { return s == Auto || s == AppsAuto }
 
 // Repository is a generated config repository and where its one template
 // promotion lands.
@@ -81,6 +89,13 @@ func Generate(shape Shape, stages int, approverKey []byte, blobBytes int64) (Rep
 			return Repository{}, fmt.Errorf("shape apps has 10 stages per application: %d stages is not a multiple of 10", stages)
 		}
 		return apps(stages, approverKey), nil
+	case AppsAuto:
+		if stages%10 != 0 {
+			return Repository{}, fmt.Errorf("shape apps-auto has 10 stages per application: %d stages is not a multiple of 10", stages)
+		}
+		r := apps(stages, nil)
+		r.Shape, r.Overlay = AppsAuto, "apps/app0000/overlays/s10"
+		return r, nil
 	case Auto:
 		r := chain(stages, nil)
 		r.Shape, r.Overlay = Auto, fmt.Sprintf("apps/overlays/dev%d", stages)
@@ -93,7 +108,7 @@ func Generate(shape Shape, stages int, approverKey []byte, blobBytes int64) (Rep
 		r.Shape, r.BlobBytes = Blobs, blobBytes
 		return r, nil
 	}
-	return Repository{}, fmt.Errorf("unknown shape %q (want chain, apps, auto or blobs)", shape)
+	return Repository{}, fmt.Errorf("unknown shape %q (want chain, apps, apps-auto, auto or blobs)", shape)
 }
 
 const kustomizationHeader = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"

@@ -81,3 +81,37 @@ func TestGenerateRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestAppsAutoPromotesEveryStageOnItsOwn: apps-auto is apps with no
+// approver anywhere, and its bump lands in the first application's last
+// stage.
+func TestAppsAutoPromotesEveryStageOnItsOwn(t *testing.T) {
+	repo, err := Generate(AppsAuto, 20, []byte("key"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs, automatic := 0, 0
+	for name, content := range repo.Files {
+		if !strings.HasPrefix(name, "vectorflow/app") {
+			continue
+		}
+		configs += strings.Count(string(content), "kind: VectorPromotionConfig")
+		automatic += strings.Count(string(content), "required: false")
+		if strings.Contains(string(content), "approvers:") {
+			t.Errorf("%s names an approver; apps-auto has none", name)
+		}
+	}
+	if configs != 20 || automatic != 20 {
+		t.Errorf("%d configs, %d of them automatic; want 20 and 20", configs, automatic)
+	}
+	if repo.Overlay != "apps/app0000/overlays/s10" {
+		t.Errorf("Overlay = %s, want the first application's last stage", repo.Overlay)
+	}
+	if _, ok := repo.Files[repo.Overlay+"/kustomization.yaml"]; !ok {
+		t.Errorf("%s has no kustomization.yaml", repo.Overlay)
+	}
+	if !repo.Shape.Automatic() || Apps.Automatic() || Chain.Automatic() || !Auto.Automatic() {
+		t.Errorf("Automatic: apps-auto %v, auto %v, apps %v, chain %v; want true, true, false, false",
+			AppsAuto.Automatic(), Auto.Automatic(), Apps.Automatic(), Chain.Automatic())
+	}
+}

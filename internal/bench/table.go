@@ -290,8 +290,8 @@ func Goals(rows []Row, blobBytes int64) []Goal {
 		}
 	}
 	for _, r := range rows {
-		if r.Shape == Auto {
-			g := Goal{Goal: fmt.Sprintf("auto %s stages: a template change reaches the last automatic stage in one run --once", thousands(r.Stages)), Figure: "not measured"}
+		if r.Shape.Automatic() {
+			g := Goal{Goal: fmt.Sprintf("%s %s stages: a template change reaches the last automatic stage in one run --once", r.Shape, thousands(r.Stages)), Figure: "not measured"}
 			switch {
 			case r.Failed[Promote]:
 				g.Figure = "failed"
@@ -322,7 +322,7 @@ func Goals(rows []Row, blobBytes int64) []Goal {
 			}
 			rss(r, goal, 300<<20)
 		}
-		if r.Shape != Auto { // whose bump is as many promotions as stages
+		if !r.Shape.Automatic() { // whose bump is as many promotions as stages
 			times(r, "one promotion by run --once faster than the shell way", Promote, Shell, 1, true)
 			times(r, "one promotion in a running run ≤ 2× the floor", LivePromote, Floor, 2, false)
 		}

@@ -170,6 +170,20 @@ func TestGoals(t *testing.T) {
 				"auto 1,000 stages: second run --once ≤ 10 % of the first: failed, missed",
 			},
 		},
+		{
+			name: "apps-auto: the bump reaches each application's last stage; the cold run promotes every stage",
+			rows: []Row{row(AppsAuto, 10000, 900<<20, map[Step]time.Duration{
+				Validate: 18 * time.Second, Cold: 59 * time.Second, Warm: 2 * time.Second, Promote: 3 * time.Second, Shell: 400 * ms,
+				LiveIdle: 250 * ms, LiveFetch: 100 * ms, LivePromote: 2 * time.Second, Floor: 50 * ms})},
+			want: []string{
+				"apps-auto 10,000 stages: a template change reaches the last automatic stage in one run --once: 3.0 s, met",
+				"apps-auto 10,000 stages: validate ≤ 20 s: 18.0 s, met",
+				"apps-auto 10,000 stages: cold run --once ≤ 60 s: 59.0 s, met",
+				"apps-auto 10,000 stages: peak RSS ≤ 1 GB: 900 MB, met",
+				"apps-auto 10,000 stages: an unchanged pass in a running run ≤ 200 ms beyond its fetch: 150 ms (pass 250 ms, fetch 100 ms), met",
+				"apps-auto 10,000 stages: second run --once ≤ 10 % of the first: 2.0 s against 59.0 s, 0.03×, met",
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
