@@ -31,7 +31,10 @@ type madeCommit struct {
 // maxMadeCommits bounds the record: a commit leaves it when pushed, so
 // only pushes that failed for good leave theirs behind. Past the bound the
 // record starts again, and a push of a forgotten commit walks its trees.
-const maxMadeCommits = 4096
+// A held run (run --once) pushes all its passes' commits at once: 10,000
+// promotions and their state commits at 10,000 automatic stages, so the
+// bound is well above that; an entry is about 0.7 KB (45 MB at the bound).
+const maxMadeCommits = 1 << 16
 
 func newMadeCommits() *madeCommits {
 	return &madeCommits{commits: map[plumbing.Hash]madeCommit{}}

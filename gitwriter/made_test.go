@@ -276,3 +276,37 @@ func BenchmarkPushObjects(b *testing.B) {
 		}
 	})
 }
+
+// TestPushListsALongHeldChainFromWhatItWrote: a held run (run --once)
+// pushes every commit of its passes at once, 10,000 promotions at 10,000
+// automatic stages and the state commits beside them; the record holds
+// them all, or the push walks 10,000 commits' trees (10 s on the issue's
+// 10,000-stage repository).
+func TestPushListsALongHeldChainFromWhatItWrote(t *testing.T) {
+	w := newTestWriter(t, WriterOptions{})
+	r := newRepo("https://example.com/r.git", nil, w.made, w.receivers)
+	const commits = 10001
+	head := plumbing.ZeroHash
+	var base plumbing.Hash
+	for i := range commits {
+		_, next, err := w.commitChange(r, head, nil, nil, Change{
+			Files:   []FileEdit{SetFile(fmt.Sprintf("apps/app%d/overlays/dev/kustomization.yaml", i%100), []byte(fmt.Sprint(i)))},
+			Message: func([]FileDiff) string { return "promote" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			base = next
+		}
+		head = next
+	}
+	objects, _, ok := w.made.chain(head, base)
+	if !ok {
+		t.Fatalf("the %d commits a held run made are not listed from what they wrote", commits-1)
+	}
+	// Each commit: itself, the root, apps/, apps/appN/, overlays/, dev/
+	// and the blob.
+	if want := 7 * (commits - 1); len(objects) != want {
+		t.Errorf("listed %d objects, want %d", len(objects), want)
+	}
+}
