@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -151,9 +150,6 @@ type Controller struct {
 	// imageNames are the image names the render checks parsed: each pass
 	// checks every stage naming a vector against the same few names.
 	imageNames *render.ImageNames
-	// ahead holds a slot per overlay built ahead of its promotion's
-	// commit (buildAhead), GOMAXPROCS in all.
-	ahead chan struct{}
 	// inputs identifies what the last decision was made from; a pass whose
 	// inputs are the same, before due, decides nothing.
 	inputs    string
@@ -258,7 +254,7 @@ func New(o Options) (*Controller, error) {
 	c := &Controller{opts: o, name: source.RedactURL(o.URL), results: map[string]reconcilers.Result{}, trust: trust,
 		uploads: map[string]upload{}, remotes: map[string]gitwriter.Remote{}, codec: reconcilers.NewSharingCodec(), lineages: map[string]*lineage{},
 		opened: map[string]v1alpha1.PullRequestStatus{}, renderer: renderer, imageNames: render.NewImageNames(),
-		ahead: make(chan struct{}, runtime.GOMAXPROCS(0)), stateMemo: newStateMemo(o, trust.keys)}
+		stateMemo: newStateMemo(o, trust.keys)}
 	c.shareFetches()
 	return c, nil
 }
@@ -731,7 +727,6 @@ func (c *Controller) executeOneWith(ctx context.Context, snap *source.Snapshot, 
 	}
 	trailers.Approvals = approvalTrailers(p)
 	change := gitwriter.PromotionChange(file, t.Landscape, t.Name, p.Spec.Vector, vector.Spec.Components, trailers)
-	c.buildAhead(ctx, ref, file, p.Spec.Vector, vector.Spec.Components)
 	renders := func(tree repofs.Tree) error { return c.checkRenders(tree, ref.Overlay, vector.Spec.Components) }
 	change.Check = func(tree *object.Tree) error { return renders(repofs.GitTree(tree)) }
 	target := gitwriter.Target{Remote: c.remote(ref.URL), Branch: ref.Branch}

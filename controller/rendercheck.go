@@ -124,38 +124,3 @@ func (c *Controller) overlayRenderer() *render.Renderer {
 	}
 	return c.renderer
 }
-
-// buildAhead builds overlay as the promotion's commit will hold it, its
-// kustomization file edited to vector in the tree the pass read, and keeps
-// the result in the renderer's cache. The writer makes a pass's commits
-// one after another and builds each commit's overlay for its render
-// check; built ahead here, on every core while the writer works, the
-// check finds its build (1,000 promotions at once spent 2.4 s a pass
-// building one at a time). The cache knows a build by the content of
-// everything it read, so the check uses this one only if the commit holds
-// exactly that; anything else is built again, and nothing here decides.
-// A promotion whose edit fails is left to the writer to refuse.
-func (c *Controller) buildAhead(ctx context.Context, ref source.StageRef, file, vector string, components []v1alpha1.VectorComponent) {
-	if ref.Tree == nil {
-		return
-	}
-	old, err := ref.Tree.ReadFile(file)
-	if err != nil {
-		return
-	}
-	edited, err := gitwriter.EditOverlay(file, old, vector, components)
-	if err != nil {
-		return
-	}
-	tree, err := repofs.WithFile(ref.Tree, file, edited)
-	if err != nil {
-		return // not a commit's tree: nothing to build ahead of
-	}
-	select {
-	case c.ahead <- struct{}{}:
-		defer func() { <-c.ahead }()
-	case <-ctx.Done():
-		return
-	}
-	_, _ = c.overlayRenderer().Images(ctx, tree, ref.Overlay)
-}
