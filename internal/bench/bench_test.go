@@ -46,9 +46,10 @@ import (
 // Without settings it is the small version `make test` runs (10 and 100
 // stages once, 8 MB of blobs), which checks that every cell is measured.
 // VECTORFLOW_BENCH_SIZES (e.g. 10,100,1000,10000), VECTORFLOW_BENCH_SHAPES
-// (chain,apps,apps-auto,auto,blobs), VECTORFLOW_BENCH_REPS (runs per repository below
-// 1,000 stages; larger ones and blobs run once), VECTORFLOW_BENCH_BLOB_MB and
-// VECTORFLOW_BENCH_OUT (a file for the table) scale it;
+// (chain,apps,apps-auto,auto,blobs), VECTORFLOW_BENCH_REPS (runs per
+// repository below 1,000 stages; larger ones and blobs run once),
+// VECTORFLOW_BENCH_BLOB_MB and VECTORFLOW_BENCH_OUT (a file for the table)
+// scale it;
 // VECTORFLOW_BENCH_PROFILE=1 profiles every vectorflow step and prints the
 // top of vectorflow's own functions under the table; the profiles are kept
 // in VECTORFLOW_BENCH_PROFILE_DIR when it is set (for go tool pprof).
@@ -66,7 +67,7 @@ func TestBench(t *testing.T) {
 			sizes = autoSizes(o)
 		case AppsAuto:
 			if !o.sizesSet {
-				sizes = []int{10} // its cold run is one pass a stage of an application
+				sizes = []int{10} // ten passes over every config cold, ten a bump
 			}
 		}
 		for _, n := range sizes {
@@ -450,8 +451,8 @@ func livePromotions(repo Repository, rep int) []string {
 // (the median of three, each triggered by a push webhook, read from
 // /metrics) and promotions (the median): the template bumped from one
 // version to the next and pushed, then the webhook, timed until
-// repo.Overlay (the first stage's; an automatic shape's last) on the server names the
-// new version; the process is idle again before the next.
+// repo.Overlay (the first stage's; an automatic shape's last) on the
+// server names the new version; the process is idle again before the next.
 func (h *harness) live(t *testing.T, repo Repository, rep int, url, bare, work, cache, from string, to []string) liveFigures {
 	t.Helper()
 	addr := freeAddress(t)

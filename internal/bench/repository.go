@@ -84,14 +84,12 @@ func Generate(shape Shape, stages int, approverKey []byte, blobBytes int64) (Rep
 	switch shape {
 	case Chain:
 		return chain(stages, approverKey), nil
-	case Apps:
+	case Apps, AppsAuto:
 		if stages%10 != 0 {
-			return Repository{}, fmt.Errorf("shape apps has 10 stages per application: %d stages is not a multiple of 10", stages)
+			return Repository{}, fmt.Errorf("shape %s has 10 stages per application: %d stages is not a multiple of 10", shape, stages)
 		}
-		return apps(stages, approverKey), nil
-	case AppsAuto:
-		if stages%10 != 0 {
-			return Repository{}, fmt.Errorf("shape apps-auto has 10 stages per application: %d stages is not a multiple of 10", stages)
+		if shape == Apps {
+			return apps(stages, approverKey), nil
 		}
 		r := apps(stages, nil)
 		r.Shape, r.Overlay = AppsAuto, "apps/app0000/overlays/s10"

@@ -171,7 +171,7 @@ func TestGoals(t *testing.T) {
 			},
 		},
 		{
-			name: "apps-auto: the bump reaches each application's last stage; the cold run promotes every stage",
+			name: "apps-auto: the bump reaches the first application's last stage; no one-promotion goals",
 			rows: []Row{row(AppsAuto, 10000, 900<<20, map[Step]time.Duration{
 				Validate: 18 * time.Second, Cold: 59 * time.Second, Warm: 2 * time.Second, Promote: 3 * time.Second, Shell: 400 * ms,
 				LiveIdle: 250 * ms, LiveFetch: 100 * ms, LivePromote: 2 * time.Second, Floor: 50 * ms})},
