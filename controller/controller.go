@@ -345,7 +345,11 @@ func (c *Controller) pass(ctx context.Context) (_ PassResult, err error) {
 		c.held.passes++
 		c.held.read, c.held.config, c.held.state = true, plumbing.NewHash(snap.Commit), tip
 	}
-	c.exportStateMemo(false)
+	if c.held == nil {
+		// A held run's passes decode what has not landed; it writes the
+		// memory once, when it settles.
+		c.exportStateMemo(false)
+	}
 	for _, e := range read.skipped {
 		c.opts.Log.Info("state file skipped", "error", e.Error())
 	}

@@ -45,6 +45,8 @@ type stateMemo struct {
 	file   string // "" for none
 	loaded bool
 	saved  time.Time
+	// written counts the writes of file.
+	written int
 	// trustFile holds the newest state commit whose history was verified
 	// as trusted, keyed also by the trusted keys.
 	trustFile   string
@@ -303,5 +305,6 @@ func (c *Controller) exportStateMemo(now bool) {
 	}
 	if ExportStateMemo(c.codec, m.file) == nil {
 		m.saved = at
+		m.written++
 	}
 }
