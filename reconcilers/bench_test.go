@@ -118,6 +118,29 @@ func BenchmarkCodecFirstDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkCodecMemoExport checks and writes the memory of 10,000 state
+// files the codec encoded and never exported, as a run --once that
+// promoted every stage does when it settles.
+func BenchmarkCodecMemoExport(b *testing.B) {
+	files := stageFiles(10_000)
+	state, errs := NewCodec().Decode(files)
+	if len(errs) > 0 {
+		b.Fatal(errs[0])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		c := NewCodec()
+		if _, err := c.Encode(state); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := c.Export(); err != nil || c.exportChecks != len(files) {
+			b.Fatalf("export checked %d of %d files: %v", c.exportChecks, len(files), err)
+		}
+	}
+}
+
 // memoOf is what a codec that decoded files remembers of them (Export).
 func memoOf(b *testing.B, files map[string][]byte) []byte {
 	b.Helper()
