@@ -3,12 +3,14 @@ package source
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 )
 
@@ -41,6 +43,46 @@ type sizedReader struct {
 }
 
 func (r sizedReader) Stat() (fs.FileInfo, error) { return r.info, nil }
+
+// storePack stores the pack write writes, with the index it returns, in
+// gitDir: the index first and then the pack under its name, as go-git's
+// pack writer does, so no pack is listed without its index. A pack the
+// store holds already (packs are named by their content) is kept as it is.
+func storePack(gitDir string, write func(io.Writer) (*idxfile.MemoryIndex, error)) (_ *idxfile.MemoryIndex, err error) {
+	packDir := filepath.Join(gitDir, "objects", "pack")
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(packDir, "tmp_pack_")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	index, err := write(tmp)
+	if err != nil {
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	name := "pack-" + plumbing.Hash(index.PackfileChecksum).String()
+	pack := filepath.Join(packDir, name+".pack")
+	if _, err := os.Stat(pack); err == nil {
+		return index, os.Remove(tmp.Name())
+	}
+	if err := writeIndex(packDir, name+".idx", index); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), pack); err != nil {
+		return nil, err
+	}
+	return index, nil
+}
 
 // writeIndex writes idx as the file name in packDir, whole or not at all.
 func writeIndex(packDir, name string, idx *idxfile.MemoryIndex) (err error) {

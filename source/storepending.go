@@ -2,9 +2,11 @@ package source
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 
 	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 )
@@ -145,19 +147,17 @@ func (s *packStorer) storePendingLocked() error {
 // be held.
 func (s *packStorer) packPendingLocked(objects []plumbing.Hash) error {
 	bases := s.deltaOrder(objects)
-	w, err := s.fs.PackfileWriter()
+	index, err := storePack(s.gitDir, func(w io.Writer) (*idxfile.MemoryIndex, error) {
+		return gitpack.WriteIndexed(w, lockHeld{s}, objects, bases)
+	})
 	if err != nil {
 		return fmt.Errorf("pack %d objects written: %w", len(objects), err)
 	}
-	err = gitpack.Write(w, lockHeld{s}, objects, bases)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("pack %d objects written: %w", len(objects), err)
+	s.fs.Reindex() // go-git reads the new index when it next looks
+	if s.indexes != nil {
+		s.indexes = append(s.indexes, index)
 	}
 	s.packs = listPacks(s.gitDir)
-	s.indexes = nil
 	// Counted as written: a run that ends having written many packs the
 	// few it stored loose too, so the tip it leaves is held by packs.
 	s.written.Add(int64(len(objects)))

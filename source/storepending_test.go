@@ -100,6 +100,11 @@ func TestStoreWritesObjectsOnceAReferenceNamesThem(t *testing.T) {
 		t.Fatalf("%d objects stored as %d packs, want one", len(written), packs-packsBefore)
 	}
 	fsck("many objects stored")
+	for _, h := range written { // from the pack, not only from memory
+		if _, err := repo.store.storer.fs.EncodedObject(plumbing.AnyObject, h); err != nil {
+			t.Fatalf("object %s does not read from the pack this process just stored: %v", h, err)
+		}
+	}
 	next := open()
 	if c, err := next.Repo().CommitObject(many); err != nil {
 		t.Fatalf("the next process does not read the commit: %v", err)
@@ -120,4 +125,37 @@ func TestStoreWritesObjectsOnceAReferenceNamesThem(t *testing.T) {
 		t.Fatalf("%d of the objects written over the memory allowed are loose", n)
 	}
 	fsck("objects packed over the memory allowed")
+}
+
+// BenchmarkStorePendingPack stores what a held run's promotions leave
+// pending as one pack: 200 versions of a 1,000-entry directory, each a
+// delta of the next, with a new file each, as the commits into the
+// directory of 1,000 applications do.
+func BenchmarkStorePendingPack(b *testing.B) {
+	repo, err := OpenCached("http://127.0.0.1:1/unused.git", Auth{}, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := repo.store.storer
+	dir := wideTree(1000, b.Name())
+	round := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		round++
+		replaced := map[plumbing.Hash]plumbing.Hash{}
+		var older plumbing.Hash
+		for v := range 200 {
+			salt := fmt.Sprintf("%s %d %d", b.Name(), round, v)
+			dir.Entries[v%len(dir.Entries)].Hash = storeRaw(b, repo, plumbing.BlobObject, []byte(salt))
+			h := testutil.StoreObject(b, repo.Storer(), dir)
+			if !older.IsZero() {
+				replaced[older] = h
+			}
+			older = h
+		}
+		s.NoteVersions(replaced)
+		if err := s.storePending(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

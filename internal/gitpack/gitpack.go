@@ -17,9 +17,12 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
@@ -54,11 +57,29 @@ func Write(w io.Writer, s Objects, objects []plumbing.Hash, bases map[plumbing.H
 // same rules, when s holds it. Only a receiver that fixes thin packs
 // reads one: git's receive-pack does unless it advertises no-thin.
 func WriteThin(w io.Writer, s Objects, objects []plumbing.Hash, bases, held map[plumbing.Hash]plumbing.Hash) error {
+	return write(w, s, objects, bases, held, nil)
+}
+
+// WriteIndexed is Write that also indexes the pack as it writes it, so
+// whoever stores the pack need not read it back to index it: go-git's
+// pack writer parses the pack again, inflating and hashing every object.
+func WriteIndexed(w io.Writer, s Objects, objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) (*idxfile.MemoryIndex, error) {
+	index := new(idxfile.Writer)
+	if err := write(w, s, objects, bases, nil, index); err != nil {
+		return nil, err
+	}
+	return index.Index()
+}
+
+// write writes the pack; index, when set, is told where each entry starts
+// and its CRC-32, then the pack's checksum.
+func write(w io.Writer, s Objects, objects []plumbing.Hash, bases, held map[plumbing.Hash]plumbing.Hash, index *idxfile.Writer) error {
 	// Entries come as a few bytes of header, then the deflater's blocks:
 	// buffered, an unbuffered file sees a few writes, not five per object.
 	buf := bufio.NewWriterSize(w, 64<<10)
 	sum := sha1.New() // the pack's trailer, not an object name
-	out := io.MultiWriter(buf, sum)
+	at := &position{crc: crc32.NewIEEE()}
+	out := io.MultiWriter(buf, sum, at)
 	header := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32([]byte("PACK"), 2), uint32(len(objects)))
 	if _, err := out.Write(header); err != nil {
 		return err
@@ -67,14 +88,38 @@ func WriteThin(w io.Writer, s Objects, objects []plumbing.Hash, bases, held map[
 	d := newDeltas(objects, bases)
 	d.held = held
 	for _, h := range objects {
+		start := at.n
+		at.crc.Reset()
 		if err := d.writeEntry(out, z, s, h); err != nil {
 			return fmt.Errorf("pack object %s: %w", h, err)
 		}
+		if index != nil {
+			index.Add(h, start, at.crc.Sum32())
+		}
 	}
-	if _, err := buf.Write(sum.Sum(nil)); err != nil {
+	checksum := sum.Sum(nil)
+	if _, err := buf.Write(checksum); err != nil {
 		return err
 	}
+	if index != nil {
+		if err := index.OnFooter(plumbing.Hash(checksum)); err != nil {
+			return fmt.Errorf("index the pack: %w", err)
+		}
+	}
 	return buf.Flush()
+}
+
+// position counts the bytes of a pack written so far, and the CRC-32 of
+// those since its last reset: an index names each entry by both.
+type position struct {
+	n   uint64
+	crc hash.Hash32
+}
+
+func (p *position) Write(b []byte) (int, error) {
+	p.n += uint64(len(b))
+	p.crc.Write(b)
+	return len(b), nil
 }
 
 // deltas holds what Write needs to write objects as deltas: the bases in

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -144,6 +147,42 @@ func versions(tb testing.TB, s storer.EncodedObjectStorer, n, width int) (object
 		newer, newerStatus = h, statusHash
 	}
 	return append(objects, common...), bases
+}
+
+// TestWriteIndexedIndexesAsGitDoes: the index WriteIndexed makes of its
+// pack, whole objects and deltas alike, is byte for byte the index git's
+// index-pack makes of the same pack, so the store may keep it without
+// reading the pack back.
+func TestWriteIndexedIndexesAsGitDoes(t *testing.T) {
+	s := memory.NewStorage()
+	objects, bases := versions(t, s, 60, 500)
+	made, _ := packFixture(t, s, 300)
+	objects = append(objects, made...)
+	var pack bytes.Buffer
+	index, err := WriteIndexed(&pack, s, objects, bases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours bytes.Buffer
+	if _, err := idxfile.NewEncoder(&ours).Encode(index); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	indexPack(t, dir, pack.Bytes())
+	idx, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("git index-pack left %v, want one index", idx)
+	}
+	gits := must(os.ReadFile(idx[0]))
+	if !bytes.Equal(ours.Bytes(), gits) {
+		t.Errorf("WriteIndexed's index (%d bytes) differs from git's (%d bytes)", ours.Len(), len(gits))
+	}
+	if want := "pack-" + plumbing.Hash(index.PackfileChecksum).String() + ".idx"; filepath.Base(idx[0]) != want {
+		t.Errorf("git named the pack %s, want %s", filepath.Base(idx[0]), want)
+	}
 }
 
 // TestWriteDeltas: versions of one directory named as each other's bases
