@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 
 	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 )
@@ -194,14 +196,9 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if len(batch) == 0 {
 			return true
 		}
-		w, err := d.fs.PackfileWriter()
-		if err != nil {
-			return false
-		}
-		err = gitpack.Write(w, lockHeld{s}, batch, bases)
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
+		_, err := storePack(d.gitDir(), func(w io.Writer) (*idxfile.MemoryIndex, error) {
+			return gitpack.WriteIndexed(w, lockHeld{s}, batch, bases)
+		})
 		batch, size = batch[:0], 0
 		packedAny = packedAny || err == nil
 		return err == nil
@@ -224,7 +221,8 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		return false
 	}
 	s.written.Add(-written)
-	// go-git was told of the packs written; the indexes are read again.
+	// go-git and this store read the indexes again, the new ones too.
+	s.fs.Reindex()
 	s.packs = listPacks(s.gitDir)
 	s.indexes = nil
 	if packedAny {
@@ -279,8 +277,9 @@ func (d *diskStore) removeTemporaries(now time.Time) {
 		}
 	}
 	for _, e := range entries {
-		// An index whose pack is not there: its writer (go-git's, or a
-		// merge) stopped between naming the index and naming the pack.
+		// An index whose pack is not there: its writer (go-git's,
+		// storePack's or a merge's) stopped between naming the index and
+		// naming the pack.
 		index, isIndex := strings.CutSuffix(e.Name(), ".idx")
 		orphan := isIndex && !packs[index]
 		if !orphan && !strings.HasPrefix(e.Name(), "tmp_pack_") && !strings.HasPrefix(e.Name(), looseTemporary) {

@@ -142,6 +142,21 @@ func TestStorePacksLooseObjects(t *testing.T) {
 	if err := checkStore(gitDir); err != nil {
 		t.Errorf("the store is unreadable after the compaction: %v", err)
 	}
+
+	// Packed and their loose copies removed by one compaction: go-git's
+	// own lookups in this process find them in the packs it just wrote.
+	t.Run("at once", func(t *testing.T) {
+		more := writeLooseBlobs(t, repo, 300)
+		fetchBranch(t, repo)
+		if loose, _ := storedObjects(t, gitDir); loose != 0 {
+			t.Fatalf("%d objects are still loose, want none", loose)
+		}
+		for _, h := range more {
+			if _, err := repo.store.storer.fs.EncodedObject(plumbing.BlobObject, h); err != nil {
+				t.Fatalf("object %s does not read from the pack this process just wrote: %v", h, err)
+			}
+		}
+	})
 }
 
 // TestStorePacksVersionsAsDeltas: versions of a file the writer noted as
