@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/hex"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,9 +11,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
-
-	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 )
 
 // The writer's objects reach the disk when a reference is about to name
@@ -196,9 +192,7 @@ func (d *diskStore) compact(now time.Time, runEnds bool) (packedAny bool) {
 		if len(batch) == 0 {
 			return true
 		}
-		_, err := storePack(d.gitDir(), func(w io.Writer) (*idxfile.MemoryIndex, error) {
-			return gitpack.WriteIndexed(w, lockHeld{s}, batch, bases)
-		})
+		_, err := storePack(d.gitDir(), lockHeld{s}, batch, bases)
 		batch, size = batch[:0], 0
 		packedAny = packedAny || err == nil
 		return err == nil

@@ -3,7 +3,6 @@ package source
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+
+	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 )
 
 // readIndex reads the pack index at path, through a buffer: go-git's
@@ -44,11 +45,12 @@ type sizedReader struct {
 
 func (r sizedReader) Stat() (fs.FileInfo, error) { return r.info, nil }
 
-// storePack stores the pack write writes, with the index it returns, in
-// gitDir: the index first and then the pack under its name, as go-git's
-// pack writer does, so no pack is listed without its index. A pack the
-// store holds already (packs are named by their content) is kept as it is.
-func storePack(gitDir string, write func(io.Writer) (*idxfile.MemoryIndex, error)) (_ *idxfile.MemoryIndex, err error) {
+// storePack packs objects, read from s (gitpack.WriteIndexed, bases as
+// there), into gitDir with the index made while writing: the index first
+// and then the pack under its name, as go-git's pack writer does, so no
+// pack is listed without its index. A pack the store holds already (packs
+// are named by their content) is kept as it is.
+func storePack(gitDir string, s gitpack.Objects, objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) (_ *idxfile.MemoryIndex, err error) {
 	packDir := filepath.Join(gitDir, "objects", "pack")
 	if err := os.MkdirAll(packDir, 0o755); err != nil {
 		return nil, err
@@ -63,7 +65,7 @@ func storePack(gitDir string, write func(io.Writer) (*idxfile.MemoryIndex, error
 			_ = os.Remove(tmp.Name())
 		}
 	}()
-	index, err := write(tmp)
+	index, err := gitpack.WriteIndexed(tmp, s, objects, bases)
 	if err != nil {
 		return nil, err
 	}

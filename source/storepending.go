@@ -2,13 +2,9 @@ package source
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
-
-	"github.com/vectorflow-dev/vectorflow/internal/gitpack"
 )
 
 // The objects a process writes (the writer's trees, blobs and commits)
@@ -147,9 +143,7 @@ func (s *packStorer) storePendingLocked() error {
 // be held.
 func (s *packStorer) packPendingLocked(objects []plumbing.Hash) error {
 	bases := s.deltaOrder(objects)
-	index, err := storePack(s.gitDir, func(w io.Writer) (*idxfile.MemoryIndex, error) {
-		return gitpack.WriteIndexed(w, lockHeld{s}, objects, bases)
-	})
+	index, err := storePack(s.gitDir, lockHeld{s}, objects, bases)
 	if err != nil {
 		return fmt.Errorf("pack %d objects written: %w", len(objects), err)
 	}
