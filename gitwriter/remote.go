@@ -121,6 +121,21 @@ func (s sharedStorage) HasEncodedObject(h plumbing.Hash) error {
 func (s sharedStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	return s.EncodedObjectStorer.EncodedObjectSize(h)
 }
+
+// StoredEntry and AppendStoredEntry offer a push the entries of the
+// shared store's packs (gitpack.Stored), when it keeps its own.
+func (s sharedStorage) StoredEntry(h plumbing.Hash) (plumbing.Hash, bool) {
+	if stored, ok := s.EncodedObjectStorer.(gitpack.Stored); ok {
+		return stored.StoredEntry(h)
+	}
+	return plumbing.ZeroHash, false
+}
+func (s sharedStorage) AppendStoredEntry(b []byte, h plumbing.Hash) ([]byte, error) {
+	if stored, ok := s.EncodedObjectStorer.(gitpack.Stored); ok {
+		return stored.AppendStoredEntry(b, h)
+	}
+	return nil, fmt.Errorf("the store offers no entry of %s", h)
+}
 func (s sharedStorage) AddAlternate(remote string) error {
 	return s.EncodedObjectStorer.AddAlternate(remote)
 }

@@ -769,6 +769,11 @@ type packStorer struct {
 	// indexes are the indexes of the store's packs, read on first use and
 	// dropped when the packs change; nil until read.
 	indexes []*idxfile.MemoryIndex
+	// entries are the packs of indexes a push copied entries from
+	// (StoredEntry), open.
+	entries map[*idxfile.MemoryIndex]*packEntries
+	// lastEntries is the index in indexes that held the last entry found.
+	lastEntries int
 	// packs are the pack files go-git's index was read from (or told of,
 	// for the packs this process wrote): another process's pack makes them
 	// differ, and the indexes are read again.

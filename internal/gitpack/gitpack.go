@@ -39,6 +39,21 @@ type Objects interface {
 	EncodedObject(plumbing.ObjectType, plumbing.Hash) (plumbing.EncodedObject, error)
 }
 
+// Stored is what a store that keeps objects in packs of its own may offer
+// Write: an object's entry as its pack holds it, to copy into the pack
+// instead of inflating it and deflating it again, as git's pack-objects
+// reuses what its packs hold. A push at the end of a long run --once sends
+// every object the run wrote, most of them packed already, deltas
+// included: copying them took that push from 11.9 s of CPU to a few.
+type Stored interface {
+	// StoredEntry says whether a pack holds h as a whole object or as a
+	// REF_DELTA, and of which base (zero for a whole object).
+	StoredEntry(h plumbing.Hash) (base plumbing.Hash, ok bool)
+	// AppendStoredEntry appends h's entry to b, byte for byte as its pack
+	// holds it, once it matches its index's CRC-32.
+	AppendStoredEntry(b []byte, h plumbing.Hash) ([]byte, error)
+}
+
 // Write writes objects, read from s, as a pack (version 2), in the order
 // given, deflated at best speed. bases names, for some objects, an object
 // of nearly the same content (another version of the same file or
@@ -46,7 +61,10 @@ type Objects interface {
 // the same type, is written as a delta of it (a REF_DELTA, which every
 // receiver reads) when that delta is under half its size and the chain
 // stays within MaxDepth. Every other object is written whole, so the pack
-// never refers to an object outside it. bases may be nil.
+// never refers to an object outside it. bases may be nil. When s is Stored,
+// an object its pack holds whole, or as a delta of an object written
+// earlier in this pack, is copied as it is stored (the chain still within
+// MaxDepth).
 func Write(w io.Writer, s Objects, objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) error {
 	return WriteThin(w, s, objects, bases, nil)
 }
@@ -85,12 +103,17 @@ func write(w io.Writer, s Objects, objects []plumbing.Hash, bases, held map[plum
 		return err
 	}
 	z, _ := zlib.NewWriterLevel(out, zlib.BestSpeed) // the level is valid
-	d := newDeltas(objects, bases)
-	d.held = held
+	stored, _ := s.(Stored)
+	d := newDeltas(objects, bases, held, stored)
+	var entry []byte
 	for _, h := range objects {
 		start := at.n
 		at.crc.Reset()
-		if err := d.writeEntry(out, z, s, h); err != nil {
+		copied, err := d.copyStored(out, stored, h, &entry)
+		if err == nil && !copied {
+			err = d.writeEntry(out, z, s, h)
+		}
+		if err != nil {
 			return fmt.Errorf("pack object %s: %w", h, err)
 		}
 		if index != nil {
@@ -133,6 +156,13 @@ type deltas struct {
 	// objects still to write that name it.
 	wanted map[plumbing.Hash]int
 	kept   map[plumbing.Hash]keptBase
+	// stored are the objects to copy as a Stored store holds them, with
+	// their base (zero for a whole object), and copied those copied.
+	stored map[plumbing.Hash]plumbing.Hash
+	copied map[plumbing.Hash]bool
+	// depths are the lengths of the delta chains written (none for an
+	// object written whole).
+	depths map[plumbing.Hash]int
 }
 
 // keptBase is an object written to the pack, held for the deltas that
@@ -143,9 +173,10 @@ type keptBase struct {
 	depth   int // 0 when written whole
 }
 
-func newDeltas(objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) *deltas {
-	d := &deltas{bases: bases, wanted: map[plumbing.Hash]int{}, kept: map[plumbing.Hash]keptBase{}}
-	if len(bases) == 0 {
+func newDeltas(objects []plumbing.Hash, bases, held map[plumbing.Hash]plumbing.Hash, stored Stored) *deltas {
+	d := &deltas{bases: bases, held: held, wanted: map[plumbing.Hash]int{}, kept: map[plumbing.Hash]keptBase{},
+		stored: map[plumbing.Hash]plumbing.Hash{}, copied: map[plumbing.Hash]bool{}, depths: map[plumbing.Hash]int{}}
+	if len(bases) == 0 && stored == nil {
 		return d
 	}
 	at := make(map[plumbing.Hash]int, len(objects))
@@ -154,14 +185,59 @@ func newDeltas(objects []plumbing.Hash, bases map[plumbing.Hash]plumbing.Hash) *
 			at[h] = i
 		}
 	}
+	earlier := func(b plumbing.Hash, i int) bool {
+		j, in := at[b]
+		return in && j < i
+	}
+	if stored != nil {
+		for i, h := range objects {
+			// A version the receiver holds an older one of goes as a
+			// delta of that, a few bytes, not as stored (whole).
+			if _, thin := held[h]; thin {
+				continue
+			}
+			if base, ok := stored.StoredEntry(h); ok && (base.IsZero() || earlier(base, i)) {
+				d.stored[h] = base
+			}
+		}
+	}
 	for i, h := range objects {
-		if b, ok := bases[h]; ok {
-			if j, in := at[b]; in && j < i {
+		if b, ok := bases[h]; ok && earlier(b, i) {
+			if _, copied := d.stored[h]; !copied {
 				d.wanted[b]++
 			}
 		}
 	}
 	return d
+}
+
+// copyStored copies h's entry as the store holds it, when newDeltas chose
+// to and the delta chain stays within MaxDepth; false when h is to be
+// written anew. entry is a buffer reused from one entry to the next.
+func (d *deltas) copyStored(out io.Writer, stored Stored, h plumbing.Hash, entry *[]byte) (bool, error) {
+	base, ok := d.stored[h]
+	if !ok {
+		return false, nil
+	}
+	depth := 0
+	if !base.IsZero() {
+		if depth = d.depths[base] + 1; depth > MaxDepth {
+			return false, nil
+		}
+	}
+	b, err := stored.AppendStoredEntry((*entry)[:0], h)
+	if err != nil {
+		return false, err
+	}
+	*entry = b
+	if _, err := out.Write(b); err != nil {
+		return false, err
+	}
+	d.copied[h] = true
+	if depth > 0 {
+		d.depths[h] = depth
+	}
+	return true, nil
 }
 
 // writeEntry writes object h: as a delta of its base when that pays,
@@ -181,6 +257,9 @@ func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s Objects, h plumbing
 	base, hasBase := d.kept[b]
 	if hasBase {
 		defer d.release(b)
+	} else if d.copied[b] {
+		// Copied, so never held: read again, as a held version is.
+		base, hasBase = copiedBase(s, o.Type(), b, d.depths[b])
 	}
 	hasBase = hasBase && base.t == o.Type() && base.depth < MaxDepth
 	outside, thin := d.held[h]
@@ -194,16 +273,33 @@ func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s Objects, h plumbing
 	if hasBase {
 		if delta := packfile.DiffDelta(base.content, content); len(delta) < len(content)/2 {
 			d.keep(h, o.Type(), content, base.depth+1)
+			d.depths[h] = base.depth + 1
 			return writeDelta(out, z, b, delta)
 		}
 	} else if thin {
 		if delta, ok := heldDelta(s, o.Type(), outside, content); ok {
 			d.keep(h, o.Type(), content, 1)
+			d.depths[h] = 1
 			return writeDelta(out, z, outside, delta)
 		}
 	}
 	d.keep(h, o.Type(), content, 0)
 	return writeContent(out, z, o.Type(), content)
+}
+
+// copiedBase is the content of b, copied into the pack with a chain of
+// depth deltas, when s holds it as an object of type t small enough to be
+// a base.
+func copiedBase(s Objects, t plumbing.ObjectType, b plumbing.Hash, depth int) (keptBase, bool) {
+	o, err := s.EncodedObject(t, b)
+	if err != nil || o.Size() > maxDeltaObject {
+		return keptBase{}, false
+	}
+	content, err := readAll(o)
+	if err != nil {
+		return keptBase{}, false
+	}
+	return keptBase{t: t, content: content, depth: depth}, true
 }
 
 // heldDelta is content as a delta of base, an object the receiver holds,

@@ -3,10 +3,13 @@ package gitpack
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -345,21 +348,27 @@ func must[T any](v T, err error) T {
 }
 
 // BenchmarkWriteVersions packs 100 versions of a directory of 10,000
-// files, as a push of 100 commits each changing two of them: whole, and
-// each older version as a delta of the newer one.
+// files, as a push of 100 commits each changing two of them: whole, each
+// older version as a delta of the newer one, and those deltas copied from
+// a store that packed them so.
 func BenchmarkWriteVersions(b *testing.B) {
 	s := memory.NewStorage()
 	objects, bases := versions(b, s, 100, 10_000)
+	// The same objects as a store holds them, packed with their deltas.
+	var stored bytes.Buffer
+	index := must(WriteIndexed(&stored, s, objects, bases))
+	store := newPackStore(b, s, stored.Bytes(), index)
 	for _, bench := range []struct {
 		name  string
+		from  Objects
 		bases map[plumbing.Hash]plumbing.Hash
-	}{{"whole", nil}, {"deltas", bases}} {
+	}{{"whole", s, nil}, {"deltas", s, bases}, {"copied", store, bases}} {
 		b.Run(bench.name, func(b *testing.B) {
 			var pack bytes.Buffer
 			b.ReportAllocs()
 			for b.Loop() {
 				pack.Reset()
-				if err := Write(&pack, s, objects, bench.bases); err != nil {
+				if err := Write(&pack, bench.from, objects, bench.bases); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -405,5 +414,146 @@ func TestReadAllRefusesASizeItsContentDoesNotHave(t *testing.T) {
 		if _, err := readAll(claimedSize{o, size}); err == nil {
 			t.Errorf("an object claiming %d bytes for %d was read", size, o.Size())
 		}
+	}
+}
+
+// packStore is a store whose objects are in one pack (and, read whole, in
+// s): it offers the pack's entries as Stored, checked against the index's
+// CRC-32, as the object store does, and counts those copied.
+type packStore struct {
+	storer.EncodedObjectStorer
+	pack   []byte
+	index  *idxfile.MemoryIndex
+	next   map[uint64]uint64 // an entry's offset → the next entry's
+	copied int
+}
+
+func newPackStore(t testing.TB, s storer.EncodedObjectStorer, pack []byte, index *idxfile.MemoryIndex) *packStore {
+	t.Helper()
+	iter := must(index.EntriesByOffset())
+	defer iter.Close()
+	ps := &packStore{EncodedObjectStorer: s, pack: pack, index: index, next: map[uint64]uint64{}}
+	var last *idxfile.Entry
+	for e, err := iter.Next(); err != io.EOF; e, err = iter.Next() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last != nil {
+			ps.next[last.Offset] = e.Offset
+		}
+		last = e
+	}
+	ps.next[last.Offset] = uint64(len(pack) - 20)
+	return ps
+}
+
+func (p *packStore) StoredEntry(h plumbing.Hash) (plumbing.Hash, bool) {
+	offset, err := p.index.FindOffset(h)
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	entry := p.pack[offset:]
+	i := 0
+	for entry[i]&0x80 != 0 {
+		i++
+	}
+	switch entry[0] >> 4 & 7 {
+	case 1, 2, 3, 4:
+		return plumbing.ZeroHash, true
+	case 7:
+		return plumbing.Hash(entry[i+1 : i+21]), true
+	}
+	return plumbing.ZeroHash, false
+}
+
+func (p *packStore) AppendStoredEntry(b []byte, h plumbing.Hash) ([]byte, error) {
+	offset, err := p.index.FindOffset(h)
+	if err != nil {
+		return nil, err
+	}
+	entry := p.pack[offset:p.next[uint64(offset)]]
+	if crc, err := p.index.FindCRC32(h); err != nil || crc32.ChecksumIEEE(entry) != crc {
+		return nil, fmt.Errorf("entry of %s does not match its CRC-32", h)
+	}
+	p.copied++
+	return append(b, entry...), nil
+}
+
+// TestWriteCopiesStoredEntries: what a store holds packed, whole or as a
+// delta of an object written before it, is copied as it is stored (the
+// same objects in the same order make the same pack, byte for byte); a
+// delta whose base the pack does not hold, or holds later, is written
+// anew, so the pack still reads alone, strictly; a version whose base is
+// copied is still a delta of it; a damaged entry fails the pack.
+func TestWriteCopiesStoredEntries(t *testing.T) {
+	s := memory.NewStorage()
+	objects, bases := versions(t, s, 120, 500)
+	made, files := packFixture(t, s, 300)
+	objects = append(append(objects, made...), files...)
+	var stored bytes.Buffer
+	index := must(WriteIndexed(&stored, s, objects, bases))
+	store := newPackStore(t, s, stored.Bytes(), index)
+
+	var same bytes.Buffer
+	if err := Write(&same, store, objects, bases); err != nil {
+		t.Fatal(err)
+	}
+	if store.copied != len(objects) || !bytes.Equal(same.Bytes(), stored.Bytes()) {
+		t.Errorf("copied %d of %d entries; the pack equals the stored one: %t", store.copied, len(objects), bytes.Equal(same.Bytes(), stored.Bytes()))
+	}
+	if report := gitReads(t, s, same.Bytes(), objects); !strings.Contains(report, "chain length = 50:") || strings.Contains(report, "chain length = 51:") {
+		t.Errorf("want chains of up to 50 deltas, as stored:\n%s", report)
+	}
+
+	// The older half of the versions alone: the newest of them is stored
+	// as a delta of a version the pack does not hold.
+	older := objects[4*120/2:] // versions 60 to 1, then the files
+	store.copied = 0
+	var part bytes.Buffer
+	if err := Write(&part, store, older, bases); err != nil {
+		t.Fatal(err)
+	}
+	gitReads(t, s, part.Bytes(), older)
+	if store.copied == 0 || store.copied == len(older) {
+		t.Errorf("copied %d of %d entries, want some and not those whose base is missing", store.copied, len(older))
+	}
+
+	// Oldest first: no stored delta has its base before it; every
+	// version is written anew and the pack still reads strictly.
+	reversed := slices.Clone(objects)
+	slices.Reverse(reversed)
+	store.copied = 0
+	var backwards bytes.Buffer
+	if err := Write(&backwards, store, reversed, nil); err != nil {
+		t.Fatal(err)
+	}
+	gitReads(t, s, backwards.Bytes(), reversed)
+
+	// A version the store does not hold, older than all it holds: a delta
+	// of the newest of them, which is copied whole.
+	v := objects[0]
+	o := must(s.EncodedObject(plumbing.TreeObject, v))
+	tree := must(object.DecodeTree(s, o))
+	tree.Entries = tree.Entries[1:]
+	fresh := testutil.StoreObject(t, s, tree)
+	withFresh := append(slices.Clone(objects), fresh)
+	freshBases := maps.Clone(bases)
+	freshBases[fresh] = v
+	var mixed bytes.Buffer
+	if err := Write(&mixed, store, withFresh, freshBases); err != nil {
+		t.Fatal(err)
+	}
+	report := gitReads(t, s, mixed.Bytes(), withFresh)
+	if !strings.Contains(report, fresh.String()+" tree") || !regexp.MustCompile(fresh.String()+` tree\s+\d+ \d+ \d+ 1 `+v.String()).MatchString(report) {
+		t.Errorf("the version the store does not hold is not a delta of %s:\n%s", v, report)
+	}
+
+	// A damaged entry: the pack is not written.
+	damaged := slices.Clone(stored.Bytes())
+	offset := must(index.FindOffset(objects[3]))
+	damaged[store.next[uint64(offset)]-1] ^= 0xff
+	broken := newPackStore(t, s, damaged, index)
+	if err := Write(io.Discard, broken, objects, bases); err == nil || !strings.Contains(err.Error(), objects[3].String()) {
+		t.Errorf("a damaged stored entry: err = %v, want one naming %s", err, objects[3])
 	}
 }
