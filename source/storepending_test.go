@@ -149,7 +149,7 @@ func BenchmarkStorePendingPack(b *testing.B) {
 			dir.Entries[v%len(dir.Entries)].Hash = storeRaw(b, repo, plumbing.BlobObject, []byte(salt))
 			h := testutil.StoreObject(b, repo.Storer(), dir)
 			if !older.IsZero() {
-				replaced[older] = h
+				replaced[h] = older // NoteVersions takes newer → older
 			}
 			older = h
 		}
