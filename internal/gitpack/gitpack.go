@@ -160,8 +160,8 @@ type deltas struct {
 	// their base (zero for a whole object), and copied those copied.
 	stored map[plumbing.Hash]plumbing.Hash
 	copied map[plumbing.Hash]bool
-	// depths are the lengths of the delta chains written (none for an
-	// object written whole).
+	// depths are the lengths of the delta chains written, copied or not
+	// (none for an object written whole).
 	depths map[plumbing.Hash]int
 }
 
@@ -170,7 +170,6 @@ type deltas struct {
 type keptBase struct {
 	t       plumbing.ObjectType
 	content []byte
-	depth   int // 0 when written whole
 }
 
 func newDeltas(objects []plumbing.Hash, bases, held map[plumbing.Hash]plumbing.Hash, stored Stored) *deltas {
@@ -259,9 +258,10 @@ func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s Objects, h plumbing
 		defer d.release(b)
 	} else if d.copied[b] {
 		// Copied, so never held: read again, as a held version is.
-		base, hasBase = copiedBase(s, o.Type(), b, d.depths[b])
+		base.t = o.Type()
+		base.content, hasBase = readBase(s, base.t, b)
 	}
-	hasBase = hasBase && base.t == o.Type() && base.depth < MaxDepth
+	hasBase = hasBase && base.t == o.Type() && d.depths[b] < MaxDepth
 	outside, thin := d.held[h]
 	if o.Size() > maxDeltaObject || !hasBase && !thin && d.wanted[h] == 0 {
 		return writeWhole(out, z, o)
@@ -272,45 +272,38 @@ func (d *deltas) writeEntry(out io.Writer, z *zlib.Writer, s Objects, h plumbing
 	}
 	if hasBase {
 		if delta := packfile.DiffDelta(base.content, content); len(delta) < len(content)/2 {
-			d.keep(h, o.Type(), content, base.depth+1)
-			d.depths[h] = base.depth + 1
+			d.keep(h, o.Type(), content)
+			d.depths[h] = d.depths[b] + 1
 			return writeDelta(out, z, b, delta)
 		}
 	} else if thin {
 		if delta, ok := heldDelta(s, o.Type(), outside, content); ok {
-			d.keep(h, o.Type(), content, 1)
+			d.keep(h, o.Type(), content)
 			d.depths[h] = 1
 			return writeDelta(out, z, outside, delta)
 		}
 	}
-	d.keep(h, o.Type(), content, 0)
+	d.keep(h, o.Type(), content)
 	return writeContent(out, z, o.Type(), content)
 }
 
-// copiedBase is the content of b, copied into the pack with a chain of
-// depth deltas, when s holds it as an object of type t small enough to be
-// a base.
-func copiedBase(s Objects, t plumbing.ObjectType, b plumbing.Hash, depth int) (keptBase, bool) {
+// readBase is the content of b, a base the pack does not keep (one the
+// receiver holds, or one copied as stored), when s holds it as an object
+// of type t small enough to be a base.
+func readBase(s Objects, t plumbing.ObjectType, b plumbing.Hash) ([]byte, bool) {
 	o, err := s.EncodedObject(t, b)
 	if err != nil || o.Size() > maxDeltaObject {
-		return keptBase{}, false
+		return nil, false
 	}
 	content, err := readAll(o)
-	if err != nil {
-		return keptBase{}, false
-	}
-	return keptBase{t: t, content: content, depth: depth}, true
+	return content, err == nil
 }
 
 // heldDelta is content as a delta of base, an object the receiver holds,
 // when s holds it too, of type t, and the delta is under half the content.
 func heldDelta(s Objects, t plumbing.ObjectType, base plumbing.Hash, content []byte) ([]byte, bool) {
-	o, err := s.EncodedObject(t, base)
-	if err != nil || o.Size() > maxDeltaObject {
-		return nil, false
-	}
-	from, err := readAll(o)
-	if err != nil {
+	from, ok := readBase(s, t, base)
+	if !ok {
 		return nil, false
 	}
 	delta := packfile.DiffDelta(from, content)
@@ -318,9 +311,9 @@ func heldDelta(s Objects, t plumbing.ObjectType, base plumbing.Hash, content []b
 }
 
 // keep holds h's content when a later object names it as its base.
-func (d *deltas) keep(h plumbing.Hash, t plumbing.ObjectType, content []byte, depth int) {
+func (d *deltas) keep(h plumbing.Hash, t plumbing.ObjectType, content []byte) {
 	if d.wanted[h] > 0 {
-		d.kept[h] = keptBase{t: t, content: content, depth: depth}
+		d.kept[h] = keptBase{t: t, content: content}
 	}
 }
 
