@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,35 +143,20 @@ func (s *packStorer) packEntries(idx *idxfile.MemoryIndex) (*packEntries, error)
 // ends: the next entry's offset, or the trailer's.
 func entryEnds(idx *idxfile.MemoryIndex, size uint64) (map[uint64]uint64, error) {
 	const headerSize, trailerSize = 12, 20
-	iter, err := idx.EntriesByOffset()
+	entries, err := indexEntriesByOffset(idx)
 	if err != nil {
 		return nil, err
 	}
-	defer iter.Close()
-	count, _ := idx.Count()
-	ends := make(map[uint64]uint64, count)
-	last := uint64(0)
-	for {
-		e, err := iter.Next()
-		if err == io.EOF {
-			break
+	ends := make(map[uint64]uint64, len(entries))
+	for i, e := range entries {
+		next := size - trailerSize
+		if i+1 < len(entries) {
+			next = entries[i+1].Offset
 		}
-		if err != nil {
-			return nil, err
-		}
-		if e.Offset < headerSize || e.Offset <= last && last != 0 {
+		if e.Offset < headerSize || size < headerSize+trailerSize || next <= e.Offset {
 			return nil, errors.New("the index's offsets do not fit the pack")
 		}
-		if last != 0 {
-			ends[last] = e.Offset
-		}
-		last = e.Offset
-	}
-	if last != 0 {
-		if size < trailerSize || last >= size-trailerSize {
-			return nil, errors.New("the index's offsets do not fit the pack")
-		}
-		ends[last] = size - trailerSize
+		ends[e.Offset] = next
 	}
 	return ends, nil
 }

@@ -370,9 +370,18 @@ func entriesByOffset(path string) ([]*idxfile.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	iter, err := idx.EntriesByOffset()
+	entries, err := indexEntriesByOffset(idx)
 	if err != nil {
 		return nil, fmt.Errorf("pack index %s: %w", filepath.Base(path), err)
+	}
+	return entries, nil
+}
+
+// indexEntriesByOffset is idx's entries in the order its pack stores them.
+func indexEntriesByOffset(idx *idxfile.MemoryIndex) ([]*idxfile.Entry, error) {
+	iter, err := idx.EntriesByOffset()
+	if err != nil {
+		return nil, err
 	}
 	defer iter.Close()
 	var entries []*idxfile.Entry
@@ -382,7 +391,7 @@ func entriesByOffset(path string) ([]*idxfile.Entry, error) {
 			return entries, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("pack index %s: %w", filepath.Base(path), err)
+			return nil, err
 		}
 		entries = append(entries, e)
 	}
